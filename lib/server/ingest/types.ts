@@ -1,0 +1,120 @@
+/**
+ * Contracts between the drainer, the typed AMQP codec and the normaliser.
+ * Pure types: safe to import anywhere on the server.
+ */
+
+/** A header value as the normaliser sees it: lossy but convenient (the exact typed form is stored separately). */
+export type PlainValue =
+  | string
+  | number
+  | bigint
+  | boolean
+  | null
+  | Date
+  | Buffer
+  | PlainValue[]
+  | { [key: string]: PlainValue }
+
+export type PlainHeaders = Record<string, PlainValue>
+
+/** AMQP basic properties as amqplib names them (headers excluded). */
+export type AmqpProperties = {
+  contentType?: string
+  contentEncoding?: string
+  deliveryMode?: number
+  priority?: number
+  correlationId?: string
+  replyTo?: string
+  expiration?: string
+  messageId?: string
+  /** AMQP timestamp, seconds since the epoch (some apps write milliseconds). */
+  timestamp?: number
+  type?: string
+  userId?: string
+  appId?: string
+  clusterId?: string
+}
+
+/** How a source finds the business entity a message is about. */
+export type EntityKeyRule =
+  | { kind: 'property'; name: 'correlationId' | 'messageId' | 'type' | 'appId' | 'userId' | 'replyTo' }
+  | { kind: 'header'; name: string }
+  | { kind: 'jsonPointer'; pointer: string }
+
+/** One delivery from a terminal DLQ, as the normaliser receives it. */
+export type DeliveryView = {
+  /** The DLQ this delivery was consumed from. */
+  queue: string
+  exchange: string
+  routingKey: string
+  redelivered: boolean
+  properties: AmqpProperties
+  headers: PlainHeaders
+  body: Buffer
+  entityKeyRule?: EntityKeyRule | null
+}
+
+export type FailureKind =
+  | 'invalid'
+  | 'transient'
+  | 'exhausted'
+  | 'expired'
+  | 'overflow'
+  | 'delivery-limit'
+  | 'unknown'
+
+export type Framework =
+  | 'lazarus'
+  | 'nservicebus'
+  | 'masstransit'
+  | 'spring-amqp'
+  | 'spring-cloud-stream'
+  | 'rebus'
+  | 'wolverine'
+  | 'easynetq'
+  | 'symfony'
+  | 'celery'
+  | 'brighter'
+  | 'plain-dlx'
+  | 'unknown'
+
+/** One x-death element, parsed; `raw` keeps nothing: the typed original is stored separately. */
+export type XDeathEntry = {
+  queue: string | null
+  reason: string | null
+  count: number | null
+  exchange: string | null
+  routingKeys: string[]
+  time: Date | null
+  originalExpiration: string | null
+}
+
+/** Everything the normaliser derives from a delivery. */
+export type DerivedFailure = {
+  framework: Framework
+  errorType: string | null
+  errorMessage: string | null
+  errorStack: string | null
+  failureKind: FailureKind
+  service: string | null
+  serviceVersion: string | null
+  entityKey: string | null
+  deathReason: string | null
+  attempts: number | null
+  origin: { exchange: string | null; routingKeys: string[]; queue: string | null }
+  xDeath: XDeathEntry[]
+  firstDeathAt: Date | null
+  lastDeathAt: Date | null
+  /** Best estimate of when the message failed; null when nothing says (the drainer then uses ingestion time). */
+  failedAt: Date | null
+  /** Error group key, e.g. "v1:0123456789abcdef" (framework-headers.md §10). */
+  signature: string
+  /** Group title: "ShortType: normalised message" (120 chars max). */
+  title: string
+  /** The normalised message used in the title (and in the hash when there are no frames). */
+  messagePattern: string | null
+  /** Problems noticed while reading the delivery, e.g. "x-death-malformed", "x-death-forged". */
+  flags: string[]
+  /** Replay lineage stamped by Lazarus on replays (x-lazarus-origin-id, x-lazarus-replay-count). */
+  lineage: { originId: string | null; replayCount: number }
+}
