@@ -59,8 +59,9 @@ CREATE TABLE dead_letters (
   body_encoding        text        NOT NULL,
   body_preview         text,
   properties           jsonb       NOT NULL,
-  headers              jsonb       NOT NULL,
-  x_death              jsonb,
+  -- json, not jsonb: jsonb reorders keys, and a replay re-encodes the header table in its received order.
+  headers              json        NOT NULL,
+  x_death              json,
   delivery_exchange    text        NOT NULL,
   delivery_routing_key text        NOT NULL,
   redelivered          boolean     NOT NULL,

@@ -1,0 +1,8 @@
+import { listGroups } from '@/lib/server/groups/list-groups'
+import { json, route, searchParamsOf } from '@/lib/server/http/handle-route'
+import { listGroupsQuerySchema } from '@/lib/shared/schemas/group'
+
+export const dynamic = 'force-dynamic'
+
+// GET /api/groups – error groups with counts, rates, first/last seen and facets
+export const GET = route(async (request) => json(await listGroups(listGroupsQuerySchema.parse(searchParamsOf(request)))))

@@ -1,0 +1,19 @@
+import { route } from '@/lib/server/http/handle-route'
+import { getMessageBody } from '@/lib/server/messages/get-message-body'
+
+// GET /api/messages/{id}/body – the raw body, byte for byte; always a download, never rendered by the browser
+export const GET = route<{ id: string }>(async (_request, { id }) => {
+  const body = await getMessageBody({ id })
+  return new Response(new Uint8Array(body.bytes), {
+    headers: {
+      'content-type': body.safeContentType,
+      'content-disposition': `attachment; filename="message-${id}.${body.encoding === 'json' ? 'json' : body.encoding === 'text' ? 'txt' : 'bin'}"`,
+      'x-content-type-options': 'nosniff',
+      'x-original-content-type': body.contentType ?? '',
+      ...(body.contentEncoding ? { 'x-original-content-encoding': body.contentEncoding } : {}),
+      'content-security-policy': "default-src 'none'; sandbox",
+      'cache-control': 'private, no-store',
+    },
+  })
+})
+

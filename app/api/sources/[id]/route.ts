@@ -1,0 +1,12 @@
+import { json, readJson, route } from '@/lib/server/http/handle-route'
+import { deleteSource } from '@/lib/server/sources/delete-source'
+import { updateSource } from '@/lib/server/sources/update-source'
+import { updateSourceSchema } from '@/lib/shared/schemas/source'
+
+type Params = { id: string }
+
+// PATCH /api/sources/{id} – entity-key rule, order sensitivity, default replay target, enabled
+export const PATCH = route<Params>(async (request, { id }) => json(await updateSource({ id, input: await readJson(request, updateSourceSchema) })))
+
+// DELETE /api/sources/{id} – stop draining a source that stored nothing
+export const DELETE = route<Params>(async (_request, { id }) => json(await deleteSource({ id })))

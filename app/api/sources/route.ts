@@ -1,0 +1,12 @@
+import { json, readJson, route } from '@/lib/server/http/handle-route'
+import { createSource } from '@/lib/server/sources/create-source'
+import { listSources } from '@/lib/server/sources/list-sources'
+import { createSourceSchema } from '@/lib/shared/schemas/source'
+
+export const dynamic = 'force-dynamic'
+
+// GET /api/sources – DLQs being drained, with drained counts and live broker depth
+export const GET = route(async () => json(await listSources()))
+
+// POST /api/sources – start draining another DLQ
+export const POST = route(async (request) => json(await createSource(await readJson(request, createSourceSchema)), { status: 201 }))

@@ -1,0 +1,136 @@
+/**
+ * npm run bench:drain — publishes N dead letters (1 KiB JSON bodies, realistic failure headers and x-death)
+ * twice, then measures in the same run:
+ *   (a) raw amqplib consume-and-ack with the same prefetch and batch, no database;
+ *   (b) Lazarus' drainer (a worker process) into PostgreSQL,
+ * and prints both rates, the ratio, and the worker's peak RSS.
+ * Options: BENCH_MESSAGES (default 100000), LAZARUS_DRAIN_BATCH, LAZARUS_DRAIN_PREFETCH.
+ */
+import { randomBytes, randomUUID } from 'node:crypto'
+import amqp from 'amqplib'
+import pg from 'pg'
+import { AMQP_URL, fmt, freshDatabase, peakRssMiB, sleep, startWorker } from './bench-support'
+
+const total = Number(process.env.BENCH_MESSAGES ?? 100_000)
+const batch = Number(process.env.LAZARUS_DRAIN_BATCH ?? 500)
+const prefetch = Number(process.env.LAZARUS_DRAIN_PREFETCH ?? 1000)
+const suffix = randomBytes(3).toString('hex')
+
+const STACK = `com.acme.orders.StockException: SKU 48213 out of stock in warehouse WH-7
+\tat com.acme.orders.inventory.StockService.reserve(StockService.java:118)
+\tat com.acme.orders.OrderHandler.handle(OrderHandler.java:64)
+\tat org.springframework.amqp.rabbit.listener.adapter.MessagingMessageListenerAdapter.invokeHandler(MessagingMessageListenerAdapter.java:239)`
+
+function message(i: number) {
+  const body = Buffer.alloc(1024, ' ')
+  const json = JSON.stringify({ orderId: `order-${i}`, customer: `c-${i % 977}`, lines: [{ sku: 48213 + (i % 50), qty: 1 + (i % 3) }], id: randomUUID() })
+  body.write(json)
+  const now = Math.floor(Date.now() / 1000)
+  return {
+    body,
+    options: {
+      contentType: 'application/json',
+      messageId: `msg-${i}-${suffix}`,
+      correlationId: `order-${i}`,
+      timestamp: now,
+      appId: 'orders',
+      persistent: true,
+      headers: {
+        'x-exception-message': `SKU ${48213 + (i % 50)} out of stock in warehouse WH-${i % 9}`,
+        'x-exception-stacktrace': STACK,
+        'x-original-exchange': 'orders',
+        'x-original-routingKey': 'order.created',
+        'retry-count': { '!': 'long', value: 3 },
+        'x-death': [
+          { count: { '!': 'long', value: 3 }, reason: 'rejected', queue: 'orders.work', time: { '!': 'timestamp', value: now }, exchange: 'orders', 'routing-keys': ['order.created'] },
+          { count: { '!': 'long', value: 2 }, reason: 'expired', queue: 'orders.retry.30s', time: { '!': 'timestamp', value: now - 30 }, exchange: 'orders.retry', 'routing-keys': ['order.created'] },
+        ],
+        'x-first-death-queue': 'orders.work',
+        'x-first-death-reason': 'rejected',
+        'x-first-death-exchange': 'orders',
+      },
+    },
+  }
+}
+
+async function publish(channel: amqp.ConfirmChannel, queue: string) {
+  const window = 2000
+  for (let i = 0; i < total; i++) {
+    const m = message(i)
+    if (!channel.sendToQueue(queue, m.body, m.options)) await new Promise((r) => channel.once('drain', r))
+    if (i % window === window - 1) await channel.waitForConfirms()
+  }
+  await channel.waitForConfirms()
+}
+
+async function rawConsume(connection: amqp.ChannelModel, queue: string): Promise<number> {
+  const channel = await connection.createChannel()
+  await channel.prefetch(prefetch)
+  let received = 0
+  let start = 0
+  return new Promise((resolve) => {
+    void channel.consume(queue, (msg) => {
+      if (!msg) return
+      if (received === 0) start = performance.now()
+      received++
+      if (received % batch === 0 || received === total) channel.ack(msg, true)
+      if (received === total) {
+        const seconds = (performance.now() - start) / 1000
+        void channel.close().then(() => resolve(total / seconds))
+      }
+    })
+  })
+}
+
+async function main() {
+  const connection = await amqp.connect(AMQP_URL)
+  const setup = await connection.createConfirmChannel()
+  const rawQueue = `bench.raw.${suffix}`
+  const drainQueue = `bench.dlq.${suffix}`
+  await setup.assertQueue(rawQueue, { durable: true })
+  await setup.assertQueue(drainQueue, { durable: true })
+  const db = await freshDatabase('lazarus_bench')
+  try {
+    console.log(`publishing ${fmt(total)} dead letters twice (1 KiB JSON, Spring-style failure headers, 2 x-death entries)…`)
+    await publish(setup, rawQueue)
+    await publish(setup, drainQueue)
+
+    const rawRate = await rawConsume(connection, rawQueue)
+    console.log(`raw amqplib consume+ack (prefetch ${prefetch}, ack multiple every ${batch}): ${fmt(rawRate)} msg/s`)
+
+    const worker = startWorker({ DATABASE_URL: db.url, LAZARUS_SOURCES: drainQueue, LAZARUS_DRAIN_BATCH: String(batch), LAZARUS_DRAIN_PREFETCH: String(prefetch), AMQP_URL })
+    const client = new pg.Client({ connectionString: db.url })
+    let peak = 0
+    let stored = 0
+    for (let waited = 0; stored < total; waited += 250) {
+      await sleep(250)
+      if (worker.pid) peak = Math.max(peak, peakRssMiB(worker.pid))
+      try {
+        if (!(client as unknown as { _connected?: boolean })._connected) await client.connect()
+        stored = (await client.query<{ n: number }>('SELECT count(*)::int AS n FROM dead_letters')).rows[0].n
+      } catch {
+        // The worker creates the schema on start; until then there is nothing to count.
+      }
+      if (waited > 600_000) throw new Error(`drainer stored only ${stored} of ${total} in 10 minutes`)
+    }
+    const { rows } = await client.query<{ seconds: number }>('SELECT extract(epoch FROM max(ingested_at) - min(ingested_at))::float8 AS seconds FROM dead_letters')
+    // ingested_at is the transaction time of each batch: add one batch's share so N rows span N intervals, not N-1.
+    const seconds = rows[0].seconds * (total / (total - batch))
+    const drainRate = total / seconds
+    await client.end()
+    worker.kill('SIGTERM')
+    await new Promise((r) => worker.once('exit', r))
+    console.log(`lazarus drainer into PostgreSQL: ${fmt(drainRate)} msg/s, peak RSS ${peak} MiB`)
+    console.log(`ratio drainer/raw: ${(drainRate / rawRate * 100).toFixed(1)}% (target ≥ 60%), peak memory target < 300 MB`)
+  } finally {
+    await setup.deleteQueue(rawQueue).catch(() => {})
+    await setup.deleteQueue(drainQueue).catch(() => {})
+    await connection.close().catch(() => {})
+    await db.drop()
+  }
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})

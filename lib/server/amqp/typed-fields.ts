@@ -1,0 +1,721 @@
+import 'server-only'
+import type { PlainValue } from '@/lib/server/ingest/types'
+
+/**
+ * Lossless AMQP 0-9-1 field tables (headers, arguments).
+ *
+ * amqplib's codec keeps neither integer widths nor 64-bit precision nor non-UTF-8 long strings
+ * (rabbitmq.md §1.4 and Appendix), so Lazarus decodes every table itself into a tagged form that
+ * survives JSON (the `headers` jsonb column) and re-encodes it byte for byte on replay.
+ *
+ * Tags are the letters RabbitMQ and amqplib put on the wire, not the ones in the 0-9-1 spec.
+ * `b64` always holds the raw payload bytes of a value whose natural JSON form cannot reproduce them:
+ * a long string that is not UTF-8 (or holds U+0000, which jsonb rejects), a NaN with a non-default
+ * bit pattern, a boolean octet other than 0 or 1, and byte arrays.
+ */
+
+export type IntTag = 'b' | 'B' | 's' | 'u' | 'I' | 'i'
+export type NonFiniteOrNegativeZero = 'NaN' | 'Infinity' | '-Infinity' | '-0'
+
+export type TypedValue =
+  | { t: 't'; v: boolean }
+  | { t: 't'; b64: string }
+  | { t: IntTag; v: number }
+  /** int64 (signed) and timestamp (unsigned 64-bit seconds), as decimal strings. */
+  | { t: 'l' | 'T'; v: string }
+  | { t: 'f' | 'd'; v: number | NonFiniteOrNegativeZero }
+  | { t: 'f' | 'd'; b64: string }
+  | { t: 'D'; v: { places: number; digits: number } }
+  | { t: 'S'; v: string }
+  | { t: 'S'; b64: string }
+  | { t: 'x'; b64: string }
+  | { t: 'F'; v: TypedTable }
+  | { t: 'A'; v: TypedValue[] }
+  | { t: 'V' }
+
+export type Tag = TypedValue['t']
+export type TypedTable = Record<string, TypedValue>
+
+/** Thrown for malformed bytes on decode and for invalid typed values on encode. */
+export class FieldTableError extends Error {
+  override name = 'FieldTableError'
+}
+
+// Far beyond anything real; keeps hostile nesting from ending in a stack overflow.
+const MAX_DEPTH = 500
+
+const INT_RANGES: Record<IntTag, readonly [number, number, number]> = {
+  // [min, max, byte width]
+  b: [-0x80, 0x7f, 1],
+  B: [0, 0xff, 1],
+  s: [-0x8000, 0x7fff, 2],
+  u: [0, 0xffff, 2],
+  I: [-0x80000000, 0x7fffffff, 4],
+  i: [0, 0xffffffff, 4],
+}
+const INT64_MIN = -(2n ** 63n)
+const INT64_MAX = 2n ** 63n - 1n
+const UINT64_MAX = 2n ** 64n - 1n
+
+const isIntTag = (tag: string): tag is IntTag => Object.hasOwn(INT_RANGES, tag)
+
+/** Defines rather than assigns, so a key named "__proto__" stays an ordinary own property. */
+function setOwn<T>(target: Record<string, T>, key: string, value: T): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
+  else target[key] = value
+}
+
+/** Decodes bytes as UTF-8 only when re-encoding the string gives the same bytes back. */
+function exactUtf8(bytes: Buffer): string | undefined {
+  const text = bytes.toString('utf8')
+  return Buffer.from(text, 'utf8').equals(bytes) ? text : undefined
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding
+
+export type DecodeOptions = {
+  /**
+   * Accept what a JS object cannot reproduce: duplicate keys (the last value wins, at the first
+   * key's position, as in amqplib), keys that are not UTF-8 (decoded with U+FFFD) and integer-like
+   * keys out of ascending order (JS objects enumerate those first). The table is then not
+   * byte-exact. Default false: such input throws.
+   */
+  lossy?: boolean
+}
+
+/**
+ * Decodes the contents of a field table (the bytes after its 4-byte length, as amqplib's
+ * `decodeFields` receives them). Without `lossy`, success guarantees that encodeTypedTable gives the
+ * same bytes back; anything else throws FieldTableError, as do truncation and unknown tags always.
+ */
+export function decodeTypedTable(buf: Buffer, options: DecodeOptions = {}): TypedTable {
+  return new Decoder(buf, options.lossy ?? false).table(0, buf.length, 0, 'table')
+}
+
+const ARRAY_INDEX = /^(?:0|[1-9][0-9]{0,9})$/
+
+class Decoder {
+  private offset = 0
+
+  constructor(
+    private readonly buf: Buffer,
+    private readonly lossy: boolean,
+  ) {}
+
+  table(start: number, end: number, depth: number, path: string): TypedTable {
+    const result: TypedTable = {}
+    const wireOrder: string[] = []
+    let hasIndexKey = false
+    this.offset = start
+    while (this.offset < end) {
+      const keyLength = this.uint8(end, `${path}: key length`)
+      const keyBytes = this.bytes(keyLength, end, `${path}: key`)
+      const key = exactUtf8(keyBytes) ?? this.inexact(keyBytes.toString('utf8'), `${path}: key 0x${keyBytes.toString('hex')} is not valid UTF-8`)
+      const keyPath = `${path}[${JSON.stringify(key)}]`
+      if (Object.hasOwn(result, key)) this.inexact(key, `${keyPath}: duplicate key`)
+      else wireOrder.push(key)
+      hasIndexKey ||= ARRAY_INDEX.test(key) && Number(key) < 2 ** 32 - 1
+      setOwn(result, key, this.value(end, depth, keyPath))
+    }
+    if (hasIndexKey && Object.keys(result).some((key, i) => key !== wireOrder[i])) {
+      this.inexact(result, `${path}: integer-like keys (${wireOrder.filter((k) => ARRAY_INDEX.test(k)).join(', ')}) come out of order, which a JS object cannot keep`)
+    }
+    return result
+  }
+
+  private inexact<T>(value: T, problem: string): T {
+    if (!this.lossy) throw new FieldTableError(problem)
+    return value
+  }
+
+  private value(end: number, depth: number, path: string): TypedValue {
+    const tag = String.fromCharCode(this.uint8(end, `${path}: type tag`))
+    if (isIntTag(tag)) {
+      const width = INT_RANGES[tag][2]
+      const at = this.advance(width, end, path)
+      const signed = tag === 'b' || tag === 's' || tag === 'I'
+      return { t: tag, v: signed ? this.buf.readIntBE(at, width) : this.buf.readUIntBE(at, width) }
+    }
+    switch (tag) {
+      case 't': {
+        const octet = this.buf[this.advance(1, end, path)]
+        return octet === 0 || octet === 1 ? { t: 't', v: octet === 1 } : { t: 't', b64: Buffer.of(octet).toString('base64') }
+      }
+      case 'l':
+        return { t: 'l', v: this.buf.readBigInt64BE(this.advance(8, end, path)).toString() }
+      case 'T':
+        return { t: 'T', v: this.buf.readBigUInt64BE(this.advance(8, end, path)).toString() }
+      case 'f':
+      case 'd': {
+        const width = tag === 'f' ? 4 : 8
+        const at = this.advance(width, end, path)
+        const raw = this.buf.subarray(at, at + width)
+        const value = tag === 'f' ? raw.readFloatBE(0) : raw.readDoubleBE(0)
+        if (Number.isNaN(value) && !raw.equals(CANONICAL_NAN[tag])) return { t: tag, b64: raw.toString('base64') }
+        return { t: tag, v: numberToTyped(value) }
+      }
+      case 'D': {
+        const at = this.advance(5, end, path)
+        return { t: 'D', v: { places: this.buf[at], digits: this.buf.readUInt32BE(at + 1) } }
+      }
+      case 'S': {
+        const bytes = this.bytes(this.uint32(end, path), end, path)
+        const text = exactUtf8(bytes)
+        return text === undefined || text.includes('\u0000') ? { t: 'S', b64: bytes.toString('base64') } : { t: 'S', v: text }
+      }
+      case 'x':
+        return { t: 'x', b64: this.bytes(this.uint32(end, path), end, path).toString('base64') }
+      case 'V':
+        return { t: 'V' }
+      case 'F': {
+        const length = this.uint32(end, path)
+        const start = this.advance(length, end, path)
+        this.checkDepth(depth, path)
+        const nested = this.table(start, start + length, depth + 1, path)
+        this.offset = start + length
+        return { t: 'F', v: nested }
+      }
+      case 'A': {
+        const length = this.uint32(end, path)
+        const start = this.advance(length, end, path)
+        this.checkDepth(depth, path)
+        const items: TypedValue[] = []
+        this.offset = start
+        while (this.offset < start + length) items.push(this.value(start + length, depth + 1, `${path}[${items.length}]`))
+        return { t: 'A', v: items }
+      }
+      default:
+        throw new FieldTableError(
+          `${path}: unknown type tag 0x${tag.charCodeAt(0).toString(16).padStart(2, '0')} at offset ${this.offset - 1}`,
+        )
+    }
+  }
+
+  private checkDepth(depth: number, path: string): void {
+    if (depth >= MAX_DEPTH) throw new FieldTableError(`${path}: nested deeper than ${MAX_DEPTH} levels`)
+  }
+
+  /** Reserves `size` bytes before `end` and returns where they start. */
+  private advance(size: number, end: number, what: string): number {
+    const at = this.offset
+    if (at + size > end) {
+      throw new FieldTableError(`${what}: truncated, needs ${size} bytes at offset ${at} but only ${end - at} remain`)
+    }
+    this.offset = at + size
+    return at
+  }
+
+  private uint8(end: number, what: string): number {
+    return this.buf[this.advance(1, end, what)]
+  }
+
+  private uint32(end: number, what: string): number {
+    return this.buf.readUInt32BE(this.advance(4, end, `${what}: length`))
+  }
+
+  private bytes(size: number, end: number, what: string): Buffer {
+    const at = this.advance(size, end, what)
+    return this.buf.subarray(at, at + size)
+  }
+}
+
+const CANONICAL_NAN = {
+  f: (() => {
+    const b = Buffer.alloc(4)
+    b.writeFloatBE(Number.NaN)
+    return b
+  })(),
+  d: (() => {
+    const b = Buffer.alloc(8)
+    b.writeDoubleBE(Number.NaN)
+    return b
+  })(),
+} as const
+
+function numberToTyped(value: number): number | NonFiniteOrNegativeZero {
+  if (Number.isNaN(value)) return 'NaN'
+  if (value === Number.POSITIVE_INFINITY) return 'Infinity'
+  if (value === Number.NEGATIVE_INFINITY) return '-Infinity'
+  if (Object.is(value, -0)) return '-0'
+  return value
+}
+
+function typedToNumber(value: number | NonFiniteOrNegativeZero): number {
+  return typeof value === 'number' ? value : value === '-0' ? -0 : Number(value)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Encoding
+
+/**
+ * Encodes a typed table to field-table contents (no length prefix), the exact inverse of
+ * decodeTypedTable. Keys are written in property order. Throws FieldTableError on invalid input
+ * rather than guessing, since typed tables also come back from the database.
+ */
+export function encodeTypedTable(table: TypedTable): Buffer {
+  const out: Buffer[] = []
+  encodeTableInto(table, out, 0, 'table')
+  return Buffer.concat(out)
+}
+
+function encodeTableInto(table: TypedTable, out: Buffer[], depth: number, path: string): void {
+  if (table === null || typeof table !== 'object' || Array.isArray(table)) throw new FieldTableError(`${path}: expected a table object`)
+  for (const key of Object.keys(table)) {
+    const keyBytes = Buffer.from(key, 'utf8')
+    const keyPath = `${path}[${JSON.stringify(key)}]`
+    if (keyBytes.length > 255) throw new FieldTableError(`${keyPath}: key is longer than 255 bytes`)
+    out.push(Buffer.of(keyBytes.length), keyBytes)
+    encodeValueInto(table[key], out, depth, keyPath)
+  }
+}
+
+function encodeValueInto(value: TypedValue, out: Buffer[], depth: number, path: string): void {
+  if (value === null || typeof value !== 'object' || typeof value.t !== 'string' || value.t.length !== 1) {
+    throw new FieldTableError(`${path}: expected a typed value {t, v?, b64?}`)
+  }
+  const tag = Buffer.from(value.t, 'latin1')
+  const fixed = (size: number, write: (b: Buffer) => void) => {
+    const b = Buffer.alloc(size)
+    write(b)
+    out.push(tag, b)
+  }
+  const sized = (bytes: Buffer) => {
+    const length = Buffer.alloc(4)
+    length.writeUInt32BE(bytes.length)
+    out.push(tag, length, bytes)
+  }
+  const invalid = (expected: string) => new FieldTableError(`${path}: '${value.t}' expects ${expected}, got ${describe(value)}`)
+  const payload = 'b64' in value ? fromBase64(value.b64, path) : undefined
+
+  if (isIntTag(value.t)) {
+    const [min, max, width] = INT_RANGES[value.t]
+    const v = 'v' in value ? value.v : undefined
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw invalid(`an integer in [${min}, ${max}]`)
+    fixed(width, (b) => (min < 0 ? b.writeIntBE(v, 0, width) : b.writeUIntBE(v, 0, width)))
+    return
+  }
+  switch (value.t) {
+    case 't':
+      if (payload) {
+        if (payload.length !== 1) throw invalid('a 1-byte b64 payload')
+        out.push(tag, payload)
+      } else if ('v' in value && typeof value.v === 'boolean') out.push(tag, Buffer.of(value.v ? 1 : 0))
+      else throw invalid('a boolean')
+      return
+    case 'l':
+    case 'T': {
+      const signed = value.t === 'l'
+      const v = 'v' in value && typeof value.v === 'string' && /^(0|-?[1-9][0-9]*)$/.test(value.v) ? BigInt(value.v) : undefined
+      if (v === undefined || (signed ? v < INT64_MIN || v > INT64_MAX : v < 0n || v > UINT64_MAX)) {
+        throw invalid(signed ? 'a decimal string in [-2^63, 2^63-1]' : 'a decimal string in [0, 2^64-1]')
+      }
+      fixed(8, (b) => (signed ? b.writeBigInt64BE(v) : b.writeBigUInt64BE(v)))
+      return
+    }
+    case 'f':
+    case 'd': {
+      const width = value.t === 'f' ? 4 : 8
+      if (payload) {
+        if (payload.length !== width) throw invalid(`a ${width}-byte b64 payload`)
+        out.push(tag, payload)
+        return
+      }
+      const raw = 'v' in value ? value.v : undefined
+      const valid = typeof raw === 'number' ? Number.isFinite(raw) : raw === 'NaN' || raw === 'Infinity' || raw === '-Infinity' || raw === '-0'
+      if (raw === undefined || !valid) throw invalid('a finite number or "NaN", "Infinity", "-Infinity", "-0"')
+      const n = typedToNumber(raw)
+      // writeFloatBE would silently round a number that is not exactly a float32.
+      if (value.t === 'f' && !Number.isNaN(n) && !Object.is(Math.fround(n), n)) throw invalid('a number exactly representable as float32')
+      fixed(width, (b) => (width === 4 ? b.writeFloatBE(n) : b.writeDoubleBE(n)))
+      return
+    }
+    case 'D': {
+      const v: unknown = 'v' in value ? value.v : undefined
+      const { places, digits } = (typeof v === 'object' && v !== null ? v : {}) as Partial<Record<'places' | 'digits', unknown>>
+      if (!isIntegerIn(places, 0, 0xff) || !isIntegerIn(digits, 0, 0xffffffff)) throw invalid('{places: 0..255, digits: 0..2^32-1}')
+      fixed(5, (b) => {
+        b[0] = places
+        b.writeUInt32BE(digits, 1)
+      })
+      return
+    }
+    case 'S':
+      if (payload) sized(payload)
+      else if ('v' in value && typeof value.v === 'string') sized(Buffer.from(value.v, 'utf8'))
+      else throw invalid('a string or a b64 payload')
+      return
+    case 'x':
+      if (!payload) throw invalid('a b64 payload')
+      sized(payload)
+      return
+    case 'V':
+      out.push(tag)
+      return
+    case 'F':
+    case 'A': {
+      if (depth >= MAX_DEPTH) throw new FieldTableError(`${path}: nested deeper than ${MAX_DEPTH} levels`)
+      const inner: Buffer[] = []
+      if (value.t === 'A') {
+        if (!Array.isArray(value.v)) throw invalid('an array of typed values')
+        value.v.forEach((item, i) => encodeValueInto(item, inner, depth + 1, `${path}[${i}]`))
+      } else {
+        if (typeof value.v !== 'object' || value.v === null || Array.isArray(value.v)) throw invalid('a table object')
+        encodeTableInto(value.v, inner, depth + 1, path)
+      }
+      sized(Buffer.concat(inner))
+      return
+    }
+    default:
+      throw new FieldTableError(`${path}: unknown type tag ${JSON.stringify((value as { t: unknown }).t)}`)
+  }
+}
+
+function isIntegerIn(value: unknown, min: number, max: number): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max
+}
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
+
+// Buffer.from(…, 'base64') skips bad characters silently; stored payloads must fail loudly instead.
+function fromBase64(b64: unknown, path: string): Buffer {
+  if (typeof b64 !== 'string' || !BASE64.test(b64)) throw new FieldTableError(`${path}: b64 is not canonical base64`)
+  return Buffer.from(b64, 'base64')
+}
+
+function describe(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value)
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text
+}
+
+// ---------------------------------------------------------------------------------------------
+// Views
+
+/** Convenient, lossy JS values for the normaliser (see PlainValue). */
+export function toPlain(value: TypedValue): PlainValue {
+  switch (value.t) {
+    case 't':
+      return 'v' in value ? value.v : fromBase64(value.b64, 't')[0] !== 0
+    case 'b':
+    case 'B':
+    case 's':
+    case 'u':
+    case 'I':
+    case 'i':
+      return value.v
+    case 'l': {
+      const n = BigInt(value.v)
+      return n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n
+    }
+    case 'T':
+      return new Date(Number(BigInt(value.v)) * 1000)
+    case 'f':
+    case 'd':
+      return 'v' in value ? typedToNumber(value.v) : Number.NaN
+    case 'D':
+      return Number(decimalToString(value.v))
+    case 'S':
+      return 'v' in value ? value.v : Buffer.from(value.b64, 'base64').toString('utf8')
+    case 'x':
+      return Buffer.from(value.b64, 'base64')
+    case 'V':
+      return null
+    case 'F':
+      return typedTableToPlain(value.v)
+    case 'A':
+      return value.v.map(toPlain)
+  }
+}
+
+export function typedTableToPlain(table: TypedTable): { [key: string]: PlainValue } {
+  const result: { [key: string]: PlainValue } = {}
+  for (const key of Object.keys(table)) setOwn(result, key, toPlain(table[key]))
+  return result
+}
+
+/** A value the public API cannot carry as plain JSON; `value` is always a string. */
+export type ApiTypedValue = {
+  type: 'int64' | 'timestamp' | 'decimal' | 'bytes' | 'float' | 'longstr-bytes' | 'double'
+  value: string
+}
+export type ApiJsonValue = string | number | boolean | null | ApiTypedValue | ApiJsonValue[] | { [key: string]: ApiJsonValue }
+
+/**
+ * The HTTP API view: plain JSON where JSON holds the value exactly, `{type, value}` otherwise.
+ * int64, timestamps and floats are always wrapped, so a header's JSON shape depends on its AMQP type
+ * and never on its magnitude.
+ */
+export function toApiJson(value: TypedValue): ApiJsonValue {
+  switch (value.t) {
+    case 't':
+      return toPlain(value) as boolean
+    case 'b':
+    case 'B':
+    case 's':
+    case 'u':
+    case 'I':
+    case 'i':
+      return value.v
+    case 'l':
+      return { type: 'int64', value: value.v }
+    case 'T':
+      return { type: 'timestamp', value: secondsToIso(BigInt(value.v)) }
+    case 'f':
+      return { type: 'float', value: float32ToString('v' in value ? typedToNumber(value.v) : Number.NaN) }
+    case 'd': {
+      const n = 'v' in value ? typedToNumber(value.v) : Number.NaN
+      return Number.isFinite(n) && !Object.is(n, -0) ? n : { type: 'double', value: numberToTyped(n) as string }
+    }
+    case 'D':
+      return { type: 'decimal', value: decimalToString(value.v) }
+    case 'S': {
+      if ('v' in value) return value.v
+      const text = exactUtf8(Buffer.from(value.b64, 'base64'))
+      return text ?? { type: 'longstr-bytes', value: value.b64 }
+    }
+    case 'x':
+      return { type: 'bytes', value: value.b64 }
+    case 'V':
+      return null
+    case 'F':
+      return typedTableToApiJson(value.v)
+    case 'A':
+      return value.v.map(toApiJson)
+  }
+}
+
+export function typedTableToApiJson(table: TypedTable): { [key: string]: ApiJsonValue } {
+  const result: { [key: string]: ApiJsonValue } = {}
+  for (const key of Object.keys(table)) setOwn(result, key, toApiJson(table[key]))
+  return result
+}
+
+function decimalToString({ places, digits }: { places: number; digits: number }): string {
+  if (places === 0) return String(digits)
+  const padded = String(digits).padStart(places + 1, '0')
+  return `${padded.slice(0, -places)}.${padded.slice(-places)}`
+}
+
+/** Shortest decimal that reads back as the same float32 (String() would print the widened double). */
+function float32ToString(value: number): string {
+  if (!Number.isFinite(value) || Object.is(value, -0)) return numberToTyped(value) as string
+  for (let precision = 1; precision < 9; precision++) {
+    const candidate = Number(value.toPrecision(precision))
+    if (Math.fround(candidate) === value) return String(candidate)
+  }
+  return String(value)
+}
+
+/**
+ * ISO 8601 in the style of Date#toISOString, computed with BigInt so the whole unsigned 64-bit range
+ * works (Date stops at year 275760); years past 9999 use the expanded "+YYYYYY" form.
+ * Civil-from-days after Howard Hinnant's algorithm (https://howardhinnant.github.io/date_algorithms.html).
+ */
+export function secondsToIso(seconds: bigint): string {
+  const days = seconds / 86400n
+  const secondOfDay = seconds % 86400n
+  const z = days + 719468n
+  const era = z / 146097n
+  const dayOfEra = z - era * 146097n
+  const yearOfEra = (dayOfEra - dayOfEra / 1460n + dayOfEra / 36524n - dayOfEra / 146096n) / 365n
+  const dayOfYear = dayOfEra - (365n * yearOfEra + yearOfEra / 4n - yearOfEra / 100n)
+  const mp = (5n * dayOfYear + 2n) / 153n
+  const day = dayOfYear - (153n * mp + 2n) / 5n + 1n
+  const month = mp < 10n ? mp + 3n : mp - 9n
+  const year = yearOfEra + era * 400n + (month <= 2n ? 1n : 0n)
+  const two = (n: bigint) => n.toString().padStart(2, '0')
+  const yearText = year <= 9999n ? year.toString().padStart(4, '0') : `+${year.toString().padStart(6, '0')}`
+  const time = `${two(secondOfDay / 3600n)}:${two((secondOfDay / 60n) % 60n)}:${two(secondOfDay % 60n)}`
+  return `${yearText}-${two(month)}-${two(day)}T${time}.000Z`
+}
+
+// ---------------------------------------------------------------------------------------------
+// amqplib integration
+
+/** A value exactly as amqplib 2.3.1's decodeFields returns it. */
+export type AmqplibFieldValue =
+  | string
+  | number
+  | boolean
+  | null
+  | Buffer
+  | { '!': 'timestamp'; value: number }
+  | { '!': 'decimal'; value: { places: number; digits: number } }
+  | AmqplibFieldValue[]
+  | { [key: string]: AmqplibFieldValue }
+export type AmqplibFieldTable = { [key: string]: AmqplibFieldValue }
+
+/**
+ * Global symbols, so that every copy of this module (a bundler may create several) agrees with the
+ * one patch installed on amqplib's single codec instance.
+ */
+export const TYPED_TABLE: unique symbol = Symbol.for('lazarus.amqp.typed-table')
+export const TYPED_TABLE_ERROR: unique symbol = Symbol.for('lazarus.amqp.typed-table-error')
+const TYPED_PUBLISH: unique symbol = Symbol.for('lazarus.amqp.typed-publish')
+const CODEC_STOCK: unique symbol = Symbol.for('lazarus.amqp.codec-stock')
+
+type PublishPayload = { encoded: Buffer; values: readonly unknown[] }
+type Tagged = { [TYPED_TABLE]?: TypedTable; [TYPED_TABLE_ERROR]?: Error; [TYPED_PUBLISH]?: PublishPayload }
+
+/** Sealed headers for publishing; see withTypedHeaders. */
+export type TypedPublishHeaders = Readonly<AmqplibFieldTable> & { readonly [TYPED_TABLE]: TypedTable }
+
+/**
+ * The typed table behind a headers (or arguments) object that came out of the patched amqplib, or
+ * that withTypedHeaders built; undefined for objects from elsewhere. When getTypedHeadersError also
+ * returns an error, the table is the lossy best effort (see DecodeOptions.lossy), or absent if the
+ * bytes were malformed.
+ */
+export function getTypedHeaders(headers: unknown): TypedTable | undefined {
+  return isObject(headers) ? (headers as Tagged)[TYPED_TABLE] : undefined
+}
+
+export function getTypedHeadersError(headers: unknown): Error | undefined {
+  return isObject(headers) ? (headers as Tagged)[TYPED_TABLE_ERROR] : undefined
+}
+
+/**
+ * Headers to pass to publish() when they must go out exactly as typed. The object reads like the
+ * headers a stock amqplib consumer would see. The patched encoder writes the typed form, so the plain
+ * view is locked against edits that would otherwise be silently ignored: the object is sealed, its
+ * nested values frozen, and publishing throws if a top-level value was replaced. (Sealed rather than
+ * frozen: amqplib's publish() sets CC and BCC on an object inheriting from it, which read-only
+ * properties would block.) Throws FieldTableError here, at the call site, if the table is invalid.
+ */
+export function withTypedHeaders(table: TypedTable): TypedPublishHeaders {
+  const encoded = encodeTypedTable(table)
+  const headers = typedTableToAmqplib(table)
+  for (const key of Object.keys(headers)) deepFreeze(headers[key])
+  Object.defineProperty(headers, TYPED_TABLE, { value: table })
+  Object.defineProperty(headers, TYPED_PUBLISH, { value: { encoded, values: Object.values(headers) } satisfies PublishPayload })
+  return Object.seal(headers) as TypedPublishHeaders
+}
+
+/** The subset of amqplib's lib/codec.js module that Lazarus replaces. */
+export type AmqplibCodec = {
+  encodeTable(buffer: Buffer, value: object, offset: number): number
+  decodeFields(slice: Buffer): AmqplibFieldTable
+}
+
+export function isTypedCodecInstalled(codec: AmqplibCodec): boolean {
+  return Object.hasOwn(codec, CODEC_STOCK)
+}
+
+/**
+ * Replaces decodeFields and encodeTable on amqplib's codec module. Must run before amqplib's
+ * lib/defs.js is first required, because defs copies both functions into locals when it loads.
+ * Idempotent.
+ *
+ * decodeFields returns what stock amqplib returns, with the typed table and, if the bytes could not
+ * be represented exactly, the reason attached under non-enumerable symbols. encodeTable writes the
+ * typed bytes for objects from withTypedHeaders and defers to stock amqplib for everything else.
+ */
+export function installTypedCodec(codec: AmqplibCodec): void {
+  if (isTypedCodecInstalled(codec)) return
+  const stock = { encodeTable: codec.encodeTable, decodeFields: codec.decodeFields }
+
+  const decodeFields = (slice: Buffer): AmqplibFieldTable => {
+    let typed: TypedTable | undefined
+    let problem: unknown
+    try {
+      typed = decodeTypedTable(slice)
+    } catch (error) {
+      problem = error
+      try {
+        typed = decodeTypedTable(slice, { lossy: true })
+      } catch {
+        // Malformed bytes: stock amqplib decides whether they are fatal, as it always did.
+      }
+    }
+    const fields = typed ? typedTableToAmqplib(typed) : stock.decodeFields(slice)
+    if (typed) Object.defineProperty(fields, TYPED_TABLE, { value: typed, configurable: true })
+    if (problem) Object.defineProperty(fields, TYPED_TABLE_ERROR, { value: problem, configurable: true })
+    return fields
+  }
+
+  const encodeTable = (buffer: Buffer, value: object, offset: number): number => {
+    if (!isObject(value) || !(value as Tagged)[TYPED_PUBLISH]) return stock.encodeTable(buffer, value, offset)
+    const body = typedPublishBody(value, stock.encodeTable)
+    if (offset + 4 + body.length > buffer.length) {
+      // Same error as stock amqplib, which callers may already handle.
+      throw new RangeError(`Encoded field table (headers or arguments) exceeds the ${buffer.length} byte encoding buffer`)
+    }
+    buffer.writeUInt32BE(body.length, offset)
+    body.copy(buffer, offset + 4)
+    return 4 + body.length
+  }
+
+  Object.defineProperty(codec, CODEC_STOCK, { value: stock })
+  codec.decodeFields = decodeFields
+  codec.encodeTable = encodeTable
+}
+
+/**
+ * amqplib's publish() passes `Object.create(headers)` with CC and BCC set on it, and stock
+ * encodeTable's for-in writes those own keys first. Keep that layout: encode such extras the stock
+ * way, then append the typed keys they do not shadow.
+ */
+function typedPublishBody(value: object, stockEncodeTable: AmqplibCodec['encodeTable']): Buffer {
+  const extras: Record<string, unknown> = {}
+  let hasExtras = false
+  let layer = value
+  while (!Object.hasOwn(layer, TYPED_PUBLISH)) {
+    for (const key of Object.keys(layer)) {
+      const v = (layer as Record<string, unknown>)[key]
+      if (v !== undefined && !Object.hasOwn(extras, key)) {
+        setOwn(extras, key, v)
+        hasExtras = true
+      }
+    }
+    layer = Object.getPrototypeOf(layer) as object
+  }
+  const { encoded, values } = (layer as Tagged)[TYPED_PUBLISH] as PublishPayload
+  if (Object.values(layer).some((v, i) => !Object.is(v, values[i]))) {
+    throw new TypeError('Headers from withTypedHeaders() were changed after wrapping; change the typed table and wrap it again')
+  }
+  if (!hasExtras) return encoded
+
+  const scratch = Buffer.alloc(65536)
+  const size = stockEncodeTable(scratch, extras, 0)
+  const merged = decodeTypedTable(scratch.subarray(4, size))
+  const typed = decodeTypedTable(encoded)
+  for (const key of Object.keys(typed)) if (!Object.hasOwn(merged, key)) setOwn(merged, key, typed[key])
+  return encodeTypedTable(merged)
+}
+
+/** Mirrors amqplib 2.3.1's decodeFields value for value, including its plain assignment of keys. */
+export function typedTableToAmqplib(table: TypedTable): AmqplibFieldTable {
+  const fields: AmqplibFieldTable = {}
+  for (const key of Object.keys(table)) fields[key] = typedToAmqplib(table[key])
+  return fields
+}
+
+function typedToAmqplib(value: TypedValue): AmqplibFieldValue {
+  switch (value.t) {
+    case 'l':
+      return Number(BigInt(value.v))
+    case 'T':
+      return { '!': 'timestamp', value: Number(BigInt(value.v)) }
+    case 'D':
+      return { '!': 'decimal', value: { places: value.v.places, digits: value.v.digits } }
+    case 'S':
+      return 'v' in value ? value.v : Buffer.from(value.b64, 'base64').toString('utf8')
+    case 'F':
+      return typedTableToAmqplib(value.v)
+    case 'A':
+      return value.v.map(typedToAmqplib)
+    default:
+      return toPlain(value) as AmqplibFieldValue
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  // Buffers cannot be frozen (their bytes are indexed properties); they are copies anyway.
+  if (!isObject(value) || Buffer.isBuffer(value) || Object.isFrozen(value)) return value
+  for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key])
+  return Object.freeze(value)
+}
+
+function isObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null
+}

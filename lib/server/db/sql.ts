@@ -1,0 +1,111 @@
+import 'server-only'
+import pg from 'pg'
+
+/**
+ * The one SQL interface the domain code uses, over either a real PostgreSQL pool or embedded PGlite.
+ * Hot paths (ingestion, lists) use it directly; simple CRUD goes through Prisma on the same connection(s).
+ */
+export type SqlResult<T> = { rows: T[]; rowCount: number }
+
+export type Sql = {
+  readonly kind: 'postgres' | 'pglite'
+  /** `name` makes PostgreSQL keep a prepared plan per connection; PGlite ignores it. */
+  query<T = Record<string, unknown>>(text: string, params?: unknown[], options?: { name?: string }): Promise<SqlResult<T>>
+  /** Runs `fn` in one transaction; the callback's Sql is bound to that transaction. */
+  transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>
+  /** Runs a multi-statement script without parameters (migrations). */
+  exec(script: string): Promise<void>
+  close(): Promise<void>
+}
+
+export function pgSql(pool: pg.Pool): Sql {
+  const onClient = (client: pg.PoolClient): Sql => ({
+    kind: 'postgres',
+    async query(text, params = [], options) {
+      const result = await client.query({ text, values: params, name: options?.name })
+      return { rows: result.rows, rowCount: result.rowCount ?? 0 }
+    },
+    transaction: (fn) => fn(onClient(client)),
+    exec: async (script) => {
+      await client.query(script)
+    },
+    close: async () => {},
+  })
+
+  return {
+    kind: 'postgres',
+    async query(text, params = [], options) {
+      const result = await pool.query({ text, values: params, name: options?.name })
+      return { rows: result.rows, rowCount: result.rowCount ?? 0 }
+    },
+    async transaction(fn) {
+      const client = await pool.connect()
+      try {
+        await client.query('BEGIN')
+        const value = await fn(onClient(client))
+        await client.query('COMMIT')
+        return value
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {})
+        throw error
+      } finally {
+        client.release()
+      }
+    },
+    async exec(script) {
+      await pool.query(script)
+    },
+    close: () => pool.end(),
+  }
+}
+
+type PGliteLike = {
+  query<T>(text: string, params?: unknown[]): Promise<{ rows: T[]; affectedRows?: number }>
+  exec(script: string): Promise<unknown>
+  transaction<T>(fn: (tx: PGliteTx) => Promise<T>): Promise<T>
+  close(): Promise<void>
+}
+type PGliteTx = Pick<PGliteLike, 'query' | 'exec'>
+
+export function pgliteSql(db: PGliteLike): Sql {
+  // PGlite is a single connection: nested transactions would deadlock, so a transaction's queries go to its handle.
+  const onTx = (tx: PGliteTx): Sql => ({
+    kind: 'pglite',
+    async query<T>(text: string, params: unknown[] = []) {
+      const result = await tx.query<T>(text, params.map(toPgliteParam))
+      return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length }
+    },
+    transaction: (fn) => fn(onTx(tx)),
+    exec: async (script) => {
+      await tx.exec(script)
+    },
+    close: async () => {},
+  })
+  return {
+    ...onTx(db),
+    transaction: (fn) => db.transaction((tx) => fn(onTx(tx))),
+    close: () => db.close(),
+  }
+}
+
+/** node-pg turns Buffers inside arrays into bytea literals; PGlite wants plain Uint8Arrays. */
+function toPgliteParam(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(toPgliteParam)
+  if (Buffer.isBuffer(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength)
+  return value
+}
+
+/** PostgreSQL error codes worth retrying the same transaction for. */
+export function isRetryableSqlError(error: unknown): boolean {
+  const code = (error as { code?: string } | null)?.code
+  return code === '40P01' || code === '40001'
+}
+
+/** Connection-level failures: the database is down or unreachable, not a problem with the data. */
+export function isConnectionError(error: unknown): boolean {
+  const e = error as { code?: string; message?: string } | null
+  if (!e) return false
+  if (e.code && /^(08|57P0[123]|53300)/.test(e.code)) return true
+  if (e.code && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH'].includes(e.code)) return true
+  return /Connection terminated|connection timeout|Client has encountered a connection error|not queryable/i.test(e.message ?? '')
+}

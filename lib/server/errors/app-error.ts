@@ -1,0 +1,28 @@
+import 'server-only'
+
+const STATUS = {
+  invalid: 400,
+  not_found: 404,
+  conflict: 409,
+  unprocessable: 422,
+  unavailable: 503,
+} as const
+
+export type AppErrorCode = keyof typeof STATUS
+
+/** The one error type domain code throws for expected failures; `toHttpError` maps it to a response. */
+export class AppError extends Error {
+  override name = 'AppError'
+  constructor(
+    readonly code: AppErrorCode,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message)
+  }
+  get status(): number {
+    return STATUS[this.code]
+  }
+}
+
+export const notFound = (what: string) => new AppError('not_found', `${what} not found`)

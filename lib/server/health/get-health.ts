@@ -1,0 +1,50 @@
+import 'server-only'
+import { connect } from '@/lib/server/amqp/amqplib'
+import { getConfig } from '@/lib/server/config'
+import { getDb } from '@/lib/server/db'
+import { currentBackground } from '@/lib/server/runtime/background'
+import type { DrainerStatus } from '@/lib/server/drainer/drainer'
+
+export type Health = {
+  status: 'ok' | 'degraded'
+  db: { ok: boolean; kind: string | null; error: string | null }
+  broker: { ok: boolean; error: string | null }
+  drainer: Pick<DrainerStatus, 'state' | 'brokerError'> | { state: 'not-running-here' }
+}
+
+let brokerCache: { at: number; value: Health['broker'] } | null = null
+
+async function checkBroker(): Promise<Health['broker']> {
+  if (brokerCache && Date.now() - brokerCache.at < 5_000) return brokerCache.value
+  let value: Health['broker']
+  try {
+    const model = await withTimeout(connect(getConfig().AMQP_URL, { clientProperties: { connection_name: 'lazarus-health' } }), 3_000)
+    model.on('error', () => {})
+    await model.close().catch(() => {})
+    value = { ok: true, error: null }
+  } catch (error) {
+    value = { ok: false, error: (error as Error).message }
+  }
+  brokerCache = { at: Date.now(), value }
+  return value
+}
+
+async function checkDb(): Promise<Health['db']> {
+  try {
+    const { sql } = await withTimeout(getDb(), 5_000)
+    await withTimeout(sql.query('SELECT 1'), 3_000)
+    return { ok: true, kind: sql.kind, error: null }
+  } catch (error) {
+    return { ok: false, kind: null, error: (error as Error).message }
+  }
+}
+
+export async function getHealth(): Promise<Health> {
+  const [db, broker, background] = await Promise.all([checkDb(), checkBroker(), currentBackground()])
+  const drainer = background ? (({ state, brokerError }) => ({ state, brokerError }))(background.drainer.status()) : { state: 'not-running-here' as const }
+  return { status: db.ok && broker.ok ? 'ok' : 'degraded', db, broker, drainer }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms))])
+}

@@ -1,0 +1,54 @@
+import 'server-only'
+
+/** Bodies above this are not parsed: a failure record never needs a multi-megabyte JSON walk. */
+export const MAX_PARSED_BODY_BYTES = 4 * 1024 * 1024
+
+export type ParsedJson = { value: unknown }
+
+export type DeliveryBody = {
+  bytes: Buffer
+  /** The body as UTF-8, or null when it is compressed, not valid UTF-8, or too large. */
+  text(): string | null
+  /** The body as JSON, or null when it is not JSON (invalid, binary, compressed or too large). */
+  json(): ParsedJson | null
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
+
+export function decodeStrictUtf8(bytes: Uint8Array): string | null {
+  try {
+    return strictUtf8.decode(bytes)
+  } catch {
+    return null
+  }
+}
+
+export function parseJsonText(text: string | null): ParsedJson | null {
+  if (text === null) return null
+  const trimmed = text.replace(/^\uFEFF/, '').trim()
+  if (trimmed === '' || trimmed.length > MAX_PARSED_BODY_BYTES) return null
+  try {
+    return { value: JSON.parse(trimmed) as unknown }
+  } catch {
+    return null
+  }
+}
+
+/** Lazy, memoised views of the body; nothing is decoded unless a rule or framework asks. */
+export function readBody(body: unknown, contentEncoding: unknown): DeliveryBody {
+  const bytes = Buffer.isBuffer(body) ? body : body instanceof Uint8Array ? Buffer.from(body) : Buffer.alloc(0)
+  const encoded = typeof contentEncoding === 'string' && !/^\s*(?:identity|utf-?8|7bit|8bit|binary)?\s*$/i.test(contentEncoding)
+  let text: string | null | undefined
+  let json: ParsedJson | null | undefined
+  return {
+    bytes,
+    text() {
+      if (text === undefined) text = encoded || bytes.length > MAX_PARSED_BODY_BYTES ? null : decodeStrictUtf8(bytes)
+      return text
+    },
+    json() {
+      if (json === undefined) json = parseJsonText(this.text())
+      return json
+    },
+  }
+}

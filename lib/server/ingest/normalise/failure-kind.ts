@@ -1,0 +1,145 @@
+import 'server-only'
+import type { FailureKind } from '../types'
+
+export const FAILURE_KINDS: readonly FailureKind[] = [
+  'invalid',
+  'transient',
+  'exhausted',
+  'expired',
+  'overflow',
+  'delivery-limit',
+  'unknown',
+]
+
+/**
+ * One exception rule. Every pattern given must match. `type` is tested against the short type name
+ * (after the last `.`, `\`, `+` or `$`), `message` against the error message.
+ */
+export type ExceptionKindRule = {
+  name: string
+  kind: 'invalid' | 'transient'
+  type?: RegExp
+  message?: RegExp
+}
+
+const HTTP_5XX_OR_429 =
+  /\b(?:status(?: code)?|http(?:\/\d(?:\.\d)?)?|response(?: code)?)\D{0,24}\b(?:5\d\d|429)\b|\b(?:5\d\d|429) \(?(?:internal server error|bad gateway|service unavailable|gateway time-?out|too many requests)/i
+
+/**
+ * product.md §3. Ordered: the first matching rule wins. Rules that combine a type with a message come
+ * first, then type rules (more reliable), then message rules. Extend by adding rows.
+ */
+export const EXCEPTION_KIND_RULES: readonly ExceptionKindRule[] = [
+  // Type + message: an HTTP error is transient only for 5xx, 429 or a failed connection.
+  { name: 'http-5xx', kind: 'transient', type: /^Http\w*Exception$/, message: HTTP_5XX_OR_429 },
+  {
+    name: 'http-connect',
+    kind: 'transient',
+    type: /^Http\w*Exception$/,
+    message: /connection (?:was )?(?:refused|reset|closed)|actively refused|no such host|timed out|ECONNREFUSED|ECONNRESET/i,
+  },
+
+  // Types: content that will never be processable.
+  { name: 'json', kind: 'invalid', type: /^Json\w*(?:Exception|Error)$|^JSONDecodeError$/ },
+  { name: 'validation', kind: 'invalid', type: /Validation\w*(?:Exception|Error)$|^ConstraintViolation\w*Exception$|NotValid\w*Exception$/ },
+  { name: 'serialization', kind: 'invalid', type: /(?:Serialization|Deserialization)\w*(?:Exception|Error)$/ },
+  { name: 'conversion', kind: 'invalid', type: /^Message(?:Conversion|Deserialization|Decoding\w*)Exception$|NotReadableException$/ },
+  { name: 'parse', kind: 'invalid', type: /Pars(?:e|ing)\w*(?:Exception|Error)$|^MismatchedInputException$/ },
+  { name: 'format', kind: 'invalid', type: /Format\w*Exception$/ },
+  { name: 'argument', kind: 'invalid', type: /^(?:Illegal)?Argument\w*Exception$/ },
+  { name: 'syntax', kind: 'invalid', type: /^SyntaxError$/ },
+  { name: 'zod', kind: 'invalid', type: /^ZodError$/ },
+  { name: 'schema', kind: 'invalid', type: /^Schema\w*(?:Exception|Error)$|^InvalidPayload\w*$|^Unmarshal\w*Exception$/ },
+  { name: 'decode', kind: 'invalid', type: /Decod(?:e|ing)\w*(?:Exception|Error)$/ },
+
+  // Types: failures that may succeed on a later attempt.
+  { name: 'timeout', kind: 'transient', type: /Time[dD]?[oO]ut\w*(?:Exception|Error)?$|^TaskCanceledException$/ },
+  { name: 'socket', kind: 'transient', type: /^Socket\w*(?:Exception|Error)$|^BrokenPipe\w*$/ },
+  { name: 'connection', kind: 'transient', type: /^Connect(?:ion)?\w*(?:Exception|Error)$|ConnectionRe(?:fused|set)\w*$|^CannotGetJdbcConnectionException$/ },
+  { name: 'unavailable', kind: 'transient', type: /Unavailable\w*(?:Exception|Error)?$|^BrokerUnreachable\w*$/ },
+  { name: 'deadlock', kind: 'transient', type: /Deadlock\w*$|^CannotAcquireLock\w*$|^PessimisticLocking\w*$/ },
+  { name: 'transient-data-access', kind: 'transient', type: /^(?:Transient|Recoverable)DataAccess\w*$|^SqlTransient\w*$/ },
+  { name: 'rate-limit', kind: 'transient', type: /RateLimit\w*|TooManyRequests\w*|Throttl\w*/ },
+  { name: 'server-error', kind: 'transient', type: /^HttpServerErrorException$|^ResourceAccessException$/ },
+
+  // Messages, for generic types (Exception, RuntimeException, Error…).
+  {
+    name: 'message-invalid',
+    kind: 'invalid',
+    message:
+      /\b(?:invalid|malformed) (?:json|payload|message|input|format|request body)\b|\bunexpected (?:token|end of (?:json )?input|character)\b|\b(?:failed to|could not|cannot|unable to) (?:parse|deserializ|decode|convert)|\bschema validation\b|\bvalidation (?:failed|error)|\bis not valid JSON\b|\bJSON parse error\b/i,
+  },
+  { name: 'message-http', kind: 'transient', message: HTTP_5XX_OR_429 },
+  {
+    name: 'message-transient',
+    kind: 'transient',
+    message:
+      /\btime(?:d)? ?out\b|\btimeout\b|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|connection (?:was )?(?:refused|reset|closed|aborted)|(?:could not|failed to|unable to) connect|no route to host|(?:host|network) is unreachable|broken pipe|\bdeadlock\b|\bservice unavailable\b|\btemporar(?:y|ily) (?:failure|unavailable)\b|\btry again later\b|too many (?:requests|connections)|rate.?limit|\bthrottl|could not serialize access/i,
+  },
+]
+
+/** x-death reasons (rabbitmq.md §1.1) to kinds. */
+export const DEATH_REASON_KINDS: Readonly<Record<string, FailureKind>> = {
+  rejected: 'exhausted',
+  expired: 'expired',
+  maxlen: 'overflow',
+  delivery_limit: 'delivery-limit',
+}
+
+export type FailureKindInput = {
+  /** The `x-failure-kind` header, raw. */
+  explicit: string | null
+  errorTypes: readonly (string | null)[]
+  messages: readonly (string | null)[]
+  /** The x-death reason that explains the dead-lettering (see XDeathSummary.decisiveReason). */
+  deathReason: string | null
+  /** Any error metadata at all: a framework that records an error has given up on the message. */
+  hasError: boolean
+}
+
+export type FailureKindResult = { kind: FailureKind; source: string; flags: string[] }
+
+const MAX_MESSAGE_SCAN = 2000
+
+export function shortTypeForRules(type: string): string {
+  return type.split(',')[0].trim().split(/[.\\+$]/).filter(Boolean).pop() ?? type
+}
+
+export function parseFailureKind(value: string | null): FailureKind | null {
+  const normalised = value?.trim().toLowerCase().replace(/_/g, '-')
+  return (FAILURE_KINDS as readonly string[]).includes(normalised ?? '') ? (normalised as FailureKind) : null
+}
+
+export function matchExceptionRule(
+  types: readonly (string | null)[],
+  messages: readonly (string | null)[],
+  rules: readonly ExceptionKindRule[] = EXCEPTION_KIND_RULES,
+): ExceptionKindRule | null {
+  const shortTypes = types.flatMap((t) => (t ? [shortTypeForRules(t)] : []))
+  const texts = messages.flatMap((m) => (m ? [m.slice(0, MAX_MESSAGE_SCAN)] : []))
+  for (const rule of rules) {
+    if (!rule.type && !rule.message) continue
+    const typeOk = !rule.type || shortTypes.some((t) => rule.type!.test(t))
+    const messageOk = !rule.message || texts.some((m) => rule.message!.test(m))
+    if (typeOk && messageOk) return rule
+  }
+  return null
+}
+
+/** product.md §3: explicit header, then exception rules, then the x-death reason. */
+export function classifyFailure(input: FailureKindInput): FailureKindResult {
+  const flags: string[] = []
+  if (input.explicit !== null) {
+    const explicit = parseFailureKind(input.explicit)
+    if (explicit) return { kind: explicit, source: 'x-failure-kind', flags }
+    flags.push('failure-kind-header-invalid')
+  }
+  const rule = matchExceptionRule(input.errorTypes, input.messages)
+  if (rule) return { kind: rule.kind, source: `rule:${rule.name}`, flags }
+  const reason = input.deathReason
+  if (reason !== null && Object.hasOwn(DEATH_REASON_KINDS, reason)) {
+    return { kind: DEATH_REASON_KINDS[reason], source: `x-death:${reason}`, flags }
+  }
+  if (input.hasError) return { kind: 'exhausted', source: 'error-without-rule', flags }
+  return { kind: 'unknown', source: 'none', flags }
+}

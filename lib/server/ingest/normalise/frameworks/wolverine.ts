@@ -1,0 +1,74 @@
+import 'server-only'
+import { parseUnixMillis } from '../dates'
+import { asInteger, getField } from '../header-values'
+import { analyseStack, isWrapperType } from '../stack-trace'
+import { emptyFacts, headerText, propertyText, sourced, type FrameworkContext, type FrameworkFacts, type OriginFacts } from './facts'
+
+/** Wolverine endpoint URIs: rabbitmq://queue/<q>, rabbitmq://exchange/<x>[/routing/<key>], rabbitmq://topic/<x>/<key>. */
+export function originFromWolverineUri(uri: string): OriginFacts {
+  const source = 'original-destination'
+  try {
+    const url = new URL(uri)
+    const segments = url.pathname.split('/').filter(Boolean).map(decodeURIComponent)
+    if (!segments[0]) return {}
+    switch (url.hostname) {
+      case 'queue':
+        return { queue: { value: segments[0], source } }
+      case 'exchange': {
+        const key = segments[1] === 'routing' ? segments[2] : undefined
+        return { exchange: { value: segments[0], source }, ...(key ? { routingKeys: { value: [key], source } } : {}) }
+      }
+      case 'topic': {
+        const key = segments.slice(1).join('/')
+        return { exchange: { value: segments[0], source }, ...(key ? { routingKeys: { value: [key], source } } : {}) }
+      }
+      default:
+        return {}
+    }
+  } catch {
+    return {}
+  }
+}
+
+/** Wolverine InteropFriendly / enhanced dead lettering (framework-headers.md §7). */
+export function extractWolverine(ctx: FrameworkContext): FrameworkFacts {
+  const facts = emptyFacts()
+  const type = headerText(ctx, 'exception-type')
+  const message = headerText(ctx, 'exception-message')
+  const stack = headerText(ctx, 'exception-stack')
+  if (type !== null || message !== null || stack !== null) {
+    // exception-stack is .StackTrace: frames only, of the outer exception.
+    const analysis = analyseStack(stack, { hint: 'dotnet' })
+    facts.error = {
+      type: type ?? analysis.root?.type ?? null,
+      message: message ?? analysis.root?.message ?? null,
+      stack,
+      frames: analysis.frames,
+      // Only the outer type is sent; a wrapper hides the real failure, so its message must be hashed.
+      rootMissing: type !== null && isWrapperType(type),
+      extraParts: [],
+      sources: {
+        type: type !== null ? 'exception-type' : undefined,
+        message: message !== null ? 'exception-message' : undefined,
+        stack: stack !== null ? 'exception-stack' : undefined,
+      },
+    }
+  }
+
+  const failedAtText = headerText(ctx, 'failed-at')
+  const failedAt = failedAtText === null ? null : parseUnixMillis(failedAtText)
+  if (failedAtText !== null && failedAt === null) facts.flags.push('header-malformed:failed-at')
+  facts.failedAt = sourced(failedAt, 'failed-at')
+
+  const destination = headerText(ctx, 'original-destination')
+  if (destination !== null) facts.origin = originFromWolverineUri(destination)
+
+  const attempts = getField(ctx.headers, 'attempts')
+  if (attempts !== undefined) {
+    const n = asInteger(attempts)
+    if (n === null || n < 0) facts.flags.push('header-malformed:attempts')
+    else facts.attempts = { value: n, source: 'attempts' }
+  }
+  facts.messageType = propertyText(ctx, 'type')
+  return facts
+}

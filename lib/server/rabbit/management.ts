@@ -1,0 +1,49 @@
+import 'server-only'
+import { z } from 'zod'
+import { getConfig } from '@/lib/server/config'
+
+const queueInfo = z.object({
+  name: z.string(),
+  vhost: z.string(),
+  messages: z.number().optional(),
+  consumers: z.number().optional(),
+})
+export type QueueInfo = { name: string; vhost: string; messages: number | null; consumers: number | null }
+
+function endpoint(path: string): { url: string; headers: Record<string, string> } {
+  const base = new URL(getConfig().RABBITMQ_MANAGEMENT_URL)
+  const auth = base.username ? Buffer.from(`${decodeURIComponent(base.username)}:${decodeURIComponent(base.password)}`).toString('base64') : null
+  base.username = ''
+  base.password = ''
+  const url = new URL(path, base).toString()
+  return { url, headers: auth ? { authorization: `Basic ${auth}` } : {} }
+}
+
+async function getJson(path: string, timeoutMs = 2_000): Promise<unknown> {
+  const { url, headers } = endpoint(path)
+  const response = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) })
+  if (!response.ok) throw new Error(`management API ${path}: HTTP ${response.status}`)
+  return response.json()
+}
+
+/** Queue depths for a vhost through the management API (read-only, paged, only the columns we need). */
+export async function listQueues(vhost: string): Promise<QueueInfo[]> {
+  const path = `/api/queues/${encodeURIComponent(vhost)}?page=1&page_size=500&columns=name,vhost,messages,consumers`
+  const body = z.object({ items: z.array(queueInfo) }).parse(await getJson(path))
+  return body.items.map((q) => ({ name: q.name, vhost: q.vhost, messages: q.messages ?? null, consumers: q.consumers ?? null }))
+}
+
+export async function getQueue(vhost: string, name: string): Promise<QueueInfo | null> {
+  try {
+    const q = queueInfo.parse(await getJson(`/api/queues/${encodeURIComponent(vhost)}/${encodeURIComponent(name)}`))
+    return { name: q.name, vhost: q.vhost, messages: q.messages ?? null, consumers: q.consumers ?? null }
+  } catch (error) {
+    if ((error as Error).message.includes('HTTP 404')) return null
+    throw error
+  }
+}
+
+export async function managementOverview(): Promise<{ version: string }> {
+  const body = z.object({ rabbitmq_version: z.string() }).parse(await getJson('/api/overview'))
+  return { version: body.rabbitmq_version }
+}

@@ -1,0 +1,29 @@
+import 'server-only'
+import { ConfigError, getConfig } from '@/lib/server/config'
+import { getDb } from '@/lib/server/db'
+import { logger } from '@/lib/server/log'
+import { installShutdown, startBackground } from './background'
+
+const log = logger('web')
+
+/** Called once by instrumentation.ts: validates config, migrates, and starts workers unless they run elsewhere. */
+export async function bootWebProcess(): Promise<void> {
+  let config
+  try {
+    config = getConfig()
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message)
+      process.exit(78)
+    }
+    throw error
+  }
+  await getDb()
+  installShutdown()
+  if (!config.LAZARUS_RUN_WORKERS) {
+    log.info('LAZARUS_RUN_WORKERS=0: this process serves the web UI and API only')
+    return
+  }
+  // Never block or crash the web server on a broker outage: the drainer reconnects on its own.
+  void startBackground().catch((error) => log.error('background workers failed to start', { error: (error as Error).message }))
+}

@@ -1,0 +1,32 @@
+import 'server-only'
+import { getDb } from '@/lib/server/db'
+import { AppError } from '@/lib/server/errors/app-error'
+import type { CreateSourceInput, SourceDto } from '@/lib/shared/schemas/source'
+import { toSourceDto } from './to-source-dto'
+
+export async function createSource(input: CreateSourceInput): Promise<SourceDto> {
+  const { prisma } = await getDb()
+  const existing = await prisma.source.findUnique({ where: { vhost_queue: { vhost: input.vhost, queue: input.queue } } })
+  if (existing) throw new AppError('conflict', `queue "${input.queue}" on vhost "${input.vhost}" is already a source`, { id: existing.id.toString() })
+  const row = await prisma.source.create({
+    data: {
+      vhost: input.vhost,
+      queue: input.queue,
+      entityKey: input.entityKey ?? undefined,
+      orderSensitive: input.orderSensitive ?? false,
+      defaultTarget: input.defaultTarget ?? { type: 'source' },
+      enabled: input.enabled ?? true,
+    },
+  })
+  return toSourceDto(row)
+}
+
+/** Registers the LAZARUS_SOURCES queues (default vhost); existing sources keep their settings. */
+export async function ensureSources(queues: string[]): Promise<void> {
+  if (queues.length === 0) return
+  const { sql } = await getDb()
+  await sql.query(
+    `INSERT INTO sources (vhost, queue) SELECT '/', q FROM unnest($1::text[]) AS q ON CONFLICT (vhost, queue) DO NOTHING`,
+    [queues],
+  )
+}

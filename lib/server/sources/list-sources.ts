@@ -1,0 +1,30 @@
+import 'server-only'
+import { getDb } from '@/lib/server/db'
+import { listQueues, type QueueInfo } from '@/lib/server/rabbit/management'
+import type { SourceDto } from '@/lib/shared/schemas/source'
+import { toSourceDto } from './to-source-dto'
+
+export type ListSourcesOptions = { withDepth?: boolean }
+
+/** Sources with their drained counts and, when the management API answers, live broker depth. */
+export async function listSources({ withDepth = true }: ListSourcesOptions = {}): Promise<{ sources: SourceDto[]; brokerError: string | null }> {
+  const { prisma } = await getDb()
+  const rows = await prisma.source.findMany({ orderBy: [{ vhost: 'asc' }, { queue: 'asc' }] })
+  if (!withDepth || rows.length === 0) return { sources: rows.map((r) => toSourceDto(r)), brokerError: null }
+  const vhosts = [...new Set(rows.map((r) => r.vhost))]
+  const queues = new Map<string, QueueInfo>()
+  let brokerError: string | null = null
+  await Promise.all(
+    vhosts.map(async (vhost) => {
+      try {
+        for (const q of await listQueues(vhost)) queues.set(`${q.vhost}\u0000${q.name}`, q)
+      } catch (error) {
+        brokerError = `management API unavailable: ${(error as Error).message}`
+      }
+    }),
+  )
+  return {
+    sources: rows.map((r) => toSourceDto(r, brokerError ? undefined : (queues.get(`${r.vhost}\u0000${r.queue}`) ?? null))),
+    brokerError,
+  }
+}

@@ -1,0 +1,25 @@
+import 'server-only'
+import type { Source } from '@/lib/generated/prisma/client'
+import { entityKeyRuleSchema, replayTargetSchema, type SourceDto } from '@/lib/shared/schemas/source'
+import type { QueueInfo } from '@/lib/server/rabbit/management'
+
+export function toSourceDto(row: Source, queue?: QueueInfo | null): SourceDto {
+  const entityKey = entityKeyRuleSchema.safeParse(row.entityKey)
+  const target = replayTargetSchema.safeParse(row.defaultTarget)
+  return {
+    id: row.id.toString(),
+    vhost: row.vhost,
+    queue: row.queue,
+    entityKey: entityKey.success ? entityKey.data : null,
+    orderSensitive: row.orderSensitive,
+    defaultTarget: target.success ? target.data : { type: 'source' },
+    enabled: row.enabled,
+    drained: Number(row.drainedCount),
+    depth: queue?.messages ?? null,
+    consumers: queue?.consumers ?? null,
+    lastDrainAt: row.lastDrainAt?.toISOString() ?? null,
+    error: queue === null && !row.lastError ? `queue "${row.queue}" not found on the broker` : row.lastError,
+    errorAt: row.lastErrorAt?.toISOString() ?? null,
+    createdAt: row.createdAt.toISOString(),
+  }
+}

@@ -1,0 +1,25 @@
+import 'server-only'
+import { Prisma } from '@/lib/generated/prisma/client'
+import { getDb } from '@/lib/server/db'
+import { notFound } from '@/lib/server/errors/app-error'
+import type { SourceDto, UpdateSourceInput } from '@/lib/shared/schemas/source'
+import { parseId } from '@/lib/server/http/parse-id'
+import { toSourceDto } from './to-source-dto'
+
+export async function updateSource({ id, input }: { id: string; input: UpdateSourceInput }): Promise<SourceDto> {
+  const { prisma } = await getDb()
+  const sourceId = parseId(id, 'source')
+  const existing = await prisma.source.findUnique({ where: { id: sourceId } })
+  if (!existing) throw notFound(`source ${id}`)
+  const row = await prisma.source.update({
+    where: { id: sourceId },
+    data: {
+      ...(input.entityKey !== undefined && { entityKey: input.entityKey === null ? Prisma.DbNull : input.entityKey }),
+      ...(input.orderSensitive !== undefined && { orderSensitive: input.orderSensitive }),
+      ...(input.defaultTarget !== undefined && { defaultTarget: input.defaultTarget }),
+      ...(input.enabled !== undefined && { enabled: input.enabled }),
+      updatedAt: new Date(),
+    },
+  })
+  return toSourceDto(row)
+}

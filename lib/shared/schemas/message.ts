@@ -1,0 +1,73 @@
+import { z } from 'zod'
+
+export const MESSAGE_STATUSES = ['dead', 'replaying', 'replayed', 'resolved', 'held'] as const
+export const FAILURE_KINDS = ['invalid', 'transient', 'exhausted', 'expired', 'overflow', 'delivery-limit', 'unknown'] as const
+
+const id = z.string().regex(/^[1-9][0-9]{0,18}$/, 'must be a numeric id')
+const isoDate = z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO 8601 date').transform((v) => new Date(v))
+
+export const messageFilterSchema = z.object({
+  group: id.optional(),
+  source: id.optional(),
+  status: z.enum(MESSAGE_STATUSES).optional(),
+  failureKind: z.enum(FAILURE_KINDS).optional(),
+  service: z.string().min(1).max(256).optional(),
+  serviceVersion: z.string().min(1).max(128).optional(),
+  entity: z.string().min(1).max(1024).optional(),
+  q: z.string().trim().min(1).max(200).optional(),
+  from: isoDate.optional(),
+  to: isoDate.optional(),
+})
+
+export const listMessagesQuerySchema = messageFilterSchema
+  .extend({
+    cursor: z.string().max(200).optional(),
+    limit: z.coerce.number().int().min(1).max(500).default(50),
+  })
+  .strict()
+
+export type MessageFilter = z.infer<typeof messageFilterSchema>
+export type ListMessagesQuery = z.infer<typeof listMessagesQuerySchema>
+
+/** Header values JSON cannot hold exactly travel tagged (product.md §8). */
+export type ApiHeaderValue = unknown
+
+export type XDeathDto = { queue: string | null; reason: string | null; count: number | null; exchange: string | null; routingKeys: string[]; time: string | null }
+
+export type MessageSummaryDto = {
+  id: string
+  source: { id: string; queue: string }
+  status: string
+  bodySize: number
+  bodyEncoding: string
+  errorType: string | null
+  errorMessage: string | null
+  failureKind: string
+  service: string | null
+  serviceVersion: string | null
+  framework: string
+  entityKey: string | null
+  groupId: string
+  deathReason: string | null
+  attempts: number | null
+  failedAt: string
+  firstDeathAt: string | null
+  ingestedAt: string
+  seenCount: number
+  flags: string[]
+}
+
+export type MessageDetailDto = MessageSummaryDto & {
+  body: { size: number; encoding: string; base64: string; text: string | null; truncated: boolean }
+  properties: Record<string, unknown>
+  headers: Record<string, ApiHeaderValue>
+  headersTyped: Record<string, unknown>
+  xDeath: XDeathDto[]
+  origin: { exchange: string | null; routingKeys: string[]; queue: string | null }
+  delivery: { exchange: string; routingKey: string; redelivered: boolean }
+  error: { type: string | null; message: string | null; stack: string | null }
+  lastDeathAt: string | null
+  groupTitle: string
+  lineage: { originId: string | null; replayCount: number }
+  replays: unknown[]
+}

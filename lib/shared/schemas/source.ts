@@ -1,0 +1,48 @@
+import { z } from 'zod'
+
+export const entityKeyRuleSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('property'), name: z.enum(['correlationId', 'messageId', 'type', 'appId', 'userId', 'replyTo']) }),
+  z.object({ kind: z.literal('header'), name: z.string().min(1).max(255) }),
+  z.object({ kind: z.literal('jsonPointer'), pointer: z.string().regex(/^(\/([^~/]|~[01])*)+$/, 'must be an RFC 6901 JSON pointer such as /order/id') }),
+])
+
+export const replayTargetSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('source') }),
+  z.object({ type: z.literal('queue') }),
+  z.object({ type: z.literal('custom'), exchange: z.string().max(255), routingKey: z.string().max(255) }),
+])
+
+const queueName = z.string().trim().min(1, 'queue is required').max(255).refine((q) => !q.startsWith('amq.'), 'queues starting with "amq." are reserved by RabbitMQ')
+
+export const createSourceSchema = z.object({
+  vhost: z.string().min(1).max(255).default('/'),
+  queue: queueName,
+  entityKey: entityKeyRuleSchema.nullable().optional(),
+  orderSensitive: z.boolean().optional(),
+  defaultTarget: replayTargetSchema.optional(),
+  enabled: z.boolean().optional(),
+}).strict()
+
+export const updateSourceSchema = createSourceSchema.omit({ vhost: true, queue: true }).partial().strict()
+
+export type CreateSourceInput = z.infer<typeof createSourceSchema>
+export type UpdateSourceInput = z.infer<typeof updateSourceSchema>
+export type EntityKeyRuleInput = z.infer<typeof entityKeyRuleSchema>
+
+/** A source as the API returns it (product.md §8). */
+export type SourceDto = {
+  id: string
+  vhost: string
+  queue: string
+  entityKey: EntityKeyRuleInput | null
+  orderSensitive: boolean
+  defaultTarget: z.infer<typeof replayTargetSchema>
+  enabled: boolean
+  drained: number
+  depth: number | null
+  consumers: number | null
+  lastDrainAt: string | null
+  error: string | null
+  errorAt: string | null
+  createdAt: string
+}
