@@ -11,11 +11,12 @@ export function migrationsDir(): string {
 }
 
 export async function loadMigrations(dir = migrationsDir()): Promise<Migration[]> {
-  const entries = await readdir(dir, { withFileTypes: true })
+  // The directory is known only at run time (LAZARUS_MIGRATIONS_DIR); the build copies prisma/migrations beside the server.
+  const entries = await readdir(/*turbopackIgnore: true*/ dir, { withFileTypes: true })
   const names = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort()
   return Promise.all(
     names.map(async (name) => {
-      const sql = await readFile(path.join(dir, name, 'migration.sql'), 'utf8')
+      const sql = await readFile(/*turbopackIgnore: true*/ path.join(dir, name, 'migration.sql'), 'utf8')
       return { name, sql, sha256: createHash('sha256').update(sql).digest('hex') }
     }),
   )

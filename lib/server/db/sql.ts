@@ -40,16 +40,24 @@ export function pgSql(pool: pg.Pool): Sql {
     },
     async transaction(fn) {
       const client = await pool.connect()
+      // A checked-out client whose server goes away emits 'error'; unheard, that would crash the process.
+      const onError = () => {}
+      client.on('error', onError)
+      let broken: Error | undefined
       try {
         await client.query('BEGIN')
         const value = await fn(onClient(client))
         await client.query('COMMIT')
         return value
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => {})
+        await client.query('ROLLBACK').catch((rollbackError: Error) => {
+          broken = rollbackError
+        })
         throw error
       } finally {
-        client.release()
+        client.off('error', onError)
+        // A client that failed to roll back is not reusable: destroy it rather than return it to the pool.
+        client.release(broken)
       }
     },
     async exec(script) {

@@ -101,8 +101,9 @@ const EXTRA_RULES: ReadonlyArray<[RegExp, string]> = [
   // Hex / base32 / ULID-style ids of 8+ characters that contain a digit (single-case, so words in CamelCase survive).
   [/\b(?=[0-9A-Za-z]*[0-9])(?:[0-9A-Z]{8,}|[0-9a-z]{8,})\b/g, '<id>'],
   [/\d{6,}/g, '<int>'],
-  // Absolute paths: POSIX with two or more segments, Windows drive and UNC paths.
-  [/(?<![\w/.:~-])\/[\w.@+-]+(?:\/[\w.@+-]+)+\/?|\b[A-Za-z]:\\[^\s:*?"<>|]+|\\\\[^\s:*?"<>|]+/g, '<path>'],
+  // Absolute paths: POSIX with two or more segments, Windows drive and UNC paths. Segments may already hold
+  // placeholders such as <int>, since Sentry's pass ran first.
+  [/(?<![\w/.:~<>-])\/[\w.@+<>-]+(?:\/[\w.@+<>-]+)+\/?|\b[A-Za-z]:\\[^\s:*?"<>|]+|\\\\[^\s:*?"<>|]+/g, '<path>'],
 ]
 
 /** Only the start of a message reaches the 256-char pattern; scanning more only costs time. */
