@@ -873,6 +873,21 @@ describe('normaliseDelivery: details', () => {
     expect(result.flags).toContain('failed-at-suspicious')
   })
 
+  it('does not read the expiry of a Symfony delay queue as the failure', () => {
+    const delayed = {
+      ...symfonyPhp,
+      headers: {
+        'x-death': [{ count: 3, reason: 'expired', queue: 'delay_messages__5000', exchange: 'delays', 'routing-keys': ['delay_x'], time: T('2024-03-01T10:15:00Z') }],
+        'x-first-death-queue': 'delay_messages__5000',
+        'x-first-death-reason': 'expired',
+        'x-first-death-exchange': 'delays',
+      },
+    }
+    const result = normaliseDelivery(delayed, { now: NOW })
+    expect(result.deathReason).toBe('expired')
+    expect(result.failureKind).toBe('exhausted')
+  })
+
   it('keeps replay lineage', () => {
     const result = normaliseDelivery(
       { ...retryTopology, headers: { ...retryTopology.headers, 'x-lazarus-origin-id': 'dl_123', 'x-lazarus-replay-count': 2 } },

@@ -108,6 +108,7 @@ describe('parseXDeath: malformed and forged headers never throw', () => {
     ['time as garbage text', [entry({ time: 'yesterday' })], ['x-death-malformed'], { entries: 1 }],
     ['routing-keys not an array', [entry({ 'routing-keys': 'order.placed' })], ['x-death-malformed'], { entries: 1 }],
     ['unknown reason', [entry({ reason: 'gremlins' })], ['x-death-suspicious'], { rejections: null }],
+    ['queue name longer than a short string', [entry({ queue: 'q'.repeat(100_000) })], ['x-death-suspicious'], { entries: 1 }],
     ['thousands of entries', Array.from({ length: 5000 }, (_, i) => entry({ queue: `q${i}` })), ['x-death-suspicious'], { entries: 64 }],
     ['prototype-named keys', [{ __proto__: { queue: 'evil' }, constructor: 'x' }], ['x-death-malformed'], { entries: 1 }],
   ]

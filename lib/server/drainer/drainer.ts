@@ -138,7 +138,7 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
         onError: (message) => recordError(source, message),
         onEnd: (reason) => {
           if (consumers.get(source.id) === consumer) consumers.delete(source.id)
-          if (!stopped && reason !== 'stopped') log.warn('consumer ended; will retry', { queue: source.queue, reason })
+          if (!stopped && reason !== 'stopped' && reason !== 'start failed') log.warn('consumer ended; will retry', { queue: source.queue, reason })
         },
       })
       consumers.set(source.id, consumer)

@@ -59,7 +59,7 @@ export function collapseDuplicates(rows: IngestRow[]): { rows: IngestRow[]; extr
   return { rows: [...byFingerprint.values()], extraSeen }
 }
 
-const UPSERT_GROUPS = `
+const ENSURE_GROUPS = `
 INSERT INTO error_groups (signature, title, error_type, message_pattern, first_seen, last_seen)
 SELECT DISTINCT ON (signature) signature, title, error_type, message_pattern, failed_at, failed_at
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
@@ -67,39 +67,50 @@ FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
 ORDER BY signature
 ON CONFLICT (signature) DO NOTHING`
 
-// One statement stores the rows, then maintains the group counters, the per-minute arrival buckets and the
-// source's drained count from the rows that were really new ((xmax = 0) is true only for inserted tuples).
-const INSERT_DEAD_LETTERS = `
-WITH input AS (
-  SELECT * FROM unnest(
-    $2::bytea[], $3::boolean[], $4::bytea[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-    $10::text[], $11::text[], $12::text[], $13::int[], $14::text[], $15::text[], $16::text[],
-    $17::timestamptz[], $18::timestamptz[], $19::timestamptz[], $20::text[], $21::text[], $22::text[],
-    $23::text[], $24::text[], $25::text[], $26::text[], $27::text[], $28::text[], $29::text[], $30::text[],
-    $31::int[], $32::text[], $33::int[]
-  ) AS t(fingerprint, redelivered, body, body_encoding, body_preview, properties, headers, x_death,
-         delivery_exchange, delivery_routing_key, death_reason, attempts, origin_exchange, origin_routing_keys, origin_queue,
-         first_death_at, last_death_at, failed_at, error_type, error_message, error_stack,
-         failure_kind, service, service_version, framework, entity_key, signature, flags, lineage_origin_id,
-         replay_count, status, extra_seen)
-),
-stored AS (
-  INSERT INTO dead_letters (
-    source_id, fingerprint, seen_count, redelivered, body, body_size, body_encoding, body_preview, properties, headers, x_death,
-    delivery_exchange, delivery_routing_key, death_reason, attempts, origin_exchange, origin_routing_keys, origin_queue,
-    first_death_at, last_death_at, failed_at, error_type, error_message, error_stack,
-    failure_kind, service, service_version, framework, entity_key, group_id, flags, lineage_origin_id, replay_count, status)
-  SELECT $1::bigint, i.fingerprint, 1 + i.extra_seen, i.redelivered, i.body, octet_length(i.body), i.body_encoding, i.body_preview,
-    i.properties::jsonb, i.headers::json, i.x_death::json,
-    i.delivery_exchange, i.delivery_routing_key, i.death_reason, i.attempts, i.origin_exchange,
-    ARRAY(SELECT jsonb_array_elements_text(i.origin_routing_keys::jsonb)), i.origin_queue,
-    i.first_death_at, i.last_death_at, i.failed_at, i.error_type, i.error_message, i.error_stack,
-    i.failure_kind, i.service, i.service_version, i.framework, i.entity_key, g.id,
-    ARRAY(SELECT jsonb_array_elements_text(i.flags::jsonb)), i.lineage_origin_id, i.replay_count, i.status
-  FROM input i JOIN error_groups g ON g.signature = i.signature
+const COLUMNS = [
+  'source_id', 'group_id', 'fingerprint', 'seen_count', 'redelivered', 'body', 'body_size', 'body_encoding', 'body_preview',
+  'properties', 'headers', 'x_death', 'delivery_exchange', 'delivery_routing_key', 'death_reason', 'attempts',
+  'origin_exchange', 'origin_routing_keys', 'origin_queue', 'first_death_at', 'last_death_at', 'failed_at',
+  'error_type', 'error_message', 'error_stack', 'failure_kind', 'service', 'service_version', 'framework',
+  'entity_key', 'flags', 'lineage_origin_id', 'replay_count', 'status',
+] as const
+
+function rowParams(row: IngestRow, sourceId: string, groupId: string, extraSeen: number): unknown[] {
+  return [
+    sourceId, groupId, row.fingerprint, 1 + extraSeen, row.redelivered, row.body, row.body.length, row.bodyEncoding, row.bodyPreview,
+    row.propertiesJson, row.headersJson, row.xDeathJson, row.deliveryExchange, row.deliveryRoutingKey, row.deathReason, row.attempts,
+    row.originExchange, row.originRoutingKeys, row.originQueue, row.firstDeathAt, row.lastDeathAt, row.failedAt,
+    row.errorType, row.errorMessage, row.errorStack, row.failureKind, row.service, row.serviceVersion, row.framework,
+    row.entityKey, row.flags, row.lineageOriginId, row.replayCount, row.status,
+  ]
+}
+
+const statements = new Map<number, string>()
+
+/**
+ * One statement stores the rows, then maintains the group counters, the per-minute arrival buckets and the
+ * source's drained count from the rows that were really new ((xmax = 0) is true only for inserted tuples).
+ * A multi-row VALUES list with one parameter per value lets node-pg send bodies as binary parameters
+ * (no hex or array escaping), and PostgreSQL keeps one prepared plan per batch size.
+ */
+function insertStatement(rowCount: number): string {
+  const cached = statements.get(rowCount)
+  if (cached) return cached
+  if (statements.size > 64) statements.clear()
+  const width = COLUMNS.length
+  const values: string[] = []
+  for (let r = 0; r < rowCount; r++) {
+    const base = r * width + 1
+    values.push(`(${COLUMNS.map((_, c) => `$${base + c}`).join(', ')})`)
+  }
+  const label = `$${rowCount * width + 1}::text`
+  const text = `
+WITH stored AS (
+  INSERT INTO dead_letters (${COLUMNS.join(', ')})
+  VALUES ${values.join(',\n')}
   ON CONFLICT (source_id, fingerprint) DO UPDATE
     SET seen_count = dead_letters.seen_count + excluded.seen_count - CASE WHEN excluded.redelivered THEN 1 ELSE 0 END
-  RETURNING group_id, failed_at, failure_kind, service, service_version, status, (xmax = 0) AS inserted
+  RETURNING group_id, failed_at, failure_kind, service, service_version, (xmax = 0) AS inserted
 ),
 fresh AS (SELECT * FROM stored WHERE inserted),
 per_group AS (
@@ -117,7 +128,7 @@ groups_updated AS (
     failure_kinds = ARRAY(SELECT DISTINCT unnest(g.failure_kinds || p.kinds) ORDER BY 1),
     services = ARRAY(SELECT DISTINCT unnest(g.services || p.services) ORDER BY 1),
     service_versions = ARRAY(SELECT DISTINCT unnest(g.service_versions || p.versions) ORDER BY 1),
-    sources = ARRAY(SELECT DISTINCT unnest(g.sources || ARRAY[$34::text]) ORDER BY 1),
+    sources = ARRAY(SELECT DISTINCT unnest(g.sources || ARRAY[${label}]) ORDER BY 1),
     -- A resolved group reopens when new failures arrive; acknowledged and muted ones keep their state.
     status = CASE WHEN g.status = 'resolved' THEN 'open' ELSE g.status END,
     updated_at = now()
@@ -138,35 +149,48 @@ source_updated AS (
 )
 SELECT (SELECT count(*) FROM fresh)::int AS inserted, (SELECT count(*) FROM stored)::int AS stored,
   (SELECT count(*) FROM groups_updated)::int + (SELECT count(*) FROM arrivals)::int + (SELECT count(*) FROM source_updated)::int AS touched`
+  statements.set(rowCount, text)
+  return text
+}
+
+/** Group ids by signature, per database; groups are never deleted, so a process may remember them. */
+const groupIdsByDb = new WeakMap<Sql, Map<string, string>>()
+
+async function resolveGroups(tx: Sql, rows: IngestRow[], groupIds: Map<string, string>): Promise<Map<string, string>> {
+  const missing = rows.filter((r, i) => !groupIds.has(r.signature) && rows.findIndex((o) => o.signature === r.signature) === i)
+  if (missing.length > 0) {
+    const col = <T>(pick: (row: IngestRow) => T) => missing.map(pick)
+    await tx.query(ENSURE_GROUPS, [col((r) => r.signature), col((r) => r.title), col((r) => r.errorType), col((r) => r.messagePattern), col((r) => r.failedAt)])
+    const { rows: found } = await tx.query<{ id: string; signature: string }>(
+      'SELECT id::text, signature FROM error_groups WHERE signature = ANY($1::text[])',
+      [col((r) => r.signature)],
+    )
+    for (const g of found) groupIds.set(g.signature, g.id)
+  }
+  return groupIds
+}
 
 /** Stores one batch atomically; the caller acks the deliveries only after this resolves. */
 export async function storeBatch(sql: Sql, options: { sourceId: string; sourceLabel: string; rows: IngestRow[] }): Promise<StoreBatchResult> {
   const { rows, extraSeen } = collapseDuplicates(options.rows)
   if (rows.length === 0) return { inserted: 0, duplicates: 0 }
-  const col = <T>(pick: (row: IngestRow) => T) => rows.map(pick)
+  let knownGroups = groupIdsByDb.get(sql)
+  if (!knownGroups) groupIdsByDb.set(sql, (knownGroups = new Map()))
+  const cache = knownGroups
   return sql.transaction(async (tx) => {
-    await tx.query(
-      UPSERT_GROUPS,
-      [col((r) => r.signature), col((r) => r.title), col((r) => r.errorType), col((r) => r.messagePattern), col((r) => r.failedAt)],
-      { name: 'lazarus_upsert_groups' },
-    )
-    const { rows: result } = await tx.query<{ inserted: number; stored: number }>(
-      INSERT_DEAD_LETTERS,
-      [
-        options.sourceId,
-        col((r) => r.fingerprint), col((r) => r.redelivered), col((r) => r.body), col((r) => r.bodyEncoding),
-        col((r) => r.bodyPreview), col((r) => r.propertiesJson), col((r) => r.headersJson), col((r) => r.xDeathJson),
-        col((r) => r.deliveryExchange), col((r) => r.deliveryRoutingKey), col((r) => r.deathReason), col((r) => r.attempts),
-        col((r) => r.originExchange), col((r) => JSON.stringify(r.originRoutingKeys)), col((r) => r.originQueue),
-        col((r) => r.firstDeathAt), col((r) => r.lastDeathAt), col((r) => r.failedAt), col((r) => r.errorType),
-        col((r) => r.errorMessage), col((r) => r.errorStack), col((r) => r.failureKind), col((r) => r.service),
-        col((r) => r.serviceVersion), col((r) => r.framework), col((r) => r.entityKey), col((r) => r.signature),
-        col((r) => JSON.stringify(r.flags)), col((r) => r.lineageOriginId), col((r) => r.replayCount), col((r) => r.status),
-        col((r) => extraSeen.get(r.fingerprint.toString('hex')) ?? 0),
-        options.sourceLabel,
-      ],
-      { name: 'lazarus_insert_dead_letters' },
-    )
+    // Planning a 500-row VALUES list costs more than executing it; a named statement reuses one generic plan.
+    if (tx.kind === 'postgres') await tx.query('SET LOCAL plan_cache_mode = force_generic_plan')
+    const groups = await resolveGroups(tx, rows, cache)
+    const params: unknown[] = []
+    for (const row of rows) {
+      const groupId = groups.get(row.signature)
+      if (!groupId) throw new Error(`error group ${row.signature} could not be created`)
+      params.push(...rowParams(row, options.sourceId, groupId, extraSeen.get(row.fingerprint.toString('hex')) ?? 0))
+    }
+    params.push(options.sourceLabel)
+    // Only large batches get a named (per-connection) plan: small ones are cheap to plan and vary in size.
+    const name = rows.length >= 100 ? `lazarus_insert_dead_letters_${rows.length}` : undefined
+    const { rows: result } = await tx.query<{ inserted: number; stored: number }>(insertStatement(rows.length), params, { name })
     const inserted = result[0]?.inserted ?? 0
     if ((result[0]?.stored ?? 0) !== rows.length) {
       // Never let the caller ack a delivery whose row did not make it in.

@@ -5,6 +5,9 @@ export const MAX_PARSED_BODY_BYTES = 4 * 1024 * 1024
 
 export type ParsedJson = { value: unknown }
 
+/** Content encodings that leave the bytes as they are (some publishers put the charset here). */
+const IDENTITY_ENCODINGS = ['identity', 'utf-8', 'utf8', '7bit', '8bit', 'binary']
+
 export type DeliveryBody = {
   bytes: Buffer
   /** The body as UTF-8, or null when it is compressed, not valid UTF-8, or too large. */
@@ -37,7 +40,9 @@ export function parseJsonText(text: string | null): ParsedJson | null {
 /** Lazy, memoised views of the body; nothing is decoded unless a rule or framework asks. */
 export function readBody(body: unknown, contentEncoding: unknown): DeliveryBody {
   const bytes = Buffer.isBuffer(body) ? body : body instanceof Uint8Array ? Buffer.from(body) : Buffer.alloc(0)
-  const encoded = typeof contentEncoding === 'string' && !/^\s*(?:identity|utf-?8|7bit|8bit|binary)?\s*$/i.test(contentEncoding)
+  const encoding = typeof contentEncoding === 'string' ? contentEncoding.trim().toLowerCase() : ''
+  // Anything but an identity encoding (gzip, deflate, br…) makes the bytes unreadable without decompressing.
+  const encoded = encoding !== '' && !IDENTITY_ENCODINGS.includes(encoding)
   let text: string | null | undefined
   let json: ParsedJson | null | undefined
   return {

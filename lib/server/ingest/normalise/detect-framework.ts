@@ -26,7 +26,8 @@ function isEasyNetQ(input: DetectionInput): boolean {
   if (typeof type !== 'string' || !EASYNETQ_ERROR_TYPE.test(type.trim())) return false
   const body = asRecord(input.body.json()?.value)
   // The shape changed little across 6.x–8.x; demand the exception plus most of the rest.
-  return body !== null && typeof body.Exception === 'string' && EASYNETQ_FIELDS.filter((f) => Object.hasOwn(body, f)).length >= 5
+  if (body === null || typeof getField(body, 'Exception') !== 'string') return false
+  return EASYNETQ_FIELDS.filter((f) => Object.hasOwn(body, f)).length >= 5
 }
 
 /** Only the head of the body is searched: the serialized Envelope class name comes first. */

@@ -22,12 +22,18 @@ export type ExceptionKindRule = {
   message?: RegExp
 }
 
-const HTTP_5XX_OR_429 =
-  /\b(?:status(?: code)?|http(?:\/\d(?:\.\d)?)?|response(?: code)?)\D{0,24}\b(?:5\d\d|429)\b|\b(?:5\d\d|429) \(?(?:internal server error|bad gateway|service unavailable|gateway time-?out|too many requests)/i
+/** Rules read best as lists; these build one regex from alternatives (types case-sensitive, messages not). */
+const types = (...alternatives: string[]) => new RegExp(alternatives.join('|'))
+const words = (...alternatives: string[]) => new RegExp(alternatives.join('|'), 'i')
+
+const HTTP_5XX_OR_429 = words(
+  String.raw`\b(?:status(?: code)?|http(?:\/\d(?:\.\d)?)?|response(?: code)?)\D{0,24}\b(?:5\d\d|429)\b`,
+  String.raw`\b(?:5\d\d|429) \(?(?:internal server error|bad gateway|service unavailable|gateway time-?out|too many requests)`,
+)
 
 /**
  * product.md §3. Ordered: the first matching rule wins. Rules that combine a type with a message come
- * first, then type rules (more reliable), then message rules. Extend by adding rows.
+ * first, then type rules (more reliable), then message rules for generic types. Extend by adding rows.
  */
 export const EXCEPTION_KIND_RULES: readonly ExceptionKindRule[] = [
   // Type + message: an HTTP error is transient only for 5xx, 429 or a failed connection.
@@ -36,45 +42,103 @@ export const EXCEPTION_KIND_RULES: readonly ExceptionKindRule[] = [
     name: 'http-connect',
     kind: 'transient',
     type: /^Http\w*Exception$/,
-    message: /connection (?:was )?(?:refused|reset|closed)|actively refused|no such host|timed out|ECONNREFUSED|ECONNRESET/i,
+    message: words(
+      String.raw`connection (?:was )?(?:refused|reset|closed)`,
+      'actively refused',
+      'no such host',
+      'timed out',
+      'ECONNREFUSED',
+      'ECONNRESET',
+    ),
   },
 
   // Types: content that will never be processable.
-  { name: 'json', kind: 'invalid', type: /^Json\w*(?:Exception|Error)$|^JSONDecodeError$/ },
-  { name: 'validation', kind: 'invalid', type: /Validation\w*(?:Exception|Error)$|^ConstraintViolation\w*Exception$|NotValid\w*Exception$/ },
-  { name: 'serialization', kind: 'invalid', type: /(?:Serialization|Deserialization)\w*(?:Exception|Error)$/ },
-  { name: 'conversion', kind: 'invalid', type: /^Message(?:Conversion|Deserialization|Decoding\w*)Exception$|NotReadableException$/ },
-  { name: 'parse', kind: 'invalid', type: /Pars(?:e|ing)\w*(?:Exception|Error)$|^MismatchedInputException$/ },
-  { name: 'format', kind: 'invalid', type: /Format\w*Exception$/ },
-  { name: 'argument', kind: 'invalid', type: /^(?:Illegal)?Argument\w*Exception$/ },
-  { name: 'syntax', kind: 'invalid', type: /^SyntaxError$/ },
-  { name: 'zod', kind: 'invalid', type: /^ZodError$/ },
-  { name: 'schema', kind: 'invalid', type: /^Schema\w*(?:Exception|Error)$|^InvalidPayload\w*$|^Unmarshal\w*Exception$/ },
-  { name: 'decode', kind: 'invalid', type: /Decod(?:e|ing)\w*(?:Exception|Error)$/ },
+  { name: 'json', kind: 'invalid', type: types(String.raw`^Json\w*(?:Exception|Error)$`, '^JSONDecodeError$') },
+  {
+    name: 'validation',
+    kind: 'invalid',
+    type: types(String.raw`Validation\w*(?:Exception|Error)$`, String.raw`^ConstraintViolation\w*Exception$`, String.raw`NotValid\w*Exception$`),
+  },
+  { name: 'serialization', kind: 'invalid', type: types(String.raw`(?:Serialization|Deserialization)\w*(?:Exception|Error)$`) },
+  {
+    name: 'conversion',
+    kind: 'invalid',
+    type: types(String.raw`^Message(?:Conversion|Deserialization|Decoding\w*)Exception$`, 'NotReadableException$'),
+  },
+  { name: 'parse', kind: 'invalid', type: types(String.raw`Pars(?:e|ing)\w*(?:Exception|Error)$`, '^MismatchedInputException$') },
+  { name: 'format', kind: 'invalid', type: types(String.raw`Format\w*Exception$`) },
+  { name: 'argument', kind: 'invalid', type: types(String.raw`^(?:Illegal)?Argument\w*Exception$`) },
+  { name: 'syntax', kind: 'invalid', type: types('^SyntaxError$') },
+  { name: 'zod', kind: 'invalid', type: types('^ZodError$') },
+  {
+    name: 'schema',
+    kind: 'invalid',
+    type: types(String.raw`^Schema\w*(?:Exception|Error)$`, String.raw`^InvalidPayload\w*$`, String.raw`^Unmarshal\w*Exception$`),
+  },
+  { name: 'decode', kind: 'invalid', type: types(String.raw`Decod(?:e|ing)\w*(?:Exception|Error)$`) },
 
   // Types: failures that may succeed on a later attempt.
-  { name: 'timeout', kind: 'transient', type: /Time[dD]?[oO]ut\w*(?:Exception|Error)?$|^TaskCanceledException$/ },
-  { name: 'socket', kind: 'transient', type: /^Socket\w*(?:Exception|Error)$|^BrokenPipe\w*$/ },
-  { name: 'connection', kind: 'transient', type: /^Connect(?:ion)?\w*(?:Exception|Error)$|ConnectionRe(?:fused|set)\w*$|^CannotGetJdbcConnectionException$/ },
-  { name: 'unavailable', kind: 'transient', type: /Unavailable\w*(?:Exception|Error)?$|^BrokerUnreachable\w*$/ },
-  { name: 'deadlock', kind: 'transient', type: /Deadlock\w*$|^CannotAcquireLock\w*$|^PessimisticLocking\w*$/ },
-  { name: 'transient-data-access', kind: 'transient', type: /^(?:Transient|Recoverable)DataAccess\w*$|^SqlTransient\w*$/ },
-  { name: 'rate-limit', kind: 'transient', type: /RateLimit\w*|TooManyRequests\w*|Throttl\w*/ },
-  { name: 'server-error', kind: 'transient', type: /^HttpServerErrorException$|^ResourceAccessException$/ },
+  { name: 'timeout', kind: 'transient', type: types(String.raw`Time[dD]?[oO]ut\w*(?:Exception|Error)?$`, '^TaskCanceledException$') },
+  { name: 'socket', kind: 'transient', type: types(String.raw`^Socket\w*(?:Exception|Error)$`, String.raw`^BrokenPipe\w*$`) },
+  {
+    name: 'connection',
+    kind: 'transient',
+    type: types(
+      String.raw`^Connect(?:ion)?\w*(?:Exception|Error)$`,
+      String.raw`ConnectionRe(?:fused|set)\w*$`,
+      '^CannotGetJdbcConnectionException$',
+    ),
+  },
+  { name: 'unavailable', kind: 'transient', type: types(String.raw`Unavailable\w*(?:Exception|Error)?$`, String.raw`^BrokerUnreachable\w*$`) },
+  {
+    name: 'deadlock',
+    kind: 'transient',
+    type: types(String.raw`Deadlock\w*$`, String.raw`^CannotAcquireLock\w*$`, String.raw`^PessimisticLocking\w*$`),
+  },
+  {
+    name: 'transient-data-access',
+    kind: 'transient',
+    type: types(String.raw`^(?:Transient|Recoverable)DataAccess\w*$`, String.raw`^SqlTransient\w*$`),
+  },
+  { name: 'rate-limit', kind: 'transient', type: types(String.raw`RateLimit\w*`, String.raw`TooManyRequests\w*`, String.raw`Throttl\w*`) },
+  { name: 'server-error', kind: 'transient', type: types('^HttpServerErrorException$', '^ResourceAccessException$') },
 
   // Messages, for generic types (Exception, RuntimeException, Error…).
   {
     name: 'message-invalid',
     kind: 'invalid',
-    message:
-      /\b(?:invalid|malformed) (?:json|payload|message|input|format|request body)\b|\bunexpected (?:token|end of (?:json )?input|character)\b|\b(?:failed to|could not|cannot|unable to) (?:parse|deserializ|decode|convert)|\bschema validation\b|\bvalidation (?:failed|error)|\bis not valid JSON\b|\bJSON parse error\b/i,
+    message: words(
+      String.raw`\b(?:invalid|malformed) (?:json|payload|message|input|format|request body)\b`,
+      String.raw`\bunexpected (?:token|end of (?:json )?input|character)\b`,
+      String.raw`\b(?:failed to|could not|cannot|unable to) (?:parse|deserializ|decode|convert)`,
+      String.raw`\bschema validation\b`,
+      String.raw`\bvalidation (?:failed|error)`,
+      String.raw`\bis not valid JSON\b`,
+      String.raw`\bJSON parse error\b`,
+    ),
   },
   { name: 'message-http', kind: 'transient', message: HTTP_5XX_OR_429 },
   {
     name: 'message-transient',
     kind: 'transient',
-    message:
-      /\btime(?:d)? ?out\b|\btimeout\b|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|connection (?:was )?(?:refused|reset|closed|aborted)|(?:could not|failed to|unable to) connect|no route to host|(?:host|network) is unreachable|broken pipe|\bdeadlock\b|\bservice unavailable\b|\btemporar(?:y|ily) (?:failure|unavailable)\b|\btry again later\b|too many (?:requests|connections)|rate.?limit|\bthrottl|could not serialize access/i,
+    message: words(
+      String.raw`\btimed? ?out\b`,
+      String.raw`\btimeout\b`,
+      String.raw`\b(?:ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN)\b`,
+      String.raw`connection (?:was )?(?:refused|reset|closed|aborted)`,
+      String.raw`(?:could not|failed to|unable to) connect`,
+      'no route to host',
+      String.raw`(?:host|network) is unreachable`,
+      'broken pipe',
+      String.raw`\bdeadlock\b`,
+      String.raw`\bservice unavailable\b`,
+      String.raw`\btemporar(?:y|ily) (?:failure|unavailable)\b`,
+      String.raw`\btry again later\b`,
+      String.raw`too many (?:requests|connections)`,
+      String.raw`rate.?limit`,
+      String.raw`\bthrottl`,
+      'could not serialize access',
+    ),
   },
 ]
 
@@ -99,7 +163,9 @@ export type FailureKindInput = {
 
 export type FailureKindResult = { kind: FailureKind; source: string; flags: string[] }
 
+/** Rules look at the start of a message and at type names; longer inputs only cost time. */
 const MAX_MESSAGE_SCAN = 2000
+const MAX_TYPE_SCAN = 256
 
 export function shortTypeForRules(type: string): string {
   return type.split(',')[0].trim().split(/[.\\+$]/).filter(Boolean).pop() ?? type
@@ -115,7 +181,7 @@ export function matchExceptionRule(
   messages: readonly (string | null)[],
   rules: readonly ExceptionKindRule[] = EXCEPTION_KIND_RULES,
 ): ExceptionKindRule | null {
-  const shortTypes = types.flatMap((t) => (t ? [shortTypeForRules(t)] : []))
+  const shortTypes = types.flatMap((t) => (t ? [shortTypeForRules(t).slice(0, MAX_TYPE_SCAN)] : []))
   const texts = messages.flatMap((m) => (m ? [m.slice(0, MAX_MESSAGE_SCAN)] : []))
   for (const rule of rules) {
     if (!rule.type && !rule.message) continue

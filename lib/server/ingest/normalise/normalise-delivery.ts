@@ -16,9 +16,9 @@ import { extractSpring } from './frameworks/spring'
 import { extractSymfony } from './frameworks/symfony'
 import { extractWolverine } from './frameworks/wolverine'
 import { asInteger, asNonBlankText, asRecord, asText, getField } from './header-values'
-import type { Frame, FrameOptions } from './stack-frames'
+import type { Frame, FrameOptions, StackLanguage } from './stack-frames'
 import { analyseStack, isWrapperType } from './stack-trace'
-import { parseXDeath } from './x-death'
+import { parseXDeath, type XDeathSummary } from './x-death'
 
 /** product.md §4: raw message and stack are kept for display, capped per failure. */
 export const MAX_ERROR_TEXT = 64 * 1024
@@ -69,6 +69,20 @@ const EXTRACTORS: Record<Framework, (ctx: FrameworkContext) => FrameworkFacts> =
   unknown: extractNothing,
 }
 
+/** The language a framework's services are written in, for x-error-stack text that does not make it obvious. */
+const FRAMEWORK_LANGUAGE: Partial<Record<Framework, StackLanguage>> = {
+  nservicebus: 'dotnet',
+  masstransit: 'dotnet',
+  rebus: 'dotnet',
+  wolverine: 'dotnet',
+  easynetq: 'dotnet',
+  brighter: 'dotnet',
+  'spring-amqp': 'java',
+  'spring-cloud-stream': 'java',
+  symfony: 'php',
+  celery: 'python',
+}
+
 /** PostgreSQL text cannot hold NUL; a forged header must not fail the drainer's insert. */
 function clean(text: string): string {
   return text.includes('\u0000') ? text.replace(/\u0000/g, '\uFFFD') : text
@@ -110,7 +124,12 @@ type ErrorRecord = {
 }
 
 /** Lazarus' own headers win over whatever the framework reported (product.md §4). */
-function mergeError(facts: FrameworkFacts, headers: Record<string, unknown>, provenance: Provenance): ErrorRecord {
+function mergeError(
+  framework: Framework,
+  facts: FrameworkFacts,
+  headers: Record<string, unknown>,
+  provenance: Provenance,
+): ErrorRecord {
   const e = facts.error
   const record: ErrorRecord = {
     type: e?.type ?? null,
@@ -128,7 +147,10 @@ function mergeError(facts: FrameworkFacts, headers: Record<string, unknown>, pro
   const ownMessage = headerText(headers, 'x-error-message')
   const ownStack = headerText(headers, 'x-error-stack')
   if (ownStack !== null) {
-    const analysis = analyseStack(ownStack, { knownMessage: ownMessage ?? record.message })
+    const analysis = analyseStack(ownStack, {
+      hint: FRAMEWORK_LANGUAGE[framework],
+      knownMessage: ownMessage ?? record.message,
+    })
     record.stack = ownStack
     record.frames = analysis.frames
     record.rootMissing = analysis.rootMissing
@@ -155,6 +177,16 @@ function mergeError(facts: FrameworkFacts, headers: Record<string, unknown>, pro
   return record
 }
 
+/**
+ * The x-death reason that says why the message failed. Symfony's AMQP retries park messages in TTL queues
+ * named `delay_*`; their expiry is the retry mechanism, not a failure (framework-headers.md §7).
+ */
+function failureDeathReason(framework: Framework, xDeath: XDeathSummary): string | null {
+  const latest = xDeath.entries[0]
+  if (framework === 'symfony' && xDeath.decisiveReason === 'expired' && latest?.queue?.startsWith('delay_')) return null
+  return xDeath.decisiveReason
+}
+
 function derive(delivery: DeliveryView, options: NormaliseOptions, now: Date): NormalisedDelivery {
   const headers = asRecord(getField(delivery, 'headers')) ?? {}
   const properties = asRecord(getField(delivery, 'properties')) ?? {}
@@ -173,17 +205,18 @@ function derive(delivery: DeliveryView, options: NormaliseOptions, now: Date): N
   const facts = EXTRACTORS[framework]({ delivery: { queue, exchange, routingKey }, headers, properties, body, now })
   facts.flags.forEach((f) => flags.add(f))
 
-  const error = mergeError(facts, headers, provenance)
-  error.type = cleanOrNull(error.type)
-  error.message = cleanOrNull(error.message)
-  error.stack = cleanOrNull(error.stack)
+  const error = mergeError(framework, facts, headers, provenance)
+  // Capped before classification and hashing, so a forged megabyte "type" cannot slow the rules down.
+  error.type = capped(cleanOrNull(error.type), MAX_NAME, 'error-type-truncated', flags)
+  error.message = capped(cleanOrNull(error.message), MAX_ERROR_TEXT, 'error-text-truncated', flags)
+  error.stack = capped(cleanOrNull(error.stack), MAX_ERROR_TEXT, 'error-text-truncated', flags)
 
   const explicitKind = asText(getField(headers, 'x-failure-kind'))
   const kind = classifyFailure({
     explicit: explicitKind === null || explicitKind.trim() === '' ? null : explicitKind,
     errorTypes: [error.type],
     messages: [error.message],
-    deathReason: xDeath.decisiveReason,
+    deathReason: failureDeathReason(framework, xDeath),
     hasError: error.type !== null || error.message !== null || error.stack !== null,
   })
   kind.flags.forEach((f) => flags.add(f))
@@ -195,14 +228,18 @@ function derive(delivery: DeliveryView, options: NormaliseOptions, now: Date): N
     routingKeys: xDeath.origin.routingKeys.length > 0 ? xDeath.origin.routingKeys : (facts.origin.routingKeys?.value ?? []),
     queue: xDeath.origin.queue ?? facts.origin.queue?.value ?? null,
   }
-  const xDeathSource = 'x-death / x-first-death-*'
-  if (origin.exchange !== null) provenance['origin.exchange'] = xDeath.origin.exchange !== null ? xDeathSource : facts.origin.exchange?.source
-  if (origin.queue !== null) provenance['origin.queue'] = xDeath.origin.queue !== null ? xDeathSource : facts.origin.queue?.source
+  const fromXDeath = 'x-death / x-first-death-*'
+  if (origin.exchange !== null) {
+    provenance['origin.exchange'] = xDeath.origin.exchange !== null ? fromXDeath : facts.origin.exchange?.source
+  }
+  if (origin.queue !== null) {
+    provenance['origin.queue'] = xDeath.origin.queue !== null ? fromXDeath : facts.origin.queue?.source
+  }
   if (origin.routingKeys.length > 0) {
-    provenance['origin.routingKeys'] = xDeath.origin.routingKeys.length > 0 ? xDeathSource : facts.origin.routingKeys?.source
+    provenance['origin.routingKeys'] = xDeath.origin.routingKeys.length > 0 ? fromXDeath : facts.origin.routingKeys?.source
   }
 
-  // Broker counters first (rabbitmq.md §8 inference rules); a delivery_limit death counts once, x-delivery-count all.
+  // Broker counters first (framework-headers.md §8); a delivery_limit death counts once, x-delivery-count every try.
   const deliveryCount = headerCount(headers, 'x-delivery-count', flags)
   const acquiredCount = headerCount(headers, 'x-acquired-count', flags)
   const brokerCounts = [xDeath.rejections, deliveryCount].filter((n): n is number => n !== null)
@@ -232,7 +269,9 @@ function derive(delivery: DeliveryView, options: NormaliseOptions, now: Date): N
   if (service !== null) provenance.service = ownService !== null ? 'x-service' : (facts.service?.source ?? 'appId')
   const ownVersion = headerText(headers, 'x-service-version')
   const serviceVersion = ownVersion ?? facts.serviceVersion?.value ?? null
-  if (serviceVersion !== null) provenance.serviceVersion = ownVersion !== null ? 'x-service-version' : facts.serviceVersion?.source
+  if (serviceVersion !== null) {
+    provenance.serviceVersion = ownVersion !== null ? 'x-service-version' : facts.serviceVersion?.source
+  }
 
   let entityKey: string | null
   const rule = getField(delivery, 'entityKeyRule')
@@ -263,9 +302,14 @@ function derive(delivery: DeliveryView, options: NormaliseOptions, now: Date): N
   })
 
   const originIdRaw = getField(headers, 'x-lazarus-origin-id')
-  const originId = asNonBlankText(originIdRaw)
+  const originId = capped(cleanOrNull(asNonBlankText(originIdRaw)), MAX_NAME, 'lineage-malformed', flags)
   if (originIdRaw !== undefined && originIdRaw !== null && originId === null) flags.add('lineage-malformed')
   const replayCount = headerCount(headers, 'x-lazarus-replay-count', flags) ?? 0
+  const names = {
+    service: capped(cleanOrNull(service), MAX_NAME, 'service-truncated', flags),
+    serviceVersion: capped(cleanOrNull(serviceVersion), MAX_NAME, 'service-truncated', flags),
+    messageType: capped(cleanOrNull(facts.messageType), MAX_NAME, 'message-type-truncated', flags),
+  }
 
   const xDeathEntries: XDeathEntry[] = xDeath.entries.map((e) => ({
     ...e,
@@ -278,12 +322,12 @@ function derive(delivery: DeliveryView, options: NormaliseOptions, now: Date): N
 
   return {
     framework,
-    errorType: capped(error.type, MAX_NAME, 'error-type-truncated', flags),
-    errorMessage: capped(error.message, MAX_ERROR_TEXT, 'error-text-truncated', flags),
-    errorStack: capped(error.stack, MAX_ERROR_TEXT, 'error-text-truncated', flags),
+    errorType: error.type,
+    errorMessage: error.message,
+    errorStack: error.stack,
     failureKind: kind.kind,
-    service: capped(cleanOrNull(service), MAX_NAME, 'service-truncated', flags),
-    serviceVersion: capped(cleanOrNull(serviceVersion), MAX_NAME, 'service-truncated', flags),
+    service: names.service,
+    serviceVersion: names.serviceVersion,
     entityKey: cleanOrNull(entityKey),
     deathReason: cleanOrNull(xDeath.deathReason),
     attempts,
@@ -300,8 +344,8 @@ function derive(delivery: DeliveryView, options: NormaliseOptions, now: Date): N
     title: clean(signature.title),
     messagePattern: cleanOrNull(signature.messagePattern),
     flags: [...flags].map(clean).sort(),
-    lineage: { originId: capped(cleanOrNull(originId), MAX_NAME, 'lineage-malformed', flags), replayCount },
-    messageType: capped(cleanOrNull(facts.messageType), MAX_NAME, 'message-type-truncated', flags),
+    lineage: { originId, replayCount },
+    messageType: names.messageType,
     provenance,
   }
 }

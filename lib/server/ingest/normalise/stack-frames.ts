@@ -67,13 +67,24 @@ export function isInAppFrame(frame: Frame, options: FrameOptions = {}): boolean 
 }
 
 /** Longer lines are not stack frames, and regexes over them only cost time. */
-const MAX_FRAME_LINE = 4000
+export const MAX_FRAME_LINE = 2000
 
-export const JAVA_FRAME = /^\s*at\s+(\S+?)\(([^()]*)\)\s*$/
-export const DOTNET_FRAME = /^\s*at\s+([^\s(]+?)\((.*)\)(?:\s+in\s+.*?:line\s+\d+)?\s*$/
-const NODE_FRAME = /^\s*at\s+(?:(.+?)\s+\((.+)\)|(\S+))\s*$/
-const PYTHON_FRAME = /^\s*File "([^"]*)", line \d+(?:, in (.+?))?\s*$/
-const PHP_FRAME = /^#\d+\s+(?:.*?\(\d+\)|\[internal function\]):\s+(.+?)\s*$/
+// Every frame pattern is anchored and free of nested or overlapping quantifiers, so matching stays linear
+// in the line length whatever a hostile header holds.
+const JAVA_FRAME = /^\s*at\s+(\S+?)\(([^()]*)\)\s*$/
+const DOTNET_FRAME_START = /^\s*at\s+([^\s(]+)\(/
+const NODE_FRAME_START = /^\s*at\s+/
+const PYTHON_FRAME = /^\s*File "([^"]*)", line \d+(?:, in (.+))?$/
+const PHP_FRAME = /^#\d+\s+(?:[^()]*\(\d+\)|\[internal function\]):\s+(.+)$/
+
+/** `at Ns.Type.Method(args)` optionally followed by ` in path:line N`. */
+export function matchDotnetFrame(line: string): string | null {
+  if (line.length > MAX_FRAME_LINE) return null
+  const m = DOTNET_FRAME_START.exec(line)
+  if (!m) return null
+  const end = line.trimEnd()
+  return end.endsWith(')') || /:line \d+$/.test(end) ? m[1] : null
+}
 
 function canonicalJava(raw: string): string {
   return (
@@ -132,23 +143,27 @@ function baseName(file: string): string {
 }
 
 function parseNodeFrame(line: string): Frame | null {
-  const m = NODE_FRAME.exec(line)
-  if (!m) return null
-  const location = (m[2] ?? m[3] ?? '').trim()
+  if (!NODE_FRAME_START.test(line)) return null
+  const rest = line.replace(NODE_FRAME_START, '').trimEnd()
+  // `fn (location)` or a bare location; the location is whatever sits in the last parentheses.
+  const open = rest.endsWith(')') ? rest.lastIndexOf(' (') : -1
+  const location = (open >= 0 ? rest.slice(open + 2, -1) : rest).trim()
+  const rawFn = open >= 0 ? rest.slice(0, open) : ''
   const isPosition = /:\d+(?::\d+)?$/.test(location)
   const builtin = location === 'native' || /^index \d+$/.test(location)
   if (!isPosition && !builtin && location !== '<anonymous>') return null
+  if (open < 0 && /\s/.test(location)) return null
   const file = location.replace(/:\d+(?::\d+)?$/, '').replace(/^file:\/\//, '')
-  let fn = (m[1] ?? '')
+  let fn = rawFn
     .replace(/^(?:async|new)\s+/, '')
-    .replace(/\s+\[as [^\]]+\]$/, '')
+    .replace(/ \[as [^\]]+\]$/, '')
     .trim()
   if (fn === '' || fn === '<anonymous>' || fn === 'Object.<anonymous>') fn = `${baseName(file)}.<anonymous>`
   return { fn, file, library: builtin || file.startsWith('node:') }
 }
 
 function parsePhpFrame(line: string): Frame | null {
-  const m = PHP_FRAME.exec(line)
+  const m = PHP_FRAME.exec(line.trimEnd())
   if (!m) return null
   // PHP 8.4 names closures after their definition site, line included: `{closure:App\X::run():12}`.
   const call = m[1].replace(/\{closure:[^}]*\}/g, '{closure}')
@@ -168,14 +183,14 @@ export function parseFrameLine(line: string, language: StackLanguage): Frame | n
       return m ? { fn: canonicalJava(m[1]), file: null, library: false } : null
     }
     case 'dotnet': {
-      const m = DOTNET_FRAME.exec(line)
-      return m ? { fn: canonicalDotnet(m[1]), file: null, library: false } : null
+      const fn = matchDotnetFrame(line)
+      return fn ? { fn: canonicalDotnet(fn), file: null, library: false } : null
     }
     case 'python': {
       const m = PYTHON_FRAME.exec(line)
       if (!m) return null
       const { module, library } = pythonModule(m[1])
-      return { fn: `${module}.${m[2] ?? '<module>'}`, file: m[1], library }
+      return { fn: `${module}.${m[2]?.trim() || '<module>'}`, file: m[1], library }
     }
     case 'php':
       return /^#\d+\s+\{main\}\s*$/.test(line) ? null : parsePhpFrame(line)
@@ -185,21 +200,25 @@ export function parseFrameLine(line: string, language: StackLanguage): Frame | n
 }
 
 const LANGUAGE_SIGNALS: ReadonlyArray<[StackLanguage, RegExp]> = [
-  ['python', /^\s*File "[^"\n]*", line \d+|^Traceback \(most recent call last\):/gm],
+  ['python', /^[ \t]*File "[^"\n]*", line \d+|^Traceback \(most recent call last\):/gm],
   ['php', /^#\d+ (?:[^\n]*\(\d+\)|\[internal function\]): |^#\d+ \{main\}/gm],
-  ['node', /^\s*at (?:[^\n]*\()?[^\s()]+:\d+:\d+\)?[ \t]*$/gm],
+  ['node', /^[ \t]*at (?:[^\n]*\()?[^\s()]+:\d+:\d+\)?[ \t]*$/gm],
   [
     'java',
-    /^\s*at \S+\((?:[\w$.-]+\.(?:java|kt|scala|groovy|clj)(?::\d+)?|Unknown Source|Native Method|<generated>)\)[ \t]*$|^Caused by: /gm,
+    /^[ \t]*at \S+\((?:[\w$.-]+\.(?:java|kt|scala|groovy|clj)(?::\d+)?|Unknown Source|Native Method|<generated>)\)[ \t]*$|^Caused by: /gm,
   ],
-  ['dotnet', /^\s*at [^\s(]+\([^\n]*\) in [^\n]*:line \d+[ \t]*$|^\s*--- End of |\s---> |^\s*at [^\s(]+\(\)[ \t]*$/gm],
+  ['dotnet', /^[ \t]*at [^\s(]+\([^\n]*\) in [^\n]*:line \d+[ \t]*$|^[ \t]*--- End of |\s---> |^[ \t]*at [^\s(]+\(\)[ \t]*$/gm],
 ]
 
-/** Only the start of a trace is scanned: the language is obvious within a few frames. */
+/** Only the start of a trace is scanned, and only lines short enough to be frames. */
 const DETECTION_WINDOW = 16_384
 
 export function detectStackLanguage(text: string, hint: StackLanguage | null = null): StackLanguage | null {
-  const sample = text.slice(0, DETECTION_WINDOW)
+  const sample = text
+    .slice(0, DETECTION_WINDOW)
+    .split(/\r?\n/)
+    .filter((line) => line.length <= MAX_FRAME_LINE)
+    .join('\n')
   let best: StackLanguage | null = null
   let bestCount = 0
   for (const [language, pattern] of LANGUAGE_SIGNALS) {

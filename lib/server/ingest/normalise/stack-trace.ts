@@ -1,5 +1,5 @@
 import 'server-only'
-import { DOTNET_FRAME, detectStackLanguage, parseFrameLine, type Frame, type StackLanguage } from './stack-frames'
+import { detectStackLanguage, matchDotnetFrame, parseFrameLine, type Frame, type StackLanguage } from './stack-frames'
 
 export type ExceptionHeader = { type: string; message: string | null }
 
@@ -51,7 +51,7 @@ function collectFrames(lines: string[], language: StackLanguage): Frame[] {
 
 function header(type: string | undefined, message: string | undefined): ExceptionHeader | null {
   if (!type) return null
-  const trimmed = message?.replace(/\s+$/, '') ?? ''
+  const trimmed = message?.trimEnd() ?? ''
   return { type, message: trimmed === '' ? null : trimmed }
 }
 
@@ -91,7 +91,10 @@ function analyseJava(lines: string[]): Omit<StackAnalysis, 'language'> {
   }
 }
 
-/** `Type: message`; COM-derived exceptions (SocketException, NpgsqlException…) insert their HRESULT: `Type (0x80004005): message`. */
+/**
+ * `Type: message`. COM-derived exceptions (SocketException, NpgsqlException…) insert their HRESULT:
+ * `Type (0x80004005): message`.
+ */
 const DOTNET_HEADER =
   /^\s*(?:\(Inner Exception #\d+\)\s*)?([A-Za-z_][\w`+]*(?:\.[A-Za-z_][\w`+]*)*)(?:\[[^\]\n]*\])?(?: \(0x[0-9A-Fa-f]{1,8}\))?(?::\s?([\s\S]*))?$/
 /** A namespaced exception type somewhere on a line, for text that prefixes the ToString() (Rebus manual dead-lettering). */
@@ -100,7 +103,7 @@ const DOTNET_EMBEDDED_TYPE = /(?:^|:\s)((?:[A-Za-z_][\w`+]*\.)+[A-Za-z_][\w`+]*(
 function analyseDotnet(lines: string[]): Omit<StackAnalysis, 'language'> {
   let i = 0
   const headerLines: string[] = []
-  while (i < lines.length && !DOTNET_FRAME.test(lines[i]) && !/^\s*--- End of /.test(lines[i])) {
+  while (i < lines.length && matchDotnetFrame(lines[i]) === null && !/^\s*--- End of /.test(lines[i])) {
     headerLines.push(lines[i])
     i++
   }
@@ -115,7 +118,7 @@ function analyseDotnet(lines: string[]): Omit<StackAnalysis, 'language'> {
       return
     }
     if (index === 0) {
-      const embedded = DOTNET_EMBEDDED_TYPE.exec(segment.split('\n')[0])
+      const embedded = DOTNET_EMBEDDED_TYPE.exec(segment.split('\n')[0].slice(0, 1000))
       const h = embedded ? header(embedded[1], [embedded[2], ...segment.split('\n').slice(1)].join('\n')) : null
       if (h) chain.push(h)
     }
@@ -171,8 +174,9 @@ function analysePython(lines: string[]): Omit<StackAnalysis, 'language'> {
   }
 }
 
-const PHP_HEADER =
-  /^(?:PHP (?:Fatal error|Warning):\s+Uncaught\s+)?([A-Za-z_\\][\w\\]*)(?::\s?([\s\S]*?))?(?: in \S+:\d+)?\s*$/
+const PHP_HEADER = /^(?:PHP (?:Fatal error|Warning):\s+Uncaught\s+)?([A-Za-z_\\][\w\\]*)(?::\s?([\s\S]*))?$/
+/** __toString() ends the first line with the throw site: "Type: message in /path/File.php:42". */
+const PHP_THROW_SITE = / in \S+:\d+$/
 
 function analysePhp(lines: string[]): Omit<StackAnalysis, 'language'> {
   // Exception::__toString() prints the innermost previous exception first, then "Next <outer>".
@@ -188,7 +192,7 @@ function analysePhp(lines: string[]): Omit<StackAnalysis, 'language'> {
       headerLines.push(line)
     }
     const m = PHP_HEADER.exec(headerLines.join('\n').trim())
-    return { header: m ? header(m[1], m[2]) : null, frames: collectFrames(block, 'php') }
+    return { header: m ? header(m[1], m[2]?.replace(PHP_THROW_SITE, '')) : null, frames: collectFrames(block, 'php') }
   })
   const root = parsed[0]
   return {

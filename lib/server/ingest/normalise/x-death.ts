@@ -10,6 +10,8 @@ const MAX_ENTRIES = 64
 const MAX_ROUTING_KEYS = 100
 /** A TTL retry loop of one second runs for years before it reaches this. */
 const MAX_SANE_COUNT = 100_000_000
+/** Queue, exchange and routing-key names are AMQP short strings (255 bytes); longer values are forged. */
+const MAX_NAME = 255 * 4
 
 export type XDeathSummary = {
   entries: XDeathEntry[]
@@ -31,7 +33,8 @@ export type XDeathSummary = {
 }
 
 function isTimestampShaped(value: unknown): boolean {
-  return value instanceof Date || typeof value === 'number' || typeof value === 'bigint' || getField(value, '!') !== undefined
+  if (value instanceof Date || typeof value === 'number' || typeof value === 'bigint') return true
+  return getField(value, '!') !== undefined
 }
 
 type EntryResult = { entry: XDeathEntry; malformed: boolean; suspicious: boolean }
@@ -47,7 +50,8 @@ function parseEntry(raw: unknown, now: Date): EntryResult | null {
     if (value === undefined || value === null) return null
     const t = asText(value)
     if (t === null) malformed = true
-    return t
+    if (t !== null && t.length > MAX_NAME) suspicious = true
+    return t === null ? null : t.slice(0, MAX_NAME)
   }
 
   const queue = text('queue')
@@ -81,6 +85,7 @@ function parseEntry(raw: unknown, now: Date): EntryResult | null {
 
   const keys = asTextArray(getField(table, 'routing-keys'), MAX_ROUTING_KEYS)
   if (keys.malformed) malformed = true
+  if (keys.values.some((k) => k.length > MAX_NAME)) suspicious = true
 
   return {
     entry: {
@@ -88,7 +93,7 @@ function parseEntry(raw: unknown, now: Date): EntryResult | null {
       reason,
       count,
       exchange: text('exchange'),
-      routingKeys: keys.values,
+      routingKeys: keys.values.map((k) => k.slice(0, MAX_NAME)),
       time,
       originalExpiration: text('original-expiration'),
     },
@@ -98,7 +103,7 @@ function parseEntry(raw: unknown, now: Date): EntryResult | null {
 }
 
 function headerText(headers: unknown, name: string): string | null {
-  return asText(getField(headers, name))
+  return asText(getField(headers, name))?.slice(0, MAX_NAME) ?? null
 }
 
 const isFailureReason = (reason: string | null) => reason === 'rejected' || reason === 'delivery_limit'

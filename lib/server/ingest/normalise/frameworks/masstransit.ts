@@ -38,7 +38,7 @@ export function extractMassTransit(ctx: FrameworkContext): FrameworkFacts {
       },
     }
     const retries = getField(ctx.headers, 'MT-Fault-RetryCount')
-    const retryCount = retries === undefined ? 0 : asInteger(retries)
+    const retryCount = retries === undefined || retries === null ? 0 : asInteger(retries)
     if (retryCount === null || retryCount < 0) facts.flags.push('header-malformed:MT-Fault-RetryCount')
     else facts.attempts = { value: retryCount + 1, source: 'MT-Fault-RetryCount + 1' }
   }
@@ -59,7 +59,9 @@ export function extractMassTransit(ctx: FrameworkContext): FrameworkFacts {
     facts.origin.exchange = { value: queue.value, source: 'MassTransit endpoint exchange convention' }
   }
   // The error transport republishes with the original routing key.
-  if (ctx.delivery.routingKey) facts.origin.routingKeys = { value: [ctx.delivery.routingKey], source: 'delivery routing key' }
+  if (ctx.delivery.routingKey) {
+    facts.origin.routingKeys = { value: [ctx.delivery.routingKey], source: 'delivery routing key' }
+  }
 
   facts.service = firstOf(
     sourced(headerText(ctx, 'MT-Host-Assembly'), 'MT-Host-Assembly'),

@@ -42,7 +42,9 @@ export function extractNServiceBus(ctx: FrameworkContext): FrameworkFacts {
       extraParts: [],
       sources: {
         type: typeSource,
-        message: innermost?.message ? 'NServiceBus.ExceptionInfo.StackTrace (innermost)' : 'NServiceBus.ExceptionInfo.Message',
+        message: innermost?.message
+          ? 'NServiceBus.ExceptionInfo.StackTrace (innermost)'
+          : 'NServiceBus.ExceptionInfo.Message',
         stack: stack !== null ? 'NServiceBus.ExceptionInfo.StackTrace' : undefined,
       },
     }

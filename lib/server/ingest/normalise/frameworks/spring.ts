@@ -1,7 +1,15 @@
 import 'server-only'
 import { asInteger, getField } from '../header-values'
 import { analyseStack } from '../stack-trace'
-import { emptyFacts, headerRawText, headerText, propertyText, sourced, type FrameworkContext, type FrameworkFacts } from './facts'
+import {
+  emptyFacts,
+  headerRawText,
+  headerText,
+  propertyText,
+  sourced,
+  type FrameworkContext,
+  type FrameworkFacts,
+} from './facts'
 
 /** Spring AMQP RepublishMessageRecoverer and the Spring Cloud Stream binder (framework-headers.md §2, §3). */
 export function extractSpring(ctx: FrameworkContext, flavour: 'spring-amqp' | 'spring-cloud-stream'): FrameworkFacts {

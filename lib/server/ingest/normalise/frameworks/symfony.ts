@@ -1,5 +1,5 @@
 import 'server-only'
-import { parseJsonText } from '../delivery-body'
+import { MAX_PARSED_BODY_BYTES, parseJsonText } from '../delivery-body'
 import { parseIsoDate } from '../dates'
 import { asInteger, asNonBlankText, asRecord, asText, getField, headerNamesWithPrefix } from '../header-values'
 import { analyseStack, isWrapperType } from '../stack-trace'
@@ -110,7 +110,7 @@ function fromJsonStamps(ctx: FrameworkContext, facts: FrameworkFacts): boolean {
 
 /** PhpSerializer keeps every stamp inside the body; pull out what a regex can reach safely. */
 function fromSerializedBody(ctx: FrameworkContext, facts: FrameworkFacts): void {
-  let text = ctx.body.bytes.toString('latin1')
+  let text = ctx.body.bytes.subarray(0, MAX_PARSED_BODY_BYTES).toString('latin1')
   if (!text.includes('Envelope')) text = Buffer.from(text, 'base64').toString('latin1')
   // Serialized strings count UTF-8 bytes; re-read as UTF-8 now that the format is confirmed.
   text = Buffer.from(text, 'latin1').toString('utf8')
@@ -126,7 +126,11 @@ function fromSerializedBody(ctx: FrameworkContext, facts: FrameworkFacts): void 
     frames: analyseStack(stack, { hint: 'php' }).frames,
     rootMissing: false,
     extraParts: [],
-    sources: { type: 'body (PhpSerializer)', message: 'body (PhpSerializer)', stack: stack ? 'body (PhpSerializer)' : undefined },
+    sources: {
+      type: 'body (PhpSerializer)',
+      message: 'body (PhpSerializer)',
+      stack: stack ? 'body (PhpSerializer)' : undefined,
+    },
   }
   const counts = [...text.matchAll(/retryCount\\?";i:(\d{1,9});/g)].map((m) => Number(m[1]))
   if (counts.length) facts.attempts = { value: Math.max(...counts) + 1, source: 'body RedeliveryStamp.retryCount + 1' }

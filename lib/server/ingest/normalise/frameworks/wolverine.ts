@@ -2,7 +2,15 @@ import 'server-only'
 import { parseUnixMillis } from '../dates'
 import { asInteger, getField } from '../header-values'
 import { analyseStack, isWrapperType } from '../stack-trace'
-import { emptyFacts, headerText, propertyText, sourced, type FrameworkContext, type FrameworkFacts, type OriginFacts } from './facts'
+import {
+  emptyFacts,
+  headerText,
+  propertyText,
+  sourced,
+  type FrameworkContext,
+  type FrameworkFacts,
+  type OriginFacts,
+} from './facts'
 
 /** Wolverine endpoint URIs: rabbitmq://queue/<q>, rabbitmq://exchange/<x>[/routing/<key>], rabbitmq://topic/<x>/<key>. */
 export function originFromWolverineUri(uri: string): OriginFacts {
