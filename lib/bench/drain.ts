@@ -13,7 +13,7 @@ import { AMQP_URL, fmt, freshDatabase, peakRssMiB, sleep, startWorker } from './
 
 const total = Number(process.env.BENCH_MESSAGES ?? 100_000)
 const batch = Number(process.env.LAZARUS_DRAIN_BATCH ?? 500)
-const prefetch = Number(process.env.LAZARUS_DRAIN_PREFETCH ?? 1000)
+const prefetch = Number(process.env.LAZARUS_DRAIN_PREFETCH ?? 2000)
 const suffix = randomBytes(3).toString('hex')
 
 const STACK = `com.acme.orders.StockException: SKU 48213 out of stock in warehouse WH-7

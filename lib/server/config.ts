@@ -28,7 +28,7 @@ const configSchema = z.object({
   /** Deliveries per database transaction. */
   LAZARUS_DRAIN_BATCH: z.coerce.number().int().min(1).max(5000).default(500),
   /** Unacked deliveries per DLQ consumer; larger than the batch so consumption continues while a batch commits. */
-  LAZARUS_DRAIN_PREFETCH: z.coerce.number().int().min(1).max(65535).default(1000),
+  LAZARUS_DRAIN_PREFETCH: z.coerce.number().int().min(1).max(65535).default(2000),
   /** Longest a partial batch waits before it is written, in milliseconds. */
   LAZARUS_DRAIN_FLUSH_MS: z.coerce.number().int().min(1).max(60_000).default(50),
   /** Bodies above this many bytes are stored but flagged "oversized". */

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Channel, ChannelModel } from '@/lib/server/amqp/amqplib'
+import type { ChannelModel, ConfirmChannel } from '@/lib/server/amqp/amqplib'
 import { brokerConnection, queueDepth, uniqueName, waitFor } from '../helpers/broker'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 import { drainQueues, storedCount } from '../helpers/drainer'
@@ -20,20 +20,22 @@ async function closeConnectionsNamed(name: string): Promise<number> {
 describe('drainer resilience', () => {
   let db: TestDb
   let connection: ChannelModel
-  let channel: Channel
+  let channel: ConfirmChannel
   let drainer: Drainer
   const first = uniqueName('resilient_a')
   const second = uniqueName('resilient_b')
   let ids: Record<string, string>
 
+  // Confirmed publishes: a message the broker never accepted would be the test's loss, not the drainer's.
   const publish = async (queue: string, count: number, tag: string) => {
     for (let i = 0; i < count; i++) channel.sendToQueue(queue, Buffer.from(`${tag}-${i}`), { messageId: `${tag}-${i}`, persistent: true })
+    await channel.waitForConfirms()
   }
 
   beforeAll(async () => {
     db = await createTestDb()
     connection = await brokerConnection()
-    channel = await connection.createChannel()
+    channel = await connection.createConfirmChannel()
     await channel.assertQueue(first, { durable: true })
     await channel.assertQueue(second, { durable: true })
     ;({ drainer, sourceIds: ids } = await drainQueues(db.sql, [first, second], { batch: 50 }))
@@ -52,7 +54,9 @@ describe('drainer resilience', () => {
   it('reconnects and consumes again after its connection is closed by the broker', async () => {
     await publish(first, 100, 'before')
     await waitFor(async () => (await storedCount(db.sql, ids[first])) === 100 || null, { what: '100 stored' })
-    expect(await closeConnectionsNamed('lazarus-drainer')).toBeGreaterThan(0)
+    // The management API lists a new connection only after its next statistics tick (5 s by default).
+    const closed = await waitFor(async () => (await closeConnectionsNamed('lazarus-drainer')) || null, { what: 'drainer connection listed', timeoutMs: 20_000, intervalMs: 500 })
+    expect(closed).toBeGreaterThan(0)
     await publish(first, 100, 'after-close')
     await waitFor(async () => (await storedCount(db.sql, ids[first])) === 200 || null, { what: '200 stored after reconnect', timeoutMs: 30_000 })
     expect(drainer.status().state).toBe('running')
@@ -89,9 +93,11 @@ describe('drainer resilience', () => {
       execFileSync('rabbitmqctl', ['start_app'], { stdio: 'ignore' })
     }
     connection = await waitFor(async () => brokerConnection().catch(() => null), { what: 'broker back', timeoutMs: 60_000, intervalMs: 500 })
-    channel = await connection.createChannel()
+    channel = await connection.createConfirmChannel()
     await publish(first, 50, 'post-restart')
-    await waitFor(async () => (await storedCount(db.sql, ids[first])) === 460 || null, { what: 'all 460 stored after restart', timeoutMs: 60_000 })
+    await waitFor(async () => (await storedCount(db.sql, ids[first])) === 460 || null, { what: 'all 460 stored after restart', timeoutMs: 60_000 }).catch(async (error) => {
+      throw new Error(`${error.message}: stored ${await storedCount(db.sql, ids[first])}, depth ${await queueDepth(first)}, drainer ${JSON.stringify(drainer.status())}`)
+    })
     expect(await queueDepth(first)).toBe(0)
     const { rows } = await db.sql.query<{ n: number; distinct_ids: number }>(
       `SELECT count(*)::int AS n, count(DISTINCT properties->>'messageId')::int AS distinct_ids FROM dead_letters WHERE source_id = $1::bigint`,

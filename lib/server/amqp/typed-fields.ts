@@ -1,4 +1,5 @@
 import 'server-only'
+import { isUtf8 } from 'node:buffer'
 import type { PlainValue } from '@/lib/server/ingest/types'
 
 /**
@@ -67,8 +68,8 @@ function setOwn<T>(target: Record<string, T>, key: string, value: T): void {
 
 /** Decodes bytes as UTF-8 only when re-encoding the string gives the same bytes back. */
 function exactUtf8(bytes: Buffer): string | undefined {
-  const text = bytes.toString('utf8')
-  return Buffer.from(text, 'utf8').equals(bytes) ? text : undefined
+  // Valid UTF-8 decodes and re-encodes to the same bytes; the native check avoids the round trip on every string.
+  return isUtf8(bytes) ? bytes.toString('utf8') : undefined
 }
 
 // ---------------------------------------------------------------------------------------------

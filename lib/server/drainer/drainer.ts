@@ -144,7 +144,7 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
       consumers.set(source.id, consumer)
       try {
         await consumer.start()
-        if (errors.get(source.id)?.includes('does not exist') || errors.get(source.id)?.includes('deleted')) recordError(source, null)
+        recordError(source, null)
       } catch (error) {
         consumers.delete(source.id)
         await consumer.close('start failed')

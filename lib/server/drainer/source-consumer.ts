@@ -26,9 +26,17 @@ export type SourceConsumerOptions = {
   onEnd: (reason: string) => void
 }
 
-type Pending = { row: IngestRow; message: ConsumeMessage; bytes: number }
+type Pending = { row: IngestRow; message: ConsumeMessage; bytes: number; arrivedAt: number }
 
 const MAX_BATCH_BYTES = 32 * 1024 * 1024
+const MAX_PARTIAL_WAIT_MS = 1_000
+/** Past this many bytes held in memory, consumption pauses until the writer catches up. */
+const PENDING_BYTES_HIGH = 192 * 1024 * 1024
+const PENDING_BYTES_LOW = 64 * 1024 * 1024
+/** Prefetch counts messages, not bytes: after a large body the channel asks for few deliveries at a time. */
+const LARGE_BODY_BYTES = 1024 * 1024
+const LARGE_BODY_PREFETCH = 8
+const SMALL_BODIES_BEFORE_RESTORE = 1000
 
 /**
  * Drains one DLQ on its own channel (so `ack(multiple)` covers exactly this consumer's deliveries).
@@ -45,6 +53,11 @@ export class SourceConsumer {
   private timer: NodeJS.Timeout | null = null
   private ended = false
   private outageSince: number | null = null
+  private throttled = false
+  private lastArrival = 0
+  private partialRequested = false
+  private reducedPrefetch = false
+  private smallSinceLarge = 0
   stored = 0
 
   constructor(private readonly options: SourceConsumerOptions) {}
@@ -94,29 +107,74 @@ export class SourceConsumer {
       entityKeyRule: this.options.source.entityKey,
       maxBodyBytes: this.options.maxBodyBytes,
     })
-    this.pending.push({ row, message, bytes: message.content.length })
+    this.pending.push({ row, message, bytes: message.content.length, arrivedAt: Date.now() })
     this.pendingBytes += message.content.length
-    if (this.pending.length >= this.options.batchSize || this.pendingBytes >= MAX_BATCH_BYTES) void this.flush()
-    else this.timer ??= setTimeout(() => void this.flush(), this.options.flushMs)
+    this.adaptPrefetch(message.content.length)
+    if (this.pendingBytes > PENDING_BYTES_HIGH && !this.throttled) {
+      this.throttled = true
+      void this.pauseConsuming()
+    }
+    this.lastArrival = Date.now()
+    if (this.pending.length >= this.options.batchSize || this.pendingBytes >= MAX_BATCH_BYTES) void this.flush({ partial: false })
+    else this.timer ??= setTimeout(() => this.onIdleTimer(), this.options.flushMs)
   }
 
-  /** Writes everything pending, batch by batch; concurrent callers share the same run. */
-  flush(): Promise<void> {
-    if (this.timer) {
-      clearTimeout(this.timer)
-      this.timer = null
+  /**
+   * A partial batch is written once deliveries stop arriving for flushMs (or have waited a second): under load
+   * the writer sees full batches of one size, whose prepared plan PostgreSQL reuses.
+   */
+  private onIdleTimer(): void {
+    this.timer = null
+    if (this.pending.length === 0 || this.ended) return
+    const idle = Date.now() - this.lastArrival >= this.options.flushMs
+    const waitedLong = Date.now() - this.pending[0].arrivedAt >= MAX_PARTIAL_WAIT_MS
+    if (idle || waitedLong) void this.flush()
+    else this.timer = setTimeout(() => this.onIdleTimer(), this.options.flushMs)
+  }
+
+  private adaptPrefetch(bodyBytes: number): void {
+    const channel = this.channel
+    if (!channel) return
+    if (bodyBytes >= LARGE_BODY_BYTES) {
+      this.smallSinceLarge = 0
+      if (!this.reducedPrefetch) {
+        this.reducedPrefetch = true
+        void channel.prefetch(LARGE_BODY_PREFETCH).catch(() => {})
+      }
+    } else if (this.reducedPrefetch && ++this.smallSinceLarge >= SMALL_BODIES_BEFORE_RESTORE) {
+      this.reducedPrefetch = false
+      void channel.prefetch(this.options.prefetch).catch(() => {})
     }
+  }
+
+  /**
+   * Writes pending deliveries batch by batch; concurrent callers share the same run. `partial: false` writes
+   * only full batches and leaves a remainder for the idle timer.
+   */
+  flush({ partial = true }: { partial?: boolean } = {}): Promise<void> {
+    if (partial) this.partialRequested = true
     this.flushing ??= this.flushAll().finally(() => {
       this.flushing = null
-      if (this.pending.length > 0 && !this.ended) this.timer ??= setTimeout(() => void this.flush(), 0)
+      if (this.ended) return
+      if (this.pending.length >= this.options.batchSize || (this.partialRequested && this.pending.length > 0)) void this.flush({ partial: this.partialRequested })
+      else if (this.pending.length > 0) this.timer ??= setTimeout(() => this.onIdleTimer(), this.options.flushMs)
     })
     return this.flushing
   }
 
-  private takeBatch(): Pending[] {
+  /** Full batches; a partial remainder is cut to a multiple of 50 rows so the statement shapes stay few. */
+  private nextBatchSize(): number {
+    const { batchSize } = this.options
+    const length = this.pending.length
+    if (length >= batchSize || this.pendingBytes >= MAX_BATCH_BYTES) return batchSize
+    if (!this.partialRequested || length === 0) return 0
+    return length >= 100 ? length - (length % 50) : length
+  }
+
+  private takeBatch(limit: number): Pending[] {
     let bytes = 0
     let count = 0
-    while (count < this.pending.length && count < this.options.batchSize && (count === 0 || bytes + this.pending[count].bytes <= MAX_BATCH_BYTES)) {
+    while (count < this.pending.length && count < limit && (count === 0 || bytes + this.pending[count].bytes <= MAX_BATCH_BYTES)) {
       bytes += this.pending[count].bytes
       count++
     }
@@ -126,15 +184,24 @@ export class SourceConsumer {
   }
 
   private async flushAll(): Promise<void> {
-    while (this.pending.length > 0 && !this.ended) {
+    if (this.timer) {
+      clearTimeout(this.timer)
+      this.timer = null
+    }
+    for (let size = this.nextBatchSize(); size > 0 && !this.ended; size = this.nextBatchSize()) {
       const channel = this.channel
-      const batch = this.takeBatch()
+      const batch = this.takeBatch(size)
+      if (this.pending.length === 0) this.partialRequested = false
       const ok = await this.storeWithRetry(batch)
       if (!ok) return
       // If the channel died meanwhile, these deliveries will be redelivered and de-duplicated by fingerprint.
       if (channel && channel === this.channel && !this.ended) {
         channel.ack(batch[batch.length - 1].message, true)
         this.stored += batch.length
+      }
+      if (this.throttled && this.pendingBytes < PENDING_BYTES_LOW && this.outageSince === null && !this.ended) {
+        this.throttled = false
+        await this.consume().catch((error) => this.options.log.warn('re-consume failed', { error: (error as Error).message }))
       }
     }
   }

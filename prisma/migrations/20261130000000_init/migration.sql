@@ -92,6 +92,21 @@ CREATE TABLE dead_letters (
   CONSTRAINT dead_letters_source_fingerprint_key UNIQUE (source_id, fingerprint)
 );
 
+-- lz4 compresses bodies, headers and stacks several times faster than the default pglz, which dominated the
+-- per-row cost of ingestion. Builds without lz4 (e.g. the embedded PGlite) keep the default.
+DO $$
+BEGIN
+  ALTER TABLE dead_letters
+    ALTER COLUMN body SET COMPRESSION lz4,
+    ALTER COLUMN body_preview SET COMPRESSION lz4,
+    ALTER COLUMN headers SET COMPRESSION lz4,
+    ALTER COLUMN x_death SET COMPRESSION lz4,
+    ALTER COLUMN error_message SET COMPRESSION lz4,
+    ALTER COLUMN error_stack SET COMPRESSION lz4;
+EXCEPTION WHEN feature_not_supported OR invalid_parameter_value THEN
+  RAISE NOTICE 'lz4 compression unavailable; keeping the default';
+END $$;
+
 CREATE INDEX dead_letters_failed_at_idx ON dead_letters (failed_at DESC, id DESC);
 CREATE INDEX dead_letters_group_idx ON dead_letters (group_id, failed_at DESC, id DESC);
 CREATE INDEX dead_letters_source_idx ON dead_letters (source_id, failed_at DESC, id DESC);

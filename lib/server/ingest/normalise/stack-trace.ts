@@ -240,6 +240,25 @@ export type AnalyseOptions = {
   knownMessage?: string | null
 }
 
+type MaskedAnalysis = ReturnType<(typeof ANALYSERS)[StackLanguage]>
+
+/**
+ * A flood of one failure repeats the same trace with at most the message changing, and the message is masked
+ * before parsing, so the parse of a masked trace is remembered (bounded; results are never mutated).
+ */
+const analysisCache = new Map<string, MaskedAnalysis>()
+const ANALYSIS_CACHE_SIZE = 512
+
+function analyseMasked(language: StackLanguage, masked: string): MaskedAnalysis {
+  const key = `${language}\u0000${masked}`
+  const cached = analysisCache.get(key)
+  if (cached) return cached
+  const result = ANALYSERS[language](masked.split(/\r?\n/, MAX_LINES))
+  if (analysisCache.size >= ANALYSIS_CACHE_SIZE) analysisCache.delete(analysisCache.keys().next().value as string)
+  analysisCache.set(key, result)
+  return result
+}
+
 /** Finds the root exception and its frames in a stack trace of any supported language. Never throws. */
 export function analyseStack(text: string | null | undefined, options: AnalyseOptions = {}): StackAnalysis {
   if (!text || text.trim() === '') return EMPTY
@@ -247,8 +266,7 @@ export function analyseStack(text: string | null | undefined, options: AnalyseOp
   const language = detectStackLanguage(capped, options.hint ?? null)
   if (!language) return EMPTY
   const { text: masked, unmask } = maskMessage(capped, options.knownMessage)
-  const lines = masked.split(/\r?\n/, MAX_LINES)
-  const result = ANALYSERS[language](lines)
+  const result = analyseMasked(language, masked)
   const restore = (h: ExceptionHeader): ExceptionHeader => ({
     type: unmask(h.type),
     message: h.message === null ? null : unmask(h.message),
