@@ -2,8 +2,10 @@
  * npm run bench:drain — publishes N dead letters (1 KiB JSON bodies, realistic failure headers and x-death)
  * twice, then measures in the same run:
  *   (a) raw amqplib consume-and-ack with the same prefetch and batch, no database;
- *   (b) Lazarus' drainer (a worker process) into PostgreSQL,
- * and prints both rates, the ratio, and the worker's peak RSS.
+ *   (b) a bare pipeline: consume, one prepared multi-row INSERT of (id, body) per batch, ack after commit —
+ *       the ceiling any ack-after-commit drainer has on this machine before it does any work of its own;
+ *   (c) Lazarus' drainer (a worker process) into PostgreSQL,
+ * and prints the rates, the ratios, and the worker's peak RSS.
  * Options: BENCH_MESSAGES (default 100000), LAZARUS_DRAIN_BATCH, LAZARUS_DRAIN_PREFETCH.
  */
 import { randomBytes, randomUUID } from 'node:crypto'
@@ -13,7 +15,7 @@ import { AMQP_URL, fmt, freshDatabase, peakRssMiB, sleep, startWorker } from './
 
 const total = Number(process.env.BENCH_MESSAGES ?? 100_000)
 const batch = Number(process.env.LAZARUS_DRAIN_BATCH ?? 500)
-const prefetch = Number(process.env.LAZARUS_DRAIN_PREFETCH ?? 2000)
+const prefetch = Number(process.env.LAZARUS_DRAIN_PREFETCH ?? 1000)
 const suffix = randomBytes(3).toString('hex')
 
 const STACK = `com.acme.orders.StockException: SKU 48213 out of stock in warehouse WH-7
@@ -82,21 +84,65 @@ async function rawConsume(connection: amqp.ChannelModel, queue: string): Promise
   })
 }
 
+async function barePipeline(connection: amqp.ChannelModel, queue: string, databaseUrl: string): Promise<number> {
+  const client = new pg.Client({ connectionString: databaseUrl })
+  await client.connect()
+  await client.query('CREATE TABLE bare (id text PRIMARY KEY, body bytea NOT NULL)')
+  const channel = await connection.createChannel()
+  await channel.prefetch(prefetch)
+  const insert = (rows: number) => `INSERT INTO bare VALUES ${Array.from({ length: rows }, (_, i) => `($${2 * i + 1}, $${2 * i + 2})`).join(',')}`
+  const fullBatch = insert(batch)
+  let pending: amqp.ConsumeMessage[] = []
+  let received = 0
+  let written = 0
+  let start = 0
+  let writing = Promise.resolve()
+  return new Promise((resolve) => {
+    void channel.consume(queue, (msg) => {
+      if (!msg) return
+      if (received++ === 0) start = performance.now()
+      pending.push(msg)
+      if (pending.length < batch && received < total) return
+      const rows = pending
+      pending = []
+      writing = writing.then(async () => {
+        const params = rows.flatMap((m) => [m.properties.messageId, m.content])
+        const full = rows.length === batch
+        await client.query({ name: full ? 'bare' : undefined, text: full ? fullBatch : insert(rows.length), values: params })
+        channel.ack(rows[rows.length - 1], true)
+        written += rows.length
+        if (written === total) {
+          const seconds = (performance.now() - start) / 1000
+          await channel.close()
+          await client.end()
+          resolve(total / seconds)
+        }
+      })
+    })
+  })
+}
+
 async function main() {
   const connection = await amqp.connect(AMQP_URL)
   const setup = await connection.createConfirmChannel()
   const rawQueue = `bench.raw.${suffix}`
   const drainQueue = `bench.dlq.${suffix}`
+  const bareQueue = `bench.bare.${suffix}`
+  await setup.assertQueue(bareQueue, { durable: true })
   await setup.assertQueue(rawQueue, { durable: true })
   await setup.assertQueue(drainQueue, { durable: true })
   const db = await freshDatabase('lazarus_bench')
   try {
-    console.log(`publishing ${fmt(total)} dead letters twice (1 KiB JSON, Spring-style failure headers, 2 x-death entries)…`)
+    console.log(`publishing ${fmt(total)} dead letters three times (1 KiB JSON, Spring-style failure headers, 2 x-death entries)…`)
     await publish(setup, rawQueue)
+    await publish(setup, bareQueue)
     await publish(setup, drainQueue)
 
     const rawRate = await rawConsume(connection, rawQueue)
     console.log(`raw amqplib consume+ack (prefetch ${prefetch}, ack multiple every ${batch}): ${fmt(rawRate)} msg/s`)
+
+    const bareRate = await barePipeline(connection, bareQueue, db.url)
+    console.log(`bare consume + prepared INSERT (id, body) + ack after commit: ${fmt(bareRate)} msg/s (${(bareRate / rawRate * 100).toFixed(1)}% of raw)`)
 
     const worker = startWorker({ DATABASE_URL: db.url, LAZARUS_SOURCES: drainQueue, LAZARUS_DRAIN_BATCH: String(batch), LAZARUS_DRAIN_PREFETCH: String(prefetch), AMQP_URL })
     const client = new pg.Client({ connectionString: db.url })
@@ -121,9 +167,10 @@ async function main() {
     worker.kill('SIGTERM')
     await new Promise((r) => worker.once('exit', r))
     console.log(`lazarus drainer into PostgreSQL: ${fmt(drainRate)} msg/s, peak RSS ${peak} MiB`)
-    console.log(`ratio drainer/raw: ${(drainRate / rawRate * 100).toFixed(1)}% (target ≥ 60%), peak memory target < 300 MB`)
+    console.log(`ratio drainer/raw: ${(drainRate / rawRate * 100).toFixed(1)}% (target ≥ 60%); drainer/bare pipeline: ${(drainRate / bareRate * 100).toFixed(1)}%; peak memory target < 300 MB`)
   } finally {
     await setup.deleteQueue(rawQueue).catch(() => {})
+    await setup.deleteQueue(bareQueue).catch(() => {})
     await setup.deleteQueue(drainQueue).catch(() => {})
     await connection.close().catch(() => {})
     await db.drop()
