@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PORT=${1:-3100}
-DB=lazarus_e2e
+DB=${E2E_DB:-lazarus_e2e}
 ADMIN=${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}
 psql "$ADMIN" -qc "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB" >/dev/null
 export DATABASE_URL="${ADMIN%/*}/$DB"
