@@ -30,6 +30,7 @@ type Pending = { row: IngestRow; message: ConsumeMessage; bytes: number; arrived
 
 const MAX_BATCH_BYTES = 32 * 1024 * 1024
 const MAX_PARTIAL_WAIT_MS = 1_000
+const MAX_BATCHES_IN_FLIGHT = 2
 /** Past this many bytes held in memory, consumption pauses until the writer catches up. */
 const PENDING_BYTES_HIGH = 192 * 1024 * 1024
 const PENDING_BYTES_LOW = 64 * 1024 * 1024
@@ -188,22 +189,38 @@ export class SourceConsumer {
       clearTimeout(this.timer)
       this.timer = null
     }
+    // Up to two batches are written at once (one inserts while the other takes its counter locks and commits),
+    // but they are acknowledged strictly in order: ack(multiple) on batch N+1 would also cover batch N.
+    const inFlight: Promise<boolean>[] = []
+    let acked: Promise<boolean> = Promise.resolve(true)
     for (let size = this.nextBatchSize(); size > 0 && !this.ended; size = this.nextBatchSize()) {
       const channel = this.channel
       const batch = this.takeBatch(size)
       if (this.pending.length === 0) this.partialRequested = false
-      const ok = await this.storeWithRetry(batch)
-      if (!ok) return
-      // If the channel died meanwhile, these deliveries will be redelivered and de-duplicated by fingerprint.
-      if (channel && channel === this.channel && !this.ended) {
-        channel.ack(batch[batch.length - 1].message, true)
-        this.stored += batch.length
-      }
-      if (this.throttled && this.pendingBytes < PENDING_BYTES_LOW && this.outageSince === null && !this.ended) {
-        this.throttled = false
-        await this.consume().catch((error) => this.options.log.warn('re-consume failed', { error: (error as Error).message }))
-      }
+      const stored = this.storeWithRetry(batch)
+      const previous = acked
+      acked = (async () => {
+        const ok = await stored
+        if (!(await previous) || !ok) return false
+        // If the channel died meanwhile, these deliveries will be redelivered and de-duplicated by fingerprint.
+        if (channel && channel === this.channel && !this.ended) {
+          channel.ack(batch[batch.length - 1].message, true)
+          this.stored += batch.length
+        }
+        return true
+      })()
+      inFlight.push(acked)
+      if (inFlight.length >= MAX_BATCHES_IN_FLIGHT && !(await inFlight.shift())) break
+      await this.resumeIfThrottled()
     }
+    await acked
+    await this.resumeIfThrottled()
+  }
+
+  private async resumeIfThrottled(): Promise<void> {
+    if (!this.throttled || this.pendingBytes >= PENDING_BYTES_LOW || this.outageSince !== null || this.ended) return
+    this.throttled = false
+    await this.consume().catch((error) => this.options.log.warn('re-consume failed', { error: (error as Error).message }))
   }
 
   private async storeWithRetry(batch: Pending[]): Promise<boolean> {

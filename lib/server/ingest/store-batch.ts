@@ -88,10 +88,9 @@ function rowParams(row: IngestRow, sourceId: string, groupId: string, extraSeen:
 const statements = new Map<number, string>()
 
 /**
- * One statement stores the rows, then maintains the group counters, the per-minute arrival buckets and the
- * source's drained count from the rows that were really new ((xmax = 0) is true only for inserted tuples).
- * A multi-row VALUES list with one parameter per value lets node-pg send bodies as binary parameters
- * (no hex or array escaping), and PostgreSQL keeps one prepared plan per batch size.
+ * Phase 1: store the rows. A multi-row VALUES list with one parameter per value lets node-pg send bodies as
+ * binary parameters (no hex or array escaping), and PostgreSQL keeps one prepared plan per batch size. What
+ * was really new ((xmax = 0) only for inserted tuples) comes back aggregated per group and minute.
  */
 function insertStatement(rowCount: number): string {
   const cached = statements.get(rowCount)
@@ -103,7 +102,6 @@ function insertStatement(rowCount: number): string {
     const base = r * width + 1
     values.push(`(${COLUMNS.map((_, c) => `$${base + c}`).join(', ')})`)
   }
-  const label = `$${rowCount * width + 1}::text`
   const text = `
 WITH stored AS (
   INSERT INTO dead_letters (${COLUMNS.join(', ')})
@@ -111,53 +109,93 @@ WITH stored AS (
   ON CONFLICT (source_id, fingerprint) DO UPDATE
     SET seen_count = dead_letters.seen_count + excluded.seen_count - CASE WHEN excluded.redelivered THEN 1 ELSE 0 END
   RETURNING group_id, failed_at, failure_kind, service, service_version, (xmax = 0) AS inserted
-),
-fresh AS (SELECT * FROM stored WHERE inserted),
-per_group AS (
-  SELECT group_id, count(*) AS n, min(failed_at) AS first_at, max(failed_at) AS last_at,
-    array_agg(DISTINCT failure_kind) AS kinds,
-    array_remove(array_agg(DISTINCT service), NULL) AS services,
-    array_remove(array_agg(DISTINCT service_version), NULL) AS versions
-  FROM fresh GROUP BY group_id
+)
+SELECT group_id::text, date_trunc('minute', failed_at) AS minute, count(*)::int AS stored,
+  (count(*) FILTER (WHERE inserted))::int AS fresh,
+  min(failed_at) FILTER (WHERE inserted) AS first_at, max(failed_at) FILTER (WHERE inserted) AS last_at,
+  array_agg(DISTINCT failure_kind) FILTER (WHERE inserted) AS kinds,
+  array_agg(DISTINCT service) FILTER (WHERE inserted AND service IS NOT NULL) AS services,
+  array_agg(DISTINCT service_version) FILTER (WHERE inserted AND service_version IS NOT NULL) AS versions
+FROM stored GROUP BY 1, 2`
+  statements.set(rowCount, text)
+  return text
+}
+
+type StoredAggregate = {
+  group_id: string; minute: Date; stored: number; fresh: number; first_at: Date | null; last_at: Date | null
+  kinds: string[] | null; services: string[] | null; versions: string[] | null
+}
+
+// Phase 2: the counters. Rows of error_groups are locked in id order first, so two batches in flight (or two
+// workers) that touch the same groups queue up instead of deadlocking.
+const LOCK_GROUPS = 'SELECT id FROM error_groups WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE'
+
+const UPDATE_COUNTERS = `
+WITH input AS (
+  SELECT * FROM unnest($1::bigint[], $2::int[], $3::timestamptz[], $4::timestamptz[], $5::text[], $6::text[], $7::text[])
+    AS t(group_id, n, first_at, last_at, kinds, services, versions)
 ),
 groups_updated AS (
   UPDATE error_groups g SET
-    count = g.count + p.n,
-    first_seen = LEAST(g.first_seen, p.first_at),
-    last_seen = GREATEST(g.last_seen, p.last_at),
-    failure_kinds = ARRAY(SELECT DISTINCT unnest(g.failure_kinds || p.kinds) ORDER BY 1),
-    services = ARRAY(SELECT DISTINCT unnest(g.services || p.services) ORDER BY 1),
-    service_versions = ARRAY(SELECT DISTINCT unnest(g.service_versions || p.versions) ORDER BY 1),
-    sources = ARRAY(SELECT DISTINCT unnest(g.sources || ARRAY[${label}]) ORDER BY 1),
+    count = g.count + i.n,
+    first_seen = LEAST(g.first_seen, i.first_at),
+    last_seen = GREATEST(g.last_seen, i.last_at),
+    failure_kinds = ARRAY(SELECT DISTINCT unnest(g.failure_kinds || ARRAY(SELECT jsonb_array_elements_text(i.kinds::jsonb))) ORDER BY 1),
+    services = ARRAY(SELECT DISTINCT unnest(g.services || ARRAY(SELECT jsonb_array_elements_text(i.services::jsonb))) ORDER BY 1),
+    service_versions = ARRAY(SELECT DISTINCT unnest(g.service_versions || ARRAY(SELECT jsonb_array_elements_text(i.versions::jsonb))) ORDER BY 1),
+    sources = CASE WHEN $8::text = ANY(g.sources) THEN g.sources ELSE ARRAY(SELECT DISTINCT unnest(g.sources || ARRAY[$8::text]) ORDER BY 1) END,
     -- A resolved group reopens when new failures arrive; acknowledged and muted ones keep their state.
     status = CASE WHEN g.status = 'resolved' THEN 'open' ELSE g.status END,
     updated_at = now()
-  FROM per_group p WHERE g.id = p.group_id
+  FROM input i WHERE g.id = i.group_id
   RETURNING g.id
 ),
 arrivals AS (
   INSERT INTO group_arrivals (group_id, minute, count)
-  SELECT group_id, date_trunc('minute', failed_at), count(*) FROM fresh GROUP BY 1, 2
+  SELECT * FROM unnest($9::bigint[], $10::timestamptz[], $11::int[]) AS a(group_id, minute, count) ORDER BY 1, 2
   ON CONFLICT (group_id, minute) DO UPDATE SET count = group_arrivals.count + excluded.count
   RETURNING 1
-),
-source_updated AS (
-  UPDATE sources SET drained_count = drained_count + (SELECT count(*) FROM fresh), last_drain_at = now(),
-    last_error = NULL, last_error_at = NULL
-  WHERE id = $1::bigint
-  RETURNING 1
 )
-SELECT (SELECT count(*) FROM fresh)::int AS inserted, (SELECT count(*) FROM stored)::int AS stored,
-  (SELECT count(*) FROM groups_updated)::int + (SELECT count(*) FROM arrivals)::int + (SELECT count(*) FROM source_updated)::int AS touched`
-  statements.set(rowCount, text)
-  return text
+UPDATE sources SET drained_count = drained_count + $12::int, last_drain_at = now(), last_error = NULL, last_error_at = NULL
+WHERE id = $13::bigint`
+
+async function updateCounters(tx: Sql, aggregates: StoredAggregate[], options: { sourceId: string; sourceLabel: string }): Promise<number> {
+  const perGroup = new Map<string, { n: number; first: Date; last: Date; kinds: Set<string>; services: Set<string>; versions: Set<string> }>()
+  const arrivals = aggregates.filter((a) => a.fresh > 0).sort((a, b) => Number(BigInt(a.group_id) - BigInt(b.group_id)) || a.minute.getTime() - b.minute.getTime())
+  for (const a of arrivals) {
+    const g = perGroup.get(a.group_id) ?? { n: 0, first: a.first_at!, last: a.last_at!, kinds: new Set(), services: new Set(), versions: new Set() }
+    g.n += a.fresh
+    if (a.first_at && a.first_at < g.first) g.first = a.first_at
+    if (a.last_at && a.last_at > g.last) g.last = a.last_at
+    for (const k of a.kinds ?? []) g.kinds.add(k)
+    for (const v of a.services ?? []) g.services.add(v)
+    for (const v of a.versions ?? []) g.versions.add(v)
+    perGroup.set(a.group_id, g)
+  }
+  const fresh = arrivals.reduce((sum, a) => sum + a.fresh, 0)
+  const ids = [...perGroup.keys()]
+  const groups = [...perGroup.values()]
+  if (ids.length > 0) await tx.query(LOCK_GROUPS, [ids], { name: 'lazarus_lock_groups' })
+  await tx.query(
+    UPDATE_COUNTERS,
+    [
+      ids, groups.map((g) => g.n), groups.map((g) => g.first), groups.map((g) => g.last),
+      groups.map((g) => JSON.stringify([...g.kinds])), groups.map((g) => JSON.stringify([...g.services])), groups.map((g) => JSON.stringify([...g.versions])),
+      options.sourceLabel,
+      arrivals.map((a) => a.group_id), arrivals.map((a) => a.minute), arrivals.map((a) => a.fresh),
+      fresh, options.sourceId,
+    ],
+    { name: 'lazarus_update_counters' },
+  )
+  return fresh
 }
 
 /** Group ids by signature, per database; groups are never deleted, so a process may remember them. */
 const groupIdsByDb = new WeakMap<Sql, Map<string, string>>()
 
 async function resolveGroups(tx: Sql, rows: IngestRow[], groupIds: Map<string, string>): Promise<Map<string, string>> {
-  const missing = rows.filter((r, i) => !groupIds.has(r.signature) && rows.findIndex((o) => o.signature === r.signature) === i)
+  const seen = new Set<string>()
+  const missing = rows.filter((r) => !groupIds.has(r.signature) && !seen.has(r.signature) && seen.add(r.signature))
   if (missing.length > 0) {
     const col = <T>(pick: (row: IngestRow) => T) => missing.map(pick)
     await tx.query(ENSURE_GROUPS, [col((r) => r.signature), col((r) => r.title), col((r) => r.errorType), col((r) => r.messagePattern), col((r) => r.failedAt)])
@@ -187,15 +225,15 @@ export async function storeBatch(sql: Sql, options: { sourceId: string; sourceLa
       if (!groupId) throw new Error(`error group ${row.signature} could not be created`)
       params.push(...rowParams(row, options.sourceId, groupId, extraSeen.get(row.fingerprint.toString('hex')) ?? 0))
     }
-    params.push(options.sourceLabel)
     // Only large batches get a named (per-connection) plan: small ones are cheap to plan and vary in size.
     const name = rows.length >= 100 ? `lazarus_insert_dead_letters_${rows.length}` : undefined
-    const { rows: result } = await tx.query<{ inserted: number; stored: number }>(insertStatement(rows.length), params, { name })
-    const inserted = result[0]?.inserted ?? 0
-    if ((result[0]?.stored ?? 0) !== rows.length) {
+    const { rows: aggregates } = await tx.query<StoredAggregate>(insertStatement(rows.length), params, { name })
+    const stored = aggregates.reduce((sum, a) => sum + a.stored, 0)
+    if (stored !== rows.length) {
       // Never let the caller ack a delivery whose row did not make it in.
-      throw new Error(`stored ${result[0]?.stored ?? 0} of ${rows.length} rows; refusing to commit`)
+      throw new Error(`stored ${stored} of ${rows.length} rows; refusing to commit`)
     }
+    const inserted = await updateCounters(tx, aggregates, options)
     return { inserted, duplicates: options.rows.length - inserted }
   })
 }
