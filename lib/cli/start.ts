@@ -5,7 +5,7 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import path from 'node:path'
-import { ConfigError, getConfig } from '@/lib/server/config'
+import { getConfigOrExit } from '@/lib/server/config'
 import { openDb } from '@/lib/server/db'
 
 const root = process.cwd()
@@ -22,16 +22,7 @@ function listenHost(hostname: string | undefined): string {
 }
 
 async function main() {
-  let config
-  try {
-    config = getConfig()
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(error.message)
-      process.exit(78)
-    }
-    throw error
-  }
+  const config = getConfigOrExit()
   const env = {
     ...process.env,
     // The standalone server changes its working directory: hand it absolute paths.

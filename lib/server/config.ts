@@ -60,3 +60,16 @@ export function getConfig(): Config {
   cached ??= parseConfig(process.env)
   return cached
 }
+
+/** For process entry points: a bad value stops start-up with a message naming the variable (exit code 78, EX_CONFIG). */
+export function getConfigOrExit(): Config {
+  try {
+    return getConfig()
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message)
+      process.exit(78)
+    }
+    throw error
+  }
+}

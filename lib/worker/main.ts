@@ -1,19 +1,10 @@
-import { ConfigError, getConfig } from '@/lib/server/config'
+import { getConfigOrExit } from '@/lib/server/config'
 import { getDb } from '@/lib/server/db'
 import { installShutdown, startBackground } from '@/lib/server/runtime/background'
 
 /** `npm run worker`: the drainer (and later the replay executor) without the web server. */
 async function main() {
-  let config
-  try {
-    config = getConfig()
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(error.message)
-      process.exit(78)
-    }
-    throw error
-  }
+  const config = getConfigOrExit()
   if (!config.DATABASE_URL) {
     console.error('npm run worker needs DATABASE_URL: the embedded database can only be used by one process (npm start).')
     process.exit(78)

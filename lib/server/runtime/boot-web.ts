@@ -1,5 +1,5 @@
 import 'server-only'
-import { ConfigError, getConfig } from '@/lib/server/config'
+import { getConfigOrExit } from '@/lib/server/config'
 import { getDb } from '@/lib/server/db'
 import { logger } from '@/lib/server/log'
 import { installShutdown, startBackground } from './background'
@@ -8,16 +8,7 @@ const log = logger('web')
 
 /** Called once by instrumentation.ts: validates config, migrates, and starts workers unless they run elsewhere. */
 export async function bootWebProcess(): Promise<void> {
-  let config
-  try {
-    config = getConfig()
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(error.message)
-      process.exit(78)
-    }
-    throw error
-  }
+  const config = getConfigOrExit()
   await getDb()
   installShutdown()
   if (!config.LAZARUS_RUN_WORKERS) {
