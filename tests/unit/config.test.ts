@@ -4,8 +4,8 @@ import { ConfigError, parseConfig } from '@/lib/server/config'
 describe('configuration from the environment', () => {
   it('has working defaults for a fresh machine', () => {
     const config = parseConfig({})
+    expect(config.DATABASE_URL).toBeUndefined()
     expect(config).toMatchObject({
-      DATABASE_URL: undefined,
       AMQP_URL: 'amqp://guest:guest@127.0.0.1:5672',
       RABBITMQ_MANAGEMENT_URL: 'http://guest:guest@127.0.0.1:15672',
       LAZARUS_SOURCES: [],
