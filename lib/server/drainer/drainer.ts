@@ -123,8 +123,12 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
       }
     }
     for (const source of sources) {
-      // Only the default vhost is reachable on this connection; other vhosts need their own connection.
-      if (consumers.has(source.id) || source.vhost !== vhostOf(config.AMQP_URL)) continue
+      if (consumers.has(source.id)) continue
+      // One connection serves one vhost: the one AMQP_URL names.
+      if (source.vhost !== vhostOf(config.AMQP_URL)) {
+        recordError(source, `vhost "${source.vhost}" is not drained: AMQP_URL connects to vhost "${vhostOf(config.AMQP_URL)}"`)
+        continue
+      }
       const consumer = new SourceConsumer({
         source,
         connection: model,
