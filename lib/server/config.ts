@@ -46,7 +46,7 @@ export class ConfigError extends Error {
   override name = 'ConfigError'
 }
 
-export function parseConfig(env: NodeJS.ProcessEnv): Config {
+export function parseConfig(env: Record<string, string | undefined>): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''))
   const result = configSchema.safeParse(cleaned)
   if (result.success) return result.data
