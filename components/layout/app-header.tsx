@@ -1,25 +1,44 @@
+'use client'
+
 import Link from 'next/link'
+import { usePathname } from 'next/navigation'
+import { cn } from '@/lib/client/cn'
+import { Kbd } from '@/components/ui/kbd'
 
 const NAV = [
-  { href: '/', label: 'Groups' },
-  { href: '/messages', label: 'Messages' },
-  { href: '/sources', label: 'Sources' },
+  { href: '/', label: 'Groups', match: (p: string) => p === '/' || p.startsWith('/groups') },
+  { href: '/messages', label: 'Messages', match: (p: string) => p.startsWith('/messages') },
+  { href: '/sources', label: 'Sources', match: (p: string) => p.startsWith('/sources') },
 ]
 
 export function AppHeader() {
+  const pathname = usePathname() ?? '/'
   return (
-    <header className="border-b border-zinc-200 bg-white">
+    <header className="sticky top-0 z-20 border-b border-zinc-200 bg-white/95 backdrop-blur">
       <div className="mx-auto flex h-10 max-w-[1600px] items-center gap-6 px-4">
-        <Link href="/" className="font-semibold tracking-tight text-zinc-900">
+        <Link href="/" className="flex items-center gap-1.5 font-semibold tracking-tight text-zinc-900">
+          <span aria-hidden className="inline-block size-2.5 rounded-sm bg-brand" />
           Lazarus
         </Link>
-        <nav className="flex gap-4 text-zinc-600">
-          {NAV.map((item) => (
-            <Link key={item.href} href={item.href} className="hover:text-zinc-900">
-              {item.label}
-            </Link>
-          ))}
+        <nav className="flex h-full items-stretch gap-1" aria-label="Main">
+          {NAV.map((item) => {
+            const active = item.match(pathname)
+            return (
+              <Link
+                key={item.href}
+                href={item.href}
+                aria-current={active ? 'page' : undefined}
+                className={cn('flex items-center border-b-2 px-2 text-zinc-600 hover:text-zinc-900', active ? 'border-brand font-medium text-zinc-900' : 'border-transparent')}
+              >
+                {item.label}
+              </Link>
+            )
+          })}
         </nav>
+        <p className="ml-auto hidden items-center gap-1.5 text-xs text-zinc-500 lg:flex">
+          <Kbd>j</Kbd>
+          <Kbd>k</Kbd> move <Kbd>↵</Kbd> open <Kbd>x</Kbd> select <Kbd>/</Kbd> search
+        </p>
       </div>
     </header>
   )

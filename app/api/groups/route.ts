@@ -4,5 +4,5 @@ import { listGroupsQuerySchema } from '@/lib/shared/schemas/group'
 
 export const dynamic = 'force-dynamic'
 
-// GET /api/groups – error groups with counts, rates, first/last seen and facets
+// GET /api/groups – error groups with counts, rates, 24-hour sparklines, first/last seen and facets
 export const GET = route(async (request) => json(await listGroups(listGroupsQuerySchema.parse(searchParamsOf(request)))))

@@ -123,7 +123,12 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
       }
     }
     for (const source of sources) {
-      if (consumers.has(source.id)) continue
+      const running = consumers.get(source.id)
+      if (running) {
+        // Settings edited through the API apply to the next delivery, without restarting the consumer.
+        running.updateEntityKey(source.entityKey)
+        continue
+      }
       // One connection serves one vhost: the one AMQP_URL names.
       if (source.vhost !== vhostOf(config.AMQP_URL)) {
         recordError(source, `vhost "${source.vhost}" is not drained: AMQP_URL connects to vhost "${vhostOf(config.AMQP_URL)}"`)

@@ -63,6 +63,10 @@ export class SourceConsumer {
 
   constructor(private readonly options: SourceConsumerOptions) {}
 
+  updateEntityKey(rule: EntityKeyRule | null): void {
+    this.options.source.entityKey = rule
+  }
+
   get queue(): string {
     return this.options.source.queue
   }

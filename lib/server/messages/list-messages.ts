@@ -1,30 +1,115 @@
 import 'server-only'
 import { getDb } from '@/lib/server/db'
+import type { Sql } from '@/lib/server/db/sql'
 import type { ListMessagesQuery, MessageSummaryDto } from '@/lib/shared/schemas/message'
-import { decodeCursor, encodeCursor } from './message-cursor'
-import { messageFilterSql } from './message-filter-sql'
+import { decodeCursor, encodeCursor, type Cursor } from './message-cursor'
+import { messageFilterSql, searchPattern, searchTextSql } from './message-filter-sql'
 import { SUMMARY_COLUMNS, toMessageSummary, type SummaryRow } from './to-message-dto'
 
+/**
+ * A text search first walks the newest rows (after the other filters) in list order: SEARCH_WINDOW of them, or up to
+ * MAX_SEARCH_WINDOW when the first window's matches predict that many suffice. Sparser terms go to the trigram index.
+ */
+export const SEARCH_WINDOW = 1_000
+export const MAX_SEARCH_WINDOW = 10_000
+
+export type ListMessagesOptions = { searchWindow?: number; maxSearchWindow?: number }
+
 /** Newest failures first, keyset-paginated on (failed_at, id) so deep pages cost the same as the first. */
-export async function listMessages(query: ListMessagesQuery): Promise<{ messages: MessageSummaryDto[]; nextCursor: string | null }> {
+export async function listMessages(
+  query: ListMessagesQuery,
+  options: ListMessagesOptions = {},
+): Promise<{ messages: MessageSummaryDto[]; nextCursor: string | null }> {
   const { sql } = await getDb()
-  const params: unknown[] = []
-  let where = messageFilterSql(query, params)
-  if (query.cursor) {
-    const cursor = decodeCursor(query.cursor)
-    params.push(cursor.failedAt, cursor.id)
-    where += ` AND (d.failed_at, d.id) < ($${params.length - 1}::timestamptz, $${params.length}::bigint)`
-  }
-  params.push(query.limit + 1)
-  const { rows } = await sql.query<SummaryRow>(
-    `SELECT ${SUMMARY_COLUMNS} FROM dead_letters d JOIN sources s ON s.id = d.source_id
-     WHERE ${where} ORDER BY d.failed_at DESC, d.id DESC LIMIT $${params.length}`,
-    params,
-  )
+  const cursor = query.cursor ? decodeCursor(query.cursor) : null
+  const rows = query.q
+    ? await searchPage(sql, query, cursor, { window: options.searchWindow ?? SEARCH_WINDOW, maxWindow: options.maxSearchWindow ?? MAX_SEARCH_WINDOW })
+    : await filteredPage(sql, query, cursor)
   const page = rows.slice(0, query.limit)
   const last = page[page.length - 1]
   return {
     messages: page.map(toMessageSummary),
     nextCursor: rows.length > query.limit && last ? encodeCursor({ failedAt: new Date(last.failed_at).toISOString(), id: last.id }) : null,
   }
+}
+
+function whereSql(query: ListMessagesQuery, cursor: Cursor | null, params: unknown[]): string {
+  let where = messageFilterSql(query, params)
+  if (cursor) {
+    params.push(cursor.failedAt, cursor.id)
+    where += ` AND (d.failed_at, d.id) < ($${params.length - 1}::timestamptz, $${params.length}::bigint)`
+  }
+  return where
+}
+
+/** Every filter but `q` leads an index ending in (failed_at DESC, id DESC): the page is one short index range. */
+async function filteredPage(sql: Sql, query: ListMessagesQuery, cursor: Cursor | null): Promise<SummaryRow[]> {
+  const params: unknown[] = []
+  const where = whereSql(query, cursor, params)
+  params.push(query.limit + 1)
+  const { rows } = await sql.query<SummaryRow>(
+    `SELECT ${SUMMARY_COLUMNS} FROM dead_letters d JOIN sources s ON s.id = d.source_id
+     WHERE ${where} ORDER BY d.failed_at DESC, d.id DESC LIMIT $${params.length}`,
+    params,
+  )
+  return rows
+}
+
+/**
+ * A text search has two good plans and the planner cannot tell which applies: its estimate for ILIKE '%term%' is
+ * coarse, and a wrong guess walked the failed_at index through most of a million rows for a rare term (2.5 s).
+ * Walking the newest rows in list order answers a common term (or a narrow filter, with fewer rows than the walk)
+ * after a few thousand rows; the trigram index answers a rare one by fetching every match and sorting them, which
+ * costs a heap visit per match. The first window's matches estimate how far a walk must go; if that is too far,
+ * the term is rare enough for the index.
+ */
+async function searchPage(sql: Sql, query: ListMessagesQuery, cursor: Cursor | null, limits: { window: number; maxWindow: number }): Promise<SummaryRow[]> {
+  const wanted = query.limit + 1
+  let walk = await walkNewest(sql, query, cursor, limits.window)
+  if (walk.ids.length > 0 && walk.ids.length < wanted && walk.full) {
+    const needed = Math.ceil(((limits.window * wanted) / walk.ids.length) * 1.5)
+    if (needed <= limits.maxWindow) walk = await walkNewest(sql, query, cursor, needed)
+  }
+  let ids = walk.ids
+  // A walk that ran out of rows saw everything there is; one that ran out of window did not.
+  if (ids.length < wanted && walk.full) {
+    const params: unknown[] = []
+    const where = whereSql(query, cursor, params)
+    params.push(wanted)
+    // MATERIALIZED keeps ORDER BY ... LIMIT out of the scan, so the planner cannot fall back to walking failed_at.
+    const { rows } = await sql.query<{ id: string }>(
+      `WITH hits AS MATERIALIZED (SELECT d.id, d.failed_at FROM dead_letters d WHERE ${where})
+       SELECT id::text FROM hits ORDER BY failed_at DESC, id DESC LIMIT $${params.length}`,
+      params,
+    )
+    ids = rows.map((r) => r.id)
+  }
+  if (ids.length === 0) return []
+  const { rows } = await sql.query<SummaryRow>(
+    `SELECT ${SUMMARY_COLUMNS} FROM dead_letters d JOIN sources s ON s.id = d.source_id
+     WHERE d.id = ANY($1::bigint[]) ORDER BY d.failed_at DESC, d.id DESC`,
+    [ids],
+  )
+  return rows
+}
+
+/**
+ * The first limit + 1 matches among the newest `window` rows that pass the other filters. The scan stops at the
+ * last match it needs; the window's last row comes back as well (when reached), which says the window was full.
+ */
+async function walkNewest(sql: Sql, query: ListMessagesQuery, cursor: Cursor | null, window: number): Promise<{ ids: string[]; full: boolean }> {
+  const params: unknown[] = []
+  const where = whereSql({ ...query, q: undefined }, cursor, params)
+  params.push(searchPattern(query.q ?? ''), window, query.limit + 1)
+  const n = params.length
+  const { rows } = await sql.query<{ id: string; hit: boolean; position: number }>(
+    `SELECT id::text, hit, position::int FROM (
+       SELECT d.id, ${searchTextSql('d')} ILIKE $${n - 2} AS hit, row_number() OVER (ORDER BY d.failed_at DESC, d.id DESC) AS position
+       FROM dead_letters d WHERE ${where} ORDER BY d.failed_at DESC, d.id DESC LIMIT $${n - 1}
+     ) recent
+     WHERE hit OR position = $${n - 1}
+     LIMIT $${n}`,
+    params,
+  )
+  return { ids: rows.filter((r) => r.hit).map((r) => r.id), full: rows.some((r) => r.position === window) }
 }

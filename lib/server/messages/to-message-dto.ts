@@ -2,12 +2,16 @@ import 'server-only'
 import { typedTableToApiJson, type TypedTable, type TypedValue } from '@/lib/server/amqp/typed-fields'
 import type { MessageDetailDto, MessageSummaryDto, XDeathDto } from '@/lib/shared/schemas/message'
 
+/** Characters of a text body the list shows; the stored preview (8 KiB) serves search. */
+const PREVIEW_CHARS = 200
+
 export const SUMMARY_COLUMNS = `d.id::text, d.source_id::text, s.queue AS source_queue, d.status, d.body_size, d.body_encoding,
+  CASE WHEN d.body_encoding <> 'binary' THEN left(d.body_preview, ${PREVIEW_CHARS}) END AS preview,
   d.error_type, left(d.error_message, 500) AS error_message, d.failure_kind, d.service, d.service_version, d.framework,
   d.entity_key, d.group_id::text, d.death_reason, d.attempts, d.failed_at, d.first_death_at, d.ingested_at, d.seen_count, d.flags`
 
 export type SummaryRow = {
-  id: string; source_id: string; source_queue: string; status: string; body_size: number; body_encoding: string
+  id: string; source_id: string; source_queue: string; status: string; body_size: number; body_encoding: string; preview: string | null
   error_type: string | null; error_message: string | null; failure_kind: string; service: string | null
   service_version: string | null; framework: string; entity_key: string | null; group_id: string
   death_reason: string | null; attempts: number | null; failed_at: Date; first_death_at: Date | null
@@ -31,6 +35,7 @@ export function toMessageSummary(row: SummaryRow): MessageSummaryDto {
     status: row.status,
     bodySize: row.body_size,
     bodyEncoding: row.body_encoding,
+    bodyPreview: row.preview,
     errorType: row.error_type,
     errorMessage: row.error_message,
     failureKind: row.failure_kind,
@@ -89,5 +94,6 @@ export function toMessageDetail(row: DetailRow, options: { maxInlineBody: number
     groupTitle: row.group_title,
     lineage: { originId: row.lineage_origin_id, replayCount: row.replay_count },
     replays: [],
+    related: { sameGroup: [], sameEntity: [] },
   }
 }

@@ -4,7 +4,16 @@ export const MESSAGE_STATUSES = ['dead', 'replaying', 'replayed', 'resolved', 'h
 export const FAILURE_KINDS = ['invalid', 'transient', 'exhausted', 'expired', 'overflow', 'delivery-limit', 'unknown'] as const
 
 const id = z.string().regex(/^[1-9][0-9]{0,18}$/, 'must be a numeric id')
-const isoDate = z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO 8601 date').transform((v) => new Date(v))
+
+/** An ISO 8601 date or date-time ("2026-11-30", "2026-11-30T10:00:00Z"); other strings Date.parse accepts are refused. */
+export const isoDateSchema = z
+  .string()
+  .refine((v) => /^\d{4}-\d{2}-\d{2}([T ]|$)/.test(v) && !Number.isNaN(Date.parse(v)), 'must be an ISO 8601 date')
+  .transform((v) => new Date(v))
+
+/** For `.refine(fromBeforeTo, FROM_BEFORE_TO)` on any query with an optional from/to window. */
+export const fromBeforeTo = (value: { from?: Date; to?: Date }) => !value.from || !value.to || value.from < value.to
+export const FROM_BEFORE_TO = { message: 'from must be before to', path: ['from'] }
 
 export const messageFilterSchema = z.object({
   group: id.optional(),
@@ -15,8 +24,8 @@ export const messageFilterSchema = z.object({
   serviceVersion: z.string().min(1).max(128).optional(),
   entity: z.string().min(1).max(1024).optional(),
   q: z.string().trim().min(1).max(200).optional(),
-  from: isoDate.optional(),
-  to: isoDate.optional(),
+  from: isoDateSchema.optional(),
+  to: isoDateSchema.optional(),
 })
 
 export const listMessagesQuerySchema = messageFilterSchema
@@ -25,6 +34,10 @@ export const listMessagesQuerySchema = messageFilterSchema
     limit: z.coerce.number().int().min(1).max(500).default(50),
   })
   .strict()
+  .refine(fromBeforeTo, FROM_BEFORE_TO)
+
+/** GET /api/messages/count takes exactly the list's filters, without paging. */
+export const countMessagesQuerySchema = messageFilterSchema.strict().refine(fromBeforeTo, FROM_BEFORE_TO)
 
 export type MessageFilter = z.infer<typeof messageFilterSchema>
 export type ListMessagesQuery = z.infer<typeof listMessagesQuerySchema>
@@ -40,6 +53,8 @@ export type MessageSummaryDto = {
   status: string
   bodySize: number
   bodyEncoding: string
+  /** The first 200 characters of a text or JSON body (null for binary ones); untrusted, render as text. */
+  bodyPreview: string | null
   errorType: string | null
   errorMessage: string | null
   failureKind: string
@@ -70,4 +85,16 @@ export type MessageDetailDto = MessageSummaryDto & {
   groupTitle: string
   lineage: { originId: string | null; replayCount: number }
   replays: unknown[]
+  related: {
+    /** Up to 5 of the group's most recent other failures, newest first. */
+    sameGroup: MessageSummaryDto[]
+    /** Up to 10 other failures of the same entity, oldest first (empty when the message has no entity key). */
+    sameEntity: MessageSummaryDto[]
+  }
 }
+
+/**
+ * How many messages match a filter. `exact` counts up to the cap; above it the number comes from a maintained
+ * counter (`counter`) or the planner's row estimate (`planner`), and `estimated` is true.
+ */
+export type MessageCountDto = { count: number; estimated: boolean; method: 'exact' | 'counter' | 'planner' }

@@ -1,0 +1,7 @@
+import { json, route } from '@/lib/server/http/handle-route'
+import { getSummary } from '@/lib/server/summary/get-summary'
+
+export const dynamic = 'force-dynamic'
+
+// GET /api/summary – stored and hourly arrival totals, group count, per-source depth and drained counts, drainer state
+export const GET = route(async () => json(await getSummary()))

@@ -1,0 +1,159 @@
+'use client'
+
+import Link from 'next/link'
+import { useMemo } from 'react'
+import { MessageFilters } from '@/components/messages/message-filters'
+import { MessageList } from '@/components/messages/message-list'
+import { StatusBadge } from '@/components/ui/badge'
+import { BarChart } from '@/components/ui/bar-chart'
+import { BarList } from '@/components/ui/bar-list'
+import { Panel, Stat } from '@/components/ui/panel'
+import { Skeleton } from '@/components/ui/skeleton'
+import { EmptyState, ErrorState } from '@/components/ui/states'
+import { Tabs } from '@/components/ui/tabs'
+import { RelativeTime } from '@/components/ui/time'
+import { ApiError } from '@/lib/client/api'
+import { MESSAGE_FILTER_KEYS, type MessageFilterKey } from '@/lib/client/filters'
+import { formatCount, formatRate, timeTitle, visibleText } from '@/lib/client/format'
+import type { Facet, GroupItem } from '@/lib/client/types'
+import { useGroup } from '@/lib/client/use-groups'
+import { useUrlState } from '@/lib/client/use-url-state'
+
+const RANGES = [
+  { value: '24h', label: '24h' },
+  { value: '7d', label: '7d' },
+  { value: '30d', label: '30d' },
+] as const
+type Range = (typeof RANGES)[number]['value']
+
+// On this page `range` belongs to the chart; the message list below is the whole group.
+const FIXED: readonly MessageFilterKey[] = ['group', 'range', 'from', 'to']
+const LIST_KEYS = [...MESSAGE_FILTER_KEYS.filter((k) => !FIXED.includes(k)), 'limit', 'range'] as const
+
+/** Facets computed from the group row when the detail endpoint sent no breakdown. */
+const fallbackFacets = (values: string[] | undefined): Facet[] => (values ?? []).map((value) => ({ value, count: 0 }))
+
+/** Links a breakdown entry to the group's messages with that value; "(none)" entries cannot be filtered for. */
+const facetLinks = (facets: Facet[], id: string, key: string) =>
+  facets.map((f) => ({ ...f, href: f.value === null ? undefined : `/messages?group=${id}&${key}=${encodeURIComponent(f.value)}` }))
+
+function Header({ group }: { group: GroupItem }) {
+  const title = visibleText(group.title)
+  return (
+    <header className="space-y-1">
+      <nav className="text-xs text-zinc-500" aria-label="Breadcrumb">
+        <Link href="/" className="hover:text-zinc-900 hover:underline">
+          Error groups
+        </Link>{' '}
+        / #{group.id}
+      </nav>
+      <div className="flex items-start gap-3">
+        <h1 className="min-w-0 flex-1 font-mono text-[15px] font-semibold break-all text-zinc-900">{title}</h1>
+        <StatusBadge status={group.status} />
+      </div>
+      <p className="flex flex-wrap gap-x-4 text-xs text-zinc-500">
+        {group.errorType && <span className="font-mono break-all">{visibleText(group.errorType)}</span>}
+        <span className="font-mono" title="Error signature (product.md §5)">
+          {visibleText(group.signature ?? '')}
+        </span>
+        {group.ticketUrl && (
+          <a href={/^https?:\/\//i.test(group.ticketUrl) ? group.ticketUrl : undefined} rel="noreferrer noopener" target="_blank" className="text-brand hover:underline">
+            ticket
+          </a>
+        )}
+      </p>
+      {group.note && <p className="rounded bg-amber-50 px-2 py-1 text-amber-900 whitespace-pre-wrap">{visibleText(group.note)}</p>}
+    </header>
+  )
+}
+
+function DetailSkeleton() {
+  return (
+    <div className="space-y-3" aria-busy>
+      <Skeleton className="h-3 w-32" />
+      <Skeleton className="h-5 w-2/3" />
+      <Skeleton className="h-[60px] w-full" />
+      <Skeleton className="h-[196px] w-full" />
+    </div>
+  )
+}
+
+export function GroupDetail({ id }: { id: string }) {
+  const { values, update } = useUrlState(LIST_KEYS)
+  const range: Range = RANGES.some((r) => r.value === values.range) ? (values.range as Range) : '24h'
+  const { data, error, isPending, isFetching, refetch } = useGroup(id, range)
+  const listParams = useMemo(() => {
+    const { range: _range, ...rest } = values
+    return { ...rest, group: id } as Record<string, string>
+  }, [values, id])
+  const { range: _r, limit: _l, ...filterValues } = values
+
+  if (isPending) return <DetailSkeleton />
+  if (error instanceof ApiError && error.status === 404) {
+    return (
+      <EmptyState title="Group not found">
+        <Link href="/" className="text-brand underline underline-offset-2">
+          Back to the error groups
+        </Link>
+      </EmptyState>
+    )
+  }
+  if (error || !data) return <ErrorState title="Could not load this group" error={error} onRetry={() => void refetch()} />
+
+  const { group, breakdown } = data
+  return (
+    <div className="space-y-3">
+      <Header group={group} />
+      <section className="grid grid-cols-2 gap-px overflow-hidden rounded-md border border-zinc-200 bg-zinc-100 sm:grid-cols-4 xl:grid-cols-8" aria-label="Numbers">
+        {[
+          { label: 'Count', value: formatCount(group.count) },
+          { label: '/min · 5m', value: formatRate(group.ratePerMinute?.last5) },
+          { label: '/min · 1h', value: formatRate(group.ratePerMinute?.last60) },
+          { label: 'First seen', value: <RelativeTime iso={group.firstSeen} />, title: timeTitle(group.firstSeen) },
+          { label: 'Last seen', value: <RelativeTime iso={group.lastSeen} />, title: timeTitle(group.lastSeen) },
+          { label: 'Sources', value: formatCount(group.sources?.length ?? 0) },
+          { label: 'Services', value: visibleText((group.services ?? []).join(', ') || '—') },
+          { label: 'Versions', value: visibleText((group.serviceVersions ?? []).join(', ') || '—') },
+        ].map((s) => (
+          <Stat key={s.label} className="bg-white px-3 py-2" label={s.label} value={s.value} title={s.title ?? (typeof s.value === 'string' ? s.value : undefined)} />
+        ))}
+      </section>
+      <Panel
+        title="Arrivals"
+        actions={
+          <>
+            {isFetching && <span className="text-xs text-zinc-400">updating…</span>}
+            <Tabs label="Chart range" tabs={RANGES} value={range} onChange={(r) => update({ range: r === '24h' ? null : r }, 'replace')} />
+          </>
+        }
+      >
+        <BarChart points={data.arrivals ?? []} bucket={data.bucket ?? (range === '30d' ? 'day' : 'hour')} emptyLabel={data.arrivals ? 'No arrivals in this range' : 'Arrivals unavailable'} />
+      </Panel>
+      <div className="grid gap-3 md:grid-cols-2 xl:grid-cols-4">
+        <Panel title="Sources">
+          <BarList items={(breakdown?.sources ?? fallbackFacets(group.sources)).map((f) => ({ ...f, href: f.id ? `/messages?group=${id}&source=${encodeURIComponent(f.id)}` : undefined }))} />
+        </Panel>
+        <Panel title="Service versions">
+          <BarList items={facetLinks(breakdown?.serviceVersions ?? fallbackFacets(group.serviceVersions), id, 'serviceVersion')} />
+        </Panel>
+        <Panel title="Services">
+          <BarList items={facetLinks(breakdown?.services ?? fallbackFacets(group.services), id, 'service')} />
+        </Panel>
+        <Panel title="Failure kinds">
+          <BarList items={facetLinks(breakdown?.failureKinds ?? fallbackFacets(group.failureKinds), id, 'failureKind')} />
+        </Panel>
+      </div>
+      {data.breakdownSampled && <p className="text-xs text-zinc-500">Breakdowns are computed from a sample of this group&apos;s most recent messages.</p>}
+      <section className="space-y-2" aria-label="Messages of this group">
+        <div className="flex items-center justify-between gap-2">
+          <h2 className="text-xs font-semibold tracking-wide text-zinc-500 uppercase">Messages</h2>
+          <Link href={`/messages?group=${id}`} className="text-xs text-brand hover:underline">
+            Open in Messages →
+          </Link>
+        </div>
+        <MessageFilters values={filterValues} update={update} fixed={FIXED} />
+        <MessageList params={listParams} />
+      </section>
+    </div>
+  )
+}

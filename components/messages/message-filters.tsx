@@ -1,0 +1,96 @@
+'use client'
+
+import Link from 'next/link'
+import { useEffect, useState } from 'react'
+import { Button } from '@/components/ui/button'
+import { Input, Select } from '@/components/ui/fields'
+import { SearchBox } from '@/components/ui/search-box'
+import { TIME_RANGES, type MessageFilterKey } from '@/lib/client/filters'
+import { absoluteTime, visibleText } from '@/lib/client/format'
+import { useSources } from '@/lib/client/use-sources'
+import { FAILURE_KINDS, MESSAGE_STATUSES } from '@/lib/shared/schemas/message'
+
+type Values = Partial<Record<MessageFilterKey, string>>
+type Update = (changes: Record<string, string | null>, mode?: 'push' | 'replace') => void
+
+const options = (values: readonly string[]) => values.map((v) => ({ value: v, label: v }))
+
+/** A free-text filter that commits on Enter or when it loses focus, so each keystroke is not a request. */
+function TextFilter({ label, value, onCommit, className }: { label: string; value: string; onCommit: (v: string) => void; className?: string }) {
+  const [text, setText] = useState(value)
+  useEffect(() => setText(value), [value])
+  return (
+    <Input
+      aria-label={label}
+      placeholder={label}
+      value={text}
+      maxLength={1024}
+      className={className}
+      onChange={(e) => setText(e.target.value)}
+      onBlur={() => text.trim() !== value && onCommit(text.trim())}
+      onKeyDown={(e) => {
+        if (e.key === 'Enter') onCommit(text.trim())
+        if (e.key === 'Escape') e.currentTarget.blur()
+      }}
+    />
+  )
+}
+
+function Chip({ label, value, onClear, href }: { label: string; value: string; onClear: () => void; href?: string }) {
+  const text = visibleText(value)
+  return (
+    <span className="inline-flex h-7 max-w-72 items-center gap-1 rounded-md border border-zinc-300 bg-white pl-2 text-xs">
+      <span className="text-zinc-500">{label}</span>
+      {href ? (
+        <Link href={href} className="truncate font-mono text-zinc-800 hover:underline" title={text}>
+          {text}
+        </Link>
+      ) : (
+        <span className="truncate font-mono text-zinc-800" title={text}>
+          {text}
+        </span>
+      )}
+      <button type="button" onClick={onClear} aria-label={`Remove ${label} filter`} className="h-full rounded-r-md px-1.5 text-zinc-500 hover:bg-zinc-100 hover:text-zinc-900">
+        ×
+      </button>
+    </span>
+  )
+}
+
+/** The message list's filters, all in the URL. `fixed` keys (a group page's group) are not offered. */
+export function MessageFilters({ values, update, fixed = [] }: { values: Values; update: Update; fixed?: readonly MessageFilterKey[] }) {
+  const offer = (key: MessageFilterKey) => !fixed.includes(key)
+  const sources = useSources()
+  const sourceOptions = (sources.data?.sources ?? []).map((s) => ({ value: s.id, label: s.queue }))
+  if (values.source && !sourceOptions.some((o) => o.value === values.source)) sourceOptions.push({ value: values.source, label: `source ${values.source}` })
+  const active = (Object.keys(values) as MessageFilterKey[]).filter((k) => !fixed.includes(k))
+
+  return (
+    <div className="flex flex-wrap items-center gap-2" role="search" aria-label="Message filters">
+      <SearchBox className="w-72" value={values.q ?? ''} onChange={(v) => update({ q: v || null }, 'replace')} placeholder="Search errors, bodies, entities" label="Search messages" />
+      <Select aria-label="Source" value={values.source ?? ''} placeholder="All sources" options={sourceOptions} onChange={(e) => update({ source: e.target.value || null })} />
+      <Select aria-label="Status" value={values.status ?? ''} placeholder="Any status" options={options(MESSAGE_STATUSES)} onChange={(e) => update({ status: e.target.value || null })} />
+      <Select aria-label="Failure kind" value={values.failureKind ?? ''} placeholder="Any kind" options={options(FAILURE_KINDS)} onChange={(e) => update({ failureKind: e.target.value || null })} />
+      {offer('range') && (
+      <Select
+        aria-label="Time range"
+        value={values.range ?? ''}
+        placeholder="All time"
+        options={TIME_RANGES.map((r) => ({ value: r.value, label: r.label }))}
+        onChange={(e) => update({ range: e.target.value || null, from: null, to: null })}
+      />
+      )}
+      <TextFilter label="Service" className="w-28" value={values.service ?? ''} onCommit={(v) => update({ service: v || null })} />
+      <TextFilter label="Version" className="w-24" value={values.serviceVersion ?? ''} onCommit={(v) => update({ serviceVersion: v || null })} />
+      <TextFilter label="Entity" className="w-36" value={values.entity ?? ''} onCommit={(v) => update({ entity: v || null })} />
+      {offer('group') && values.group && <Chip label="group" value={`#${values.group}`} href={`/groups/${values.group}`} onClear={() => update({ group: null })} />}
+      {offer('from') && values.from && <Chip label="from" value={absoluteTime(values.from)} onClear={() => update({ from: null })} />}
+      {offer('to') && values.to && <Chip label="to" value={absoluteTime(values.to)} onClear={() => update({ to: null })} />}
+      {active.length > 0 && (
+        <Button variant="ghost" onClick={() => update(Object.fromEntries(active.map((k) => [k, null])))}>
+          Clear filters
+        </Button>
+      )}
+    </div>
+  )
+}

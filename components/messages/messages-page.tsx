@@ -1,0 +1,24 @@
+'use client'
+
+import { useMemo } from 'react'
+import { EmptyState } from '@/components/ui/states'
+import { MESSAGE_FILTER_KEYS } from '@/lib/client/filters'
+import { useUrlState } from '@/lib/client/use-url-state'
+import { MessageFilters } from './message-filters'
+import { MessageList } from './message-list'
+
+const KEYS = [...MESSAGE_FILTER_KEYS, 'limit'] as const
+
+export function MessagesPage() {
+  const { values, update } = useUrlState(KEYS)
+  const { limit: _limit, ...filters } = values
+  const params = useMemo(() => values as Record<string, string>, [values])
+  const filtered = Object.keys(filters).length > 0
+  return (
+    <div className="space-y-3">
+      <h1 className="text-base font-semibold">Messages</h1>
+      <MessageFilters values={filters} update={update} />
+      <MessageList params={params} empty={<EmptyState title={filtered ? 'No messages match these filters' : 'No dead letters stored yet'} />} />
+    </div>
+  )
+}

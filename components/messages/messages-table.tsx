@@ -1,0 +1,139 @@
+'use client'
+
+import Link from 'next/link'
+import { memo, useEffect, useMemo, useRef } from 'react'
+import { KindBadge, StatusBadge } from '@/components/ui/badge'
+import { Checkbox } from '@/components/ui/fields'
+import { SkeletonRows } from '@/components/ui/skeleton'
+import { AbsoluteTime } from '@/components/ui/time'
+import { visibleText } from '@/lib/client/format'
+import { useIsSelected, useSelectionState } from '@/lib/client/selection-store'
+import { useIsCursor, useScrollCursorIntoView, type CursorStore } from '@/lib/client/use-row-cursor'
+import type { MessageItem } from '@/lib/client/types'
+
+type MessagesTableProps = {
+  messages: MessageItem[]
+  loading: boolean
+  cursorStore: CursorStore
+  onCheck: (id: string, shift: boolean) => void
+  onCheckPage: (selected: boolean) => void
+}
+
+const COLUMNS = 9
+
+export function errorSummary(m: Pick<MessageItem, 'errorType' | 'errorMessage' | 'deathReason'>): { type: string; message: string } {
+  const type = m.errorType ? visibleText(m.errorType) : ''
+  const message = m.errorMessage ? visibleText(m.errorMessage) : type ? '' : m.deathReason ? `dead-lettered: ${m.deathReason}` : '(no error recorded)'
+  return { type, message }
+}
+
+const MessageRow = memo(function MessageRow({ message, index, cursorStore, onCheck }: { message: MessageItem; index: number; cursorStore: CursorStore; onCheck: (id: string, shift: boolean) => void }) {
+  const selected = useIsSelected(message.id)
+  const cursor = useIsCursor(cursorStore, index)
+  const { type, message: text } = errorSummary(message)
+  const service = [message.service, message.serviceVersion].filter(Boolean).map((s) => visibleText(s!)).join('@')
+  const entity = message.entityKey ? visibleText(message.entityKey) : ''
+  const href = `/messages/${message.id}`
+  return (
+    <tr data-row-index={index} data-message-id={message.id} data-cursor={cursor || undefined} data-selected={selected || undefined} onMouseDown={() => cursorStore.set(index)} className="hover:bg-zinc-50">
+      <td className="select-none">
+        <Checkbox
+          aria-label={`Select message ${message.id}`}
+          checked={selected}
+          onChange={() => {}}
+          onClick={(e) => onCheck(message.id, e.shiftKey)}
+        />
+      </td>
+      <td className="truncate text-xs text-zinc-600 tabular-nums">
+        <Link href={href} className="hover:text-zinc-900 hover:underline">
+          <AbsoluteTime iso={message.failedAt} />
+        </Link>
+      </td>
+      <td className="truncate font-mono text-xs text-zinc-600" title={visibleText(message.source.queue)}>
+        {visibleText(message.source.queue)}
+      </td>
+      <td className="truncate" title={[type, text].filter(Boolean).join(': ')}>
+        <Link href={href} className="group font-mono text-[12px]">
+          {type && <span className="text-zinc-900 group-hover:underline">{type}</span>}
+          {type && text && <span className="text-zinc-400">: </span>}
+          <span className="text-zinc-600">{text}</span>
+        </Link>
+      </td>
+      <td className="truncate">
+        <KindBadge kind={message.failureKind} />
+      </td>
+      <td className="truncate">
+        <StatusBadge status={message.status} />
+      </td>
+      <td className="truncate font-mono text-xs text-zinc-600" title={service}>
+        {service || '—'}
+      </td>
+      <td className="truncate font-mono text-xs text-zinc-700" title={entity}>
+        {entity ? (
+          <Link href={`/messages?entity=${encodeURIComponent(message.entityKey!)}`} className="hover:underline">
+            {entity}
+          </Link>
+        ) : (
+          '—'
+        )}
+      </td>
+      <td className="text-right text-zinc-600 tabular-nums">{message.attempts ?? '—'}</td>
+    </tr>
+  )
+})
+
+function PageCheckbox({ ids, onCheckPage }: { ids: string[]; onCheckPage: (selected: boolean) => void }) {
+  const state = useSelectionState()
+  const ref = useRef<HTMLInputElement>(null)
+  const selectedCount = state.all ? ids.length : ids.filter((id) => state.ids.has(id)).length
+  const all = ids.length > 0 && selectedCount === ids.length
+  const some = selectedCount > 0 && !all
+  useEffect(() => {
+    if (ref.current) ref.current.indeterminate = some
+  }, [some])
+  return <Checkbox ref={ref} aria-label="Select all loaded messages" checked={all} disabled={ids.length === 0} onChange={() => onCheckPage(!all)} />
+}
+
+/** Memoised: the toolbar above changing (a first selection, a count arriving) does not re-render every row. */
+export const MessagesTable = memo(function MessagesTable({ messages, loading, cursorStore, onCheck, onCheckPage }: MessagesTableProps) {
+  const body = useRef<HTMLTableSectionElement>(null)
+  useScrollCursorIntoView(cursorStore, body)
+  const ids = useMemo(() => messages.map((m) => m.id), [messages])
+  return (
+    <table className="data-table" aria-label="Messages" aria-busy={loading || undefined}>
+      <colgroup>
+        <col className="w-8" />
+        <col className="w-44" />
+        <col className="w-44" />
+        <col />
+        <col className="w-28" />
+        <col className="w-24" />
+        <col className="w-44" />
+        <col className="w-40" />
+        <col className="w-24" />
+      </colgroup>
+      <thead>
+        <tr>
+          <th>
+            <PageCheckbox ids={ids} onCheckPage={onCheckPage} />
+          </th>
+          <th>Failed at</th>
+          <th>Source</th>
+          <th>Error</th>
+          <th>Kind</th>
+          <th>Status</th>
+          <th>Service</th>
+          <th>Entity</th>
+          <th className="text-right">Attempts</th>
+        </tr>
+      </thead>
+      <tbody ref={body}>
+        {loading && messages.length === 0 ? (
+          <SkeletonRows columns={COLUMNS} rows={12} />
+        ) : (
+          messages.map((m, i) => <MessageRow key={m.id} message={m} index={i} cursorStore={cursorStore} onCheck={onCheck} />)
+        )}
+      </tbody>
+    </table>
+  )
+})

@@ -1,0 +1,158 @@
+'use client'
+
+import { useState } from 'react'
+import { Button } from '@/components/ui/button'
+import { Checkbox, Field, Input, Select } from '@/components/ui/fields'
+import { ApiError, errorMessage } from '@/lib/client/api'
+import { useUpdateSource } from '@/lib/client/use-sources'
+import type { EntityKeyRuleInput, SourceDto, UpdateSourceInput } from '@/lib/shared/schemas/source'
+
+const PROPERTY_NAMES = ['correlationId', 'messageId', 'type', 'appId', 'userId', 'replyTo'] as const
+
+type Draft = {
+  entityKind: '' | EntityKeyRuleInput['kind']
+  propertyName: string
+  headerName: string
+  pointer: string
+  orderSensitive: boolean
+  targetType: SourceDto['defaultTarget']['type']
+  exchange: string
+  routingKey: string
+  enabled: boolean
+}
+
+function draftOf(source: SourceDto): Draft {
+  const rule = source.entityKey
+  const target = source.defaultTarget
+  return {
+    entityKind: rule?.kind ?? '',
+    propertyName: rule?.kind === 'property' ? rule.name : 'correlationId',
+    headerName: rule?.kind === 'header' ? rule.name : '',
+    pointer: rule?.kind === 'jsonPointer' ? rule.pointer : '',
+    orderSensitive: source.orderSensitive,
+    targetType: target.type,
+    exchange: target.type === 'custom' ? target.exchange : '',
+    routingKey: target.type === 'custom' ? target.routingKey : '',
+    enabled: source.enabled,
+  }
+}
+
+function toInput(d: Draft): UpdateSourceInput {
+  const entityKey =
+    d.entityKind === ''
+      ? null
+      : d.entityKind === 'property'
+        ? { kind: 'property' as const, name: d.propertyName as (typeof PROPERTY_NAMES)[number] }
+        : d.entityKind === 'header'
+          ? { kind: 'header' as const, name: d.headerName }
+          : { kind: 'jsonPointer' as const, pointer: d.pointer }
+  const defaultTarget = d.targetType === 'custom' ? { type: 'custom' as const, exchange: d.exchange, routingKey: d.routingKey } : { type: d.targetType }
+  return { entityKey, orderSensitive: d.orderSensitive, defaultTarget, enabled: d.enabled }
+}
+
+/** Inline editor of a source's settings; validation comes from the API and is shown by the field. */
+export function SourceSettingsForm({ source, onDone }: { source: SourceDto; onDone: () => void }) {
+  const [draft, setDraft] = useState(() => draftOf(source))
+  const update = useUpdateSource(source.id)
+  const fields = update.error instanceof ApiError ? update.error.fieldErrors() : {}
+  const known = ['entityKey', 'entityKey.kind', 'entityKey.name', 'entityKey.pointer', 'defaultTarget', 'defaultTarget.exchange', 'defaultTarget.routingKey', 'orderSensitive', 'enabled']
+  const other = update.error && !Object.keys(fields).some((k) => known.includes(k)) ? errorMessage(update.error) : null
+  const set = (changes: Partial<Draft>) => setDraft((d) => ({ ...d, ...changes }))
+  const entityError = fields['entityKey.pointer'] ?? fields['entityKey.name'] ?? fields['entityKey.kind'] ?? fields.entityKey
+
+  return (
+    <form
+      aria-label={`Settings of ${source.queue}`}
+      className="grid gap-4 bg-zinc-50/70 px-3 py-3 lg:grid-cols-[minmax(0,1.3fr)_minmax(0,1.3fr)_minmax(0,0.8fr)]"
+      onSubmit={(e) => {
+        e.preventDefault()
+        update.mutate(toInput(draft), { onSuccess: onDone })
+      }}
+    >
+      <fieldset className="min-w-0 space-y-2">
+        <legend className="mb-1 text-xs font-semibold text-zinc-700">Entity key</legend>
+        <div className="flex flex-wrap items-start gap-2">
+          <Field label="From" className="w-40">
+            <Select
+              aria-label="Entity key source"
+              value={draft.entityKind}
+              onChange={(e) => set({ entityKind: e.target.value as Draft['entityKind'] })}
+              options={[
+                { value: '', label: 'None' },
+                { value: 'property', label: 'AMQP property' },
+                { value: 'header', label: 'Header' },
+                { value: 'jsonPointer', label: 'JSON pointer' },
+              ]}
+            />
+          </Field>
+          {draft.entityKind === 'property' && (
+            <Field label="Property" error={entityError} className="w-40">
+              <Select aria-label="Property name" value={draft.propertyName} onChange={(e) => set({ propertyName: e.target.value })} options={PROPERTY_NAMES.map((p) => ({ value: p, label: p }))} invalid={Boolean(entityError)} />
+            </Field>
+          )}
+          {draft.entityKind === 'header' && (
+            <Field label="Header name" error={entityError} className="min-w-40 flex-1">
+              <Input aria-label="Header name" value={draft.headerName} onChange={(e) => set({ headerName: e.target.value })} placeholder="x-order-id" invalid={Boolean(entityError)} />
+            </Field>
+          )}
+          {draft.entityKind === 'jsonPointer' && (
+            <Field label="JSON pointer" error={entityError} hint="RFC 6901, e.g. /order/id" className="min-w-40 flex-1">
+              <Input aria-label="JSON pointer" value={draft.pointer} onChange={(e) => set({ pointer: e.target.value })} placeholder="/order/id" invalid={Boolean(entityError)} className="font-mono" />
+            </Field>
+          )}
+        </div>
+        <label className="flex items-center gap-2 text-[13px]">
+          <Checkbox checked={draft.orderSensitive} onChange={(e) => set({ orderSensitive: e.target.checked })} />
+          Order-sensitive <span className="text-xs text-zinc-500">(replays pause the entity first)</span>
+        </label>
+        {fields.orderSensitive && <p className="text-xs text-red-700">{fields.orderSensitive}</p>}
+      </fieldset>
+
+      <fieldset className="min-w-0 space-y-2">
+        <legend className="mb-1 text-xs font-semibold text-zinc-700">Default replay target</legend>
+        <div className="flex flex-wrap items-start gap-2">
+          <Field label="Target" error={fields.defaultTarget} className="w-44">
+            <Select
+              aria-label="Default replay target"
+              value={draft.targetType}
+              onChange={(e) => set({ targetType: e.target.value as Draft['targetType'] })}
+              options={[
+                { value: 'source', label: 'Original exchange' },
+                { value: 'queue', label: 'Failed queue only' },
+                { value: 'custom', label: 'Custom' },
+              ]}
+            />
+          </Field>
+          {draft.targetType === 'custom' && (
+            <>
+              <Field label="Exchange" error={fields['defaultTarget.exchange']} className="min-w-28 flex-1">
+                <Input aria-label="Exchange" value={draft.exchange} onChange={(e) => set({ exchange: e.target.value })} invalid={Boolean(fields['defaultTarget.exchange'])} className="font-mono" />
+              </Field>
+              <Field label="Routing key" error={fields['defaultTarget.routingKey']} className="min-w-28 flex-1">
+                <Input aria-label="Routing key" value={draft.routingKey} onChange={(e) => set({ routingKey: e.target.value })} invalid={Boolean(fields['defaultTarget.routingKey'])} className="font-mono" />
+              </Field>
+            </>
+          )}
+        </div>
+      </fieldset>
+
+      <div className="flex min-w-0 flex-col justify-between gap-3">
+        <label className="flex items-center gap-2 text-[13px]">
+          <Checkbox checked={draft.enabled} onChange={(e) => set({ enabled: e.target.checked })} />
+          Draining enabled
+        </label>
+        {other && (
+          <p role="alert" className="text-xs break-words text-red-700">
+            {other}
+          </p>
+        )}
+        <div className="flex gap-2">
+          <Button type="submit" variant="primary" disabled={update.isPending}>
+            {update.isPending ? 'Saving…' : 'Save'}
+          </Button>
+          <Button onClick={onDone}>Cancel</Button>
+        </div>
+      </div>
+    </form>
+  )
+}

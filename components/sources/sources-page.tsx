@@ -1,0 +1,148 @@
+'use client'
+
+import { Fragment, useState } from 'react'
+import { Badge } from '@/components/ui/badge'
+import { Button } from '@/components/ui/button'
+import { Panel } from '@/components/ui/panel'
+import { SkeletonRows } from '@/components/ui/skeleton'
+import { EmptyState, ErrorState } from '@/components/ui/states'
+import { RelativeTime } from '@/components/ui/time'
+import { cn } from '@/lib/client/cn'
+import { formatCount, visibleText } from '@/lib/client/format'
+import { useSources } from '@/lib/client/use-sources'
+import type { SourceDto } from '@/lib/shared/schemas/source'
+import { AddSourceForm } from './add-source-form'
+import { SourceSettingsForm } from './source-settings-form'
+
+const COLUMNS = 9
+
+function ruleText(rule: SourceDto['entityKey']): string {
+  if (!rule) return '—'
+  if (rule.kind === 'property') return `property ${rule.name}`
+  if (rule.kind === 'header') return `header ${visibleText(rule.name)}`
+  return `body ${visibleText(rule.pointer)}`
+}
+
+function targetText(target: SourceDto['defaultTarget']): string {
+  if (target.type === 'source') return 'original exchange'
+  if (target.type === 'queue') return 'failed queue'
+  return `${visibleText(target.exchange) || '(default)'} → ${visibleText(target.routingKey)}`
+}
+
+function State({ source }: { source: SourceDto }) {
+  if (source.error) return <Badge tone="red" title={visibleText(source.error)}>error</Badge>
+  if (!source.enabled) return <Badge>disabled</Badge>
+  return <Badge tone="green">draining</Badge>
+}
+
+export function SourcesPage() {
+  const { data, error, isPending, isFetching, refetch } = useSources()
+  const [editing, setEditing] = useState<string | null>(null)
+  const sources = data?.sources ?? []
+
+  return (
+    <div className="space-y-3">
+      <div className="flex items-baseline justify-between">
+        <h1 className="text-base font-semibold">Sources</h1>
+        <span className="text-xs text-zinc-500">{isFetching ? 'refreshing…' : 'broker depth refreshes every 5 s'}</span>
+      </div>
+      {data?.brokerError && (
+        <p role="alert" className="rounded border border-amber-200 bg-amber-50 px-3 py-2 text-amber-900 break-words">
+          {visibleText(data.brokerError)}
+        </p>
+      )}
+      {error && !data ? (
+        <ErrorState title="Could not load sources" error={error} onRetry={() => void refetch()} />
+      ) : (
+        <div className="overflow-hidden rounded-md border border-zinc-200 bg-white">
+          <table className="data-table" aria-label="Sources">
+            <colgroup>
+              <col />
+              <col className="w-24" />
+              <col className="w-24" />
+              <col className="w-24" />
+              <col className="w-28" />
+              <col className="w-52" />
+              <col className="w-28" />
+              <col className="w-48" />
+              <col className="w-20" />
+            </colgroup>
+            <thead>
+              <tr>
+                <th>Queue</th>
+                <th>State</th>
+                <th className="text-right">Depth</th>
+                <th className="text-right">Drained</th>
+                <th>Last drain</th>
+                <th>Entity key</th>
+                <th>Order</th>
+                <th>Replay target</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {isPending ? (
+                <SkeletonRows columns={COLUMNS} rows={3} />
+              ) : (
+                sources.map((s) => (
+                  <Fragment key={s.id}>
+                    <tr data-source={s.queue} className={cn(editing === s.id && 'bg-zinc-50')}>
+                      <td className="truncate font-mono text-xs" title={`${s.vhost} ${s.queue}`}>
+                        {s.vhost !== '/' && <span className="text-zinc-400">{visibleText(s.vhost)}/</span>}
+                        {visibleText(s.queue)}
+                      </td>
+                      <td>
+                        <State source={s} />
+                      </td>
+                      <td className={cn('text-right font-medium tabular-nums', (s.depth ?? 0) > 0 ? 'text-amber-700' : 'text-zinc-700')} data-testid="depth">
+                        {s.depth === null ? '—' : formatCount(s.depth)}
+                      </td>
+                      <td className="text-right tabular-nums">{formatCount(s.drained)}</td>
+                      <td className="text-zinc-600">
+                        <RelativeTime iso={s.lastDrainAt} />
+                      </td>
+                      <td className="truncate font-mono text-xs text-zinc-700" title={ruleText(s.entityKey)}>
+                        {ruleText(s.entityKey)}
+                      </td>
+                      <td>{s.orderSensitive ? <Badge tone="violet">sensitive</Badge> : <span className="text-zinc-400">—</span>}</td>
+                      <td className="truncate text-xs text-zinc-700" title={targetText(s.defaultTarget)}>
+                        {targetText(s.defaultTarget)}
+                      </td>
+                      <td className="text-right">
+                        <Button variant="ghost" aria-expanded={editing === s.id} onClick={() => setEditing(editing === s.id ? null : s.id)}>
+                          {editing === s.id ? 'Close' : 'Edit'}
+                        </Button>
+                      </td>
+                    </tr>
+                    {s.error && (
+                      <tr>
+                        <td colSpan={COLUMNS} className="h-auto! py-1 text-xs break-words text-red-700">
+                          {visibleText(s.error)}
+                        </td>
+                      </tr>
+                    )}
+                    {editing === s.id && (
+                      <tr>
+                        <td colSpan={COLUMNS} className="h-auto! p-0!">
+                          <SourceSettingsForm source={s} onDone={() => setEditing(null)} />
+                        </td>
+                      </tr>
+                    )}
+                  </Fragment>
+                ))
+              )}
+            </tbody>
+          </table>
+          {!isPending && sources.length === 0 && (
+            <div className="p-4">
+              <EmptyState title="No sources yet">Add the terminal DLQs Lazarus should drain below, or set LAZARUS_SOURCES.</EmptyState>
+            </div>
+          )}
+        </div>
+      )}
+      <Panel title="Add a source">
+        <AddSourceForm />
+      </Panel>
+    </div>
+  )
+}

@@ -1,0 +1,25 @@
+import { cn } from '@/lib/client/cn'
+
+export function Skeleton({ className }: { className?: string }) {
+  return <span aria-hidden className={cn('block animate-pulse rounded bg-zinc-200/80', className)} />
+}
+
+// Deterministic widths, so skeletons look like text without jumping between renders.
+const WIDTHS = ['w-3/4', 'w-1/2', 'w-2/3', 'w-5/6', 'w-2/5', 'w-3/5']
+
+/** Placeholder rows of the same fixed height as real rows, so data arriving does not move the layout. */
+export function SkeletonRows({ rows = 8, columns, rowClassName = 'h-8' }: { rows?: number; columns: number; rowClassName?: string }) {
+  return (
+    <>
+      {Array.from({ length: rows }, (_, r) => (
+        <tr key={r} className={cn('border-b border-zinc-100', rowClassName)} aria-hidden>
+          {Array.from({ length: columns }, (_, c) => (
+            <td key={c} className="px-2">
+              <Skeleton className={cn('h-3', WIDTHS[(r + c) % WIDTHS.length])} />
+            </td>
+          ))}
+        </tr>
+      ))}
+    </>
+  )
+}

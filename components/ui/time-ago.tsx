@@ -1,4 +1,0 @@
-export function formatTime(iso: string | null): string {
-  if (!iso) return '—'
-  return iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z')
-}

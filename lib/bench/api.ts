@@ -1,0 +1,177 @@
+/**
+ * npm run bench:api — read-path speed at scale (issue 3).
+ *
+ * Creates a fresh database, applies the app's migrations, loads BENCH_ROWS (default 1,000,000) synthetic dead
+ * letters with realistic skew (lib/bench/api-load.ts), then times the API's read routes called in-process —
+ * the route handlers from app/api/** against the loaded database, so the figures are server time without
+ * network — and beside each the same SQL, captured from the route and replayed bare through pg and through
+ * EXPLAIN ANALYZE. Ends with table sizes and the index list; the database is dropped unless BENCH_KEEP=1.
+ *
+ * Options: BENCH_ROWS (default 1000000), BENCH_KEEP=1, BENCH_REQUESTS (timed requests per scenario, default 200),
+ * BENCH_WARMUP (default 20), BENCH_SCENARIO_SECONDS (time budget per scenario and phase, default 60),
+ * BENCH_DEEP_PAGES (default 200), BENCH_PLANS=1 (print every plan, not only those of failed targets),
+ * BENCH_DB=<name> (measure a database an earlier BENCH_KEEP=1 run loaded, after applying pending migrations;
+ * nothing is loaded or dropped, and rates per minute are as old as that load).
+ */
+import { openDb, setDb, type Db } from '@/lib/server/db'
+import * as groupsRoute from '@/app/api/groups/route'
+import * as messagesRoute from '@/app/api/messages/route'
+import * as messageRoute from '@/app/api/messages/[id]/route'
+import { BODY_TERM, buildGroups, COMMON_TERM, MID_TERM, prng, RARE_TERM, type GroupSpec } from './api-catalog'
+import { loadDataset } from './api-load'
+import { capturingDb, formatResults, percentile, runScenario, type Budget, type CaptureSink, type Scenario, type ScenarioResult } from './api-measure'
+import { storageReport } from './api-report'
+import { fmt, freshDatabase } from './bench-support'
+
+const reuse = process.env.BENCH_DB
+const keep = process.env.BENCH_KEEP === '1' || reuse !== undefined
+let rows = Number(process.env.BENCH_ROWS ?? 1_000_000)
+const budget: Budget = {
+  requests: Number(process.env.BENCH_REQUESTS ?? 200),
+  warmup: Number(process.env.BENCH_WARMUP ?? 20),
+  seconds: Number(process.env.BENCH_SCENARIO_SECONDS ?? 60),
+}
+const deepPages = Number(process.env.BENCH_DEEP_PAGES ?? 200)
+const printAllPlans = process.env.BENCH_PLANS === '1'
+
+const TARGETS = { groups: 100, page: 100, search: 500, detail: 30 }
+
+const base = 'http://lazarus.bench'
+const noParams = { params: Promise.resolve({}) }
+const listMessages = (query: string) => messagesRoute.GET(new Request(`${base}/api/messages${query}`), noParams)
+
+async function json<T>(response: Promise<Response>): Promise<T> {
+  const r = await response
+  if (r.status !== 200) throw new Error(`HTTP ${r.status}: ${await r.text()}`)
+  return (await r.json()) as T
+}
+
+type Page = { messages: { id: string; failedAt: string }[]; nextCursor: string | null }
+
+/** Follows nextCursor `pages` pages deep and returns the query string of the last page reached. */
+async function deepPageQuery(pages: number): Promise<{ query: string; depth: number; failedAt: string }> {
+  let query = ''
+  let depth = 0
+  let failedAt = ''
+  for (let page = 0; page < pages; page++) {
+    const body = await json<Page>(listMessages(query))
+    if (!body.nextCursor) break
+    depth += body.messages.length
+    failedAt = body.messages.at(-1)?.failedAt ?? failedAt
+    query = `?cursor=${encodeURIComponent(body.nextCursor)}`
+  }
+  return { query, depth, failedAt }
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
+
+/** An existing bench database (BENCH_DB): never dropped. */
+function existingDatabase(name: string): { url: string; drop(): Promise<void> } {
+  const url = new URL(process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres')
+  url.pathname = `/${name}`
+  return { url: url.toString(), drop: async () => {} }
+}
+
+/** The world an earlier run loaded: group specs for its row count, ids by signature. */
+async function loadedDataset(db: Db): Promise<{ groups: GroupSpec[]; groupIds: Map<number, string> }> {
+  const { rows: [{ n }] } = await db.sql.query<{ n: number }>('SELECT count(*)::int AS n FROM dead_letters')
+  rows = n
+  const groups = buildGroups(n)
+  const { rows: ids } = await db.sql.query<{ signature: string; id: string }>('SELECT signature, id::text FROM error_groups')
+  const bySignature = new Map(ids.map((r) => [r.signature, r.id]))
+  return { groups, groupIds: new Map(groups.map((g) => [g.rank, bySignature.get(g.signature)!])) }
+}
+
+async function main() {
+  console.log(`bench:api — ${reuse ? `existing database ${reuse}` : `${fmt(rows)} dead letters`}; timed requests per scenario: ${budget.requests} after ${budget.warmup} warm-up (budget ${budget.seconds} s per phase)`)
+  const database = reuse ? existingDatabase(reuse) : await freshDatabase('lazarus_bench_api')
+  let db: Db | undefined
+  const cleanUp = async () => {
+    setDb(undefined)
+    await db?.close().catch(() => {})
+    if (keep) console.log(`\nDatabase kept: ${database.url} (measure it again with BENCH_DB=${new URL(database.url).pathname.slice(1)})`)
+    else await database.drop()
+  }
+  process.once('SIGINT', () => void cleanUp().finally(() => process.exit(130)))
+  try {
+    const started = performance.now()
+    db = await openDb({ databaseUrl: database.url })
+    const { rows: migrations } = await db.sql.query<{ name: string }>('SELECT name FROM _lazarus_migrations ORDER BY name')
+    console.log(`database ${new URL(database.url).pathname.slice(1)}; migrations: ${migrations.map((m) => m.name).join(', ')}`)
+
+    let load: { groups: GroupSpec[]; groupIds: Map<number, string> }
+    if (reuse) {
+      load = await loadedDataset(db)
+      console.log(`\nReusing the loaded data (${fmt(rows)} rows); no load`)
+    } else {
+      console.log('\nLoading:')
+      const loaded = await loadDataset(database.url, rows)
+      for (const [phase, ms] of loaded.phases) console.log(`  ${phase}: ${seconds(ms)}`)
+      const loadMs = loaded.phases.reduce((sum, [, ms]) => sum + ms, 0)
+      console.log(`  total: ${seconds(loadMs)} (${fmt(rows / (loadMs / 1000))} rows/s overall)`)
+      if (loaded.filled.length) console.log(`  NOT NULL columns without default, filled with neutral values: ${loaded.filled.join(', ')}`)
+      load = loaded
+    }
+
+    const { rows: shape } = await db.sql.query<{ groups: number; largest: number; smallest: number; sources: number; min_id: string; max_id: string; from: Date; to: Date; statuses: string }>(`
+      SELECT (SELECT count(*)::int FROM error_groups) AS groups, (SELECT max(count)::float8 FROM error_groups) AS largest,
+        (SELECT min(count)::float8 FROM error_groups) AS smallest, (SELECT count(*)::int FROM sources) AS sources,
+        (SELECT min(id)::text FROM dead_letters) AS min_id, (SELECT max(id)::text FROM dead_letters) AS max_id,
+        (SELECT min(failed_at) FROM dead_letters) AS from, (SELECT max(failed_at) FROM dead_letters) AS to,
+        (SELECT string_agg(status || ' ' || n, ', ' ORDER BY n DESC) FROM (SELECT status, count(*) AS n FROM dead_letters GROUP BY 1) s) AS statuses`)
+    const s = shape[0]
+    const { rows: arrivals } = await db.sql.query<{ n: number }>('SELECT count(*)::int AS n FROM group_arrivals')
+    console.log(`  ${s.groups} groups (largest ${fmt(s.largest)} rows = ${((s.largest / rows) * 100).toFixed(1)}%, smallest ${fmt(s.smallest)}), ${s.sources} sources, ` +
+      `${fmt(arrivals[0].n)} per-minute arrival buckets; failed_at ${new Date(s.from).toISOString()} … ${new Date(s.to).toISOString()}; statuses: ${s.statuses}`)
+
+    const sink: CaptureSink = { current: null }
+    setDb(capturingDb(db, sink))
+
+    const largeGroup = load.groupIds.get(1)!
+    const smallSpec = load.groups.find((g) => g.rank === 47)!
+    const smallGroup = load.groupIds.get(47)!
+    const deep = await deepPageQuery(deepPages)
+    console.log(`\nDeep page: ${deepPages} pages followed, ${fmt(deep.depth)} rows in, failed_at ${deep.failedAt}`)
+    const random = prng(7)
+    const minId = BigInt(s.min_id)
+    const span = Number(BigInt(s.max_id) - minId) + 1
+    const detailIds = Array.from({ length: budget.warmup + budget.requests }, () => (minId + BigInt(Math.floor(random() * span))).toString())
+
+    const scenarios: Scenario[] = [
+      { name: 'GET /api/groups', target: TARGETS.groups, call: () => groupsRoute.GET(new Request(`${base}/api/groups`), noParams) },
+      { name: 'messages, first page', target: TARGETS.page, call: () => listMessages('') },
+      { name: `messages, page ${deepPages} (cursor)`, target: TARGETS.page, call: () => listMessages(deep.query) },
+      { name: `messages, large group (${fmt(load.groups[0].rows)})`, target: TARGETS.page, call: () => listMessages(`?group=${largeGroup}`) },
+      { name: `messages, small group (${fmt(smallSpec.rows)})`, target: TARGETS.page, call: () => listMessages(`?group=${smallGroup}`) },
+      { name: `search rare q=${RARE_TERM}`, target: TARGETS.search, call: () => listMessages(`?q=${RARE_TERM}`) },
+      // The same rows, by a name that sits ~150 characters into the body: found only if search covers that far.
+      { name: `search body q=${BODY_TERM}`, target: TARGETS.search, call: () => listMessages(`?q=${BODY_TERM}`) },
+      { name: `search common q=${COMMON_TERM}`, target: TARGETS.search, call: () => listMessages(`?q=${COMMON_TERM}`) },
+      // Not in the issue's list: the band between the two, where neither a recent page nor the index is cheap.
+      { name: `search mid q=${MID_TERM}`, target: TARGETS.search, call: () => listMessages(`?q=${MID_TERM}`) },
+      { name: 'GET /api/messages/{random id}', target: TARGETS.detail, call: (i) => messageRoute.GET(new Request(`${base}/api/messages/${detailIds[i % detailIds.length]}`), { params: Promise.resolve({ id: detailIds[i % detailIds.length] }) }) },
+    ]
+
+    console.log('\nMeasuring (route handlers in-process; SQL = the same statements replayed bare through pg; EXPLAIN = ANALYZE execution,')
+    console.log('plan = planning, both summed over the request\'s statements (stmts), median of up to 5 sampled requests):')
+    const results: ScenarioResult[] = []
+    for (const scenario of scenarios) {
+      const result = await runScenario(scenario, sink, database.url, budget)
+      results.push(result)
+      console.log(`  ${scenario.name}: ${result.api.length} requests, API p50 ${percentile([...result.api].sort((a, b) => a - b), 50).toFixed(2)} ms`)
+    }
+    console.log(`\nAll times in ms (${fmt(rows)} rows):\n${formatResults(results)}`)
+
+    const failed = results.filter((r) => percentile([...r.api].sort((a, b) => a - b), 95) >= r.target)
+    for (const r of printAllPlans ? results : failed) {
+      console.log(`\n${failed.includes(r) ? 'FAILED TARGET' : 'plan'}: ${r.name} — slowest sampled EXPLAIN (ANALYZE, BUFFERS):\n${r.explain?.plan ?? '(no SQL)'}`)
+    }
+
+    console.log(`\n${await storageReport(database.url)}`)
+    console.log(`\nbench process peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MiB; wall time ${seconds(performance.now() - started)}`)
+  } finally {
+    await cleanUp()
+  }
+}
+
+await main()

@@ -1,0 +1,35 @@
+import 'server-only'
+import { getDb } from '@/lib/server/db'
+import { notFound } from '@/lib/server/errors/app-error'
+import { parseId } from '@/lib/server/http/parse-id'
+import type { GroupDetailDto, GroupRange } from '@/lib/shared/schemas/group'
+import { arrivalSeries, bucketSpan, bucketStarts, DAY_MS, HOUR_MS, type BucketSpan } from './arrival-series'
+import { groupBreakdown } from './group-breakdown'
+import { queryGroups } from './query-groups'
+
+const RANGES: Record<GroupRange, { bucket: GroupDetailDto['bucket']; span: (now: Date) => BucketSpan }> = {
+  '24h': { bucket: 'hour', span: (now) => bucketSpan(now, HOUR_MS, 24) },
+  '7d': { bucket: 'hour', span: (now) => bucketSpan(now, HOUR_MS, 7 * 24) },
+  '30d': { bucket: 'day', span: (now) => bucketSpan(now, DAY_MS, 30) },
+}
+
+export type GetGroupOptions = { id: string; range: GroupRange; now?: Date }
+
+/** One group with its arrivals over the range and where its messages come from. */
+export async function getGroup({ id, range, now = new Date() }: GetGroupOptions): Promise<GroupDetailDto> {
+  const { sql } = await getDb()
+  const groupId = parseId(id, 'group').toString()
+  const [group] = await queryGroups(sql, { where: ['g.id = $1::bigint'], params: [groupId], orderBy: 'g.id', limit: 1, now })
+  if (!group) throw notFound(`group ${id}`)
+  const { bucket, span } = RANGES[range]
+  const buckets = span(now)
+  const [series, breakdown] = await Promise.all([arrivalSeries(sql, [groupId], buckets), groupBreakdown(sql, group)])
+  const counts = series.get(groupId) ?? []
+  return {
+    group,
+    range,
+    bucket,
+    arrivals: bucketStarts(buckets).map((t, i) => ({ t: t.toISOString(), count: counts[i] ?? 0 })),
+    ...breakdown,
+  }
+}

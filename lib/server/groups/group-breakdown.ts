@@ -1,0 +1,57 @@
+import 'server-only'
+import type { Sql } from '@/lib/server/db/sql'
+import type { BreakdownEntryDto, GroupDetailDto } from '@/lib/shared/schemas/group'
+
+/**
+ * Most recent messages a breakdown counts. Counting costs ~0.7 µs a message even as an index-only scan, so a big
+ * group's full GROUP BY would take seconds (product.md §11); 100,000 answer in well under 0.1 s.
+ */
+export const BREAKDOWN_ROW_CAP = 100_000
+
+type BreakdownRow = {
+  dimension: 'source' | 'service' | 'version' | 'kind'
+  value: string | null
+  source_id: string | null
+  count: number
+}
+
+export type GroupBreakdown = Pick<GroupDetailDto, 'breakdown' | 'breakdownSampled' | 'breakdownRows'>
+
+/**
+ * Counts per source, service, service version and failure kind over the group's most recent messages, read
+ * from dead_letters_group_idx alone (it includes the four columns) and aggregated in one pass.
+ */
+export async function groupBreakdown(sql: Sql, group: { id: string; count: number }, options: { cap?: number } = {}): Promise<GroupBreakdown> {
+  const cap = options.cap ?? BREAKDOWN_ROW_CAP
+  const { rows } = await sql.query<BreakdownRow>(
+    `WITH recent AS (
+       SELECT source_id, service, service_version, failure_kind FROM dead_letters
+       WHERE group_id = $1::bigint ORDER BY failed_at DESC, id DESC LIMIT $2
+     ), counted AS (
+       SELECT CASE WHEN GROUPING(source_id) = 0 THEN 'source' WHEN GROUPING(service) = 0 THEN 'service'
+                   WHEN GROUPING(service_version) = 0 THEN 'version' ELSE 'kind' END AS dimension,
+         source_id, service, service_version, failure_kind, count(*)::float8 AS count
+       FROM recent GROUP BY GROUPING SETS ((source_id), (service), (service_version), (failure_kind))
+     )
+     SELECT c.dimension, c.source_id::text,
+       CASE c.dimension WHEN 'source' THEN s.queue WHEN 'service' THEN c.service WHEN 'version' THEN c.service_version ELSE c.failure_kind END AS value,
+       c.count
+     FROM counted c LEFT JOIN sources s ON c.dimension = 'source' AND s.id = c.source_id
+     ORDER BY c.count DESC, value NULLS LAST`,
+    [group.id, cap],
+  )
+  const of = (dimension: BreakdownRow['dimension']): BreakdownEntryDto[] =>
+    rows.filter((r) => r.dimension === dimension).map((r) => ({ value: r.value, count: r.count }))
+  const counted = of('kind').reduce((sum, entry) => sum + entry.count, 0)
+  return {
+    breakdown: {
+      sources: rows.filter((r) => r.dimension === 'source').map((r) => ({ id: r.source_id ?? '', value: r.value, count: r.count })),
+      services: of('service'),
+      serviceVersions: of('version'),
+      failureKinds: of('kind'),
+    },
+    // The group's maintained count tells a group of exactly `cap` messages from a bigger one.
+    breakdownSampled: counted >= cap && group.count > counted,
+    breakdownRows: counted,
+  }
+}
