@@ -132,7 +132,7 @@ FROM (
     FROM (
       SELECT p.n, p.gi, p.failed_at,
         random() AS r_source, random() AS r_version, random() AS r_status, random() AS r_kind, random() AS r_seen, random() AS r_amount,
-        -- Entity numbers stay below 250000 (six digits), so the rare rows' seven-digit number matches nothing else.
+        -- Entity numbers stay below 250000 (six digits), so the rare rows' seven-digit number matches no other entity.
         CASE WHEN p.n % $5::int = 1 THEN ${RARE_TERM} ELSE floor(power(random(), 2.5) * 250000)::int END AS entity_no,
         floor(random() * 180000)::int AS customer_no,
         (1 + floor(random() * 99999))::int AS v_int,

@@ -15,6 +15,7 @@
  */
 import { openDb, setDb, type Db } from '@/lib/server/db'
 import * as groupsRoute from '@/app/api/groups/route'
+import * as groupRoute from '@/app/api/groups/[id]/route'
 import * as messagesRoute from '@/app/api/messages/route'
 import * as messageRoute from '@/app/api/messages/[id]/route'
 import { BODY_TERM, buildGroups, COMMON_TERM, MID_TERM, prng, RARE_TERM, type GroupSpec } from './api-catalog'
@@ -139,6 +140,8 @@ async function main() {
 
     const scenarios: Scenario[] = [
       { name: 'GET /api/groups', target: TARGETS.groups, call: () => groupsRoute.GET(new Request(`${base}/api/groups`), noParams) },
+      // Not in the issue's list: a group's page, for the largest group over the longest range.
+      { name: 'GET /api/groups/{largest}?range=30d', target: TARGETS.groups, call: () => groupRoute.GET(new Request(`${base}/api/groups/${largeGroup}?range=30d`), { params: Promise.resolve({ id: largeGroup }) }) },
       { name: 'messages, first page', target: TARGETS.page, call: () => listMessages('') },
       { name: `messages, page ${deepPages} (cursor)`, target: TARGETS.page, call: () => listMessages(deep.query) },
       { name: `messages, large group (${fmt(load.groups[0].rows)})`, target: TARGETS.page, call: () => listMessages(`?group=${largeGroup}`) },
