@@ -312,7 +312,8 @@ export class SourceConsumer {
   /** Graceful stop: no new deliveries, write and ack what we hold, then close the channel. */
   async stop(): Promise<void> {
     await this.pauseConsuming()
-    if (!this.ended) await this.flush()
+    // A flush already running may have been for full batches only; keep going until nothing is held.
+    while (!this.ended && (this.pending.length > 0 || this.flushing)) await this.flush()
     await this.close('stopped')
   }
 }
