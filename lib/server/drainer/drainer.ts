@@ -157,8 +157,8 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
       } catch (error) {
         consumers.delete(source.id)
         await consumer.close('start failed')
-        const message = (error as Error).message
-        if (errors.get(source.id) !== message) log.warn('cannot drain source', { queue: source.queue, error: message })
+        const message = describeConsumeFailure(error, source.queue)
+        if (errors.get(source.id) !== message) log.warn('cannot drain source', { queue: source.queue, error: message, reply: (error as Error).message })
         recordError(source, message)
       }
     }
@@ -206,4 +206,14 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
 function vhostOf(amqpUrl: string): string {
   const path = new URL(amqpUrl).pathname
   return path.length > 1 ? decodeURIComponent(path.slice(1)) : '/'
+}
+
+/** Broker replies to basic.consume, said in an operator's words (the raw reply stays in the log line). */
+export function describeConsumeFailure(error: unknown, queue: string): string {
+  const raw = (error as Error)?.message ?? String(error)
+  const code = (error as { code?: unknown })?.code
+  if (code === 404 || /NOT[_-]FOUND/.test(raw)) return `queue "${queue}" does not exist (deleted, or not declared yet)`
+  if (code === 403 || /ACCESS[_-]REFUSED/.test(raw)) return `access to queue "${queue}" refused: the broker user may not consume from it`
+  if (code === 405 || /RESOURCE[_-]LOCKED/.test(raw)) return `queue "${queue}" is exclusive to another connection`
+  return raw
 }

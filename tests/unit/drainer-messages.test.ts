@@ -1,0 +1,15 @@
+import { describe, expect, it } from 'vitest'
+import { describeConsumeFailure } from '@/lib/server/drainer/drainer'
+
+describe('describeConsumeFailure', () => {
+  const reply = (code: number, text: string) => Object.assign(new Error(`Operation failed: BasicConsume; ${code} (${text.split(' ')[0]}) with message "${text}"`), { code })
+
+  it.each([
+    [reply(404, "NOT_FOUND - no queue 'orders.dlq' in vhost '/'"), /queue "orders.dlq" does not exist/],
+    [reply(403, "ACCESS_REFUSED - access to queue 'orders.dlq' refused"), /refused/],
+    [reply(405, "RESOURCE_LOCKED - cannot obtain exclusive access"), /exclusive/],
+    [new Error('Channel closed'), /^Channel closed$/],
+  ])('%s', (error, expected) => {
+    expect(describeConsumeFailure(error, 'orders.dlq')).toMatch(expected)
+  })
+})
