@@ -1,9 +1,13 @@
 'use client'
 
+import { CopyTicketButton } from '@/components/export/copy-ticket-button'
+import { ExportMenu } from '@/components/export/export-menu'
 import Link from 'next/link'
 import { useMemo } from 'react'
 import { MessageFilters } from '@/components/messages/message-filters'
 import { MessageList } from '@/components/messages/message-list'
+import { ReplayActions } from '@/components/replays/replay-actions'
+import { renderSelectionActions } from '@/components/replays/selection-actions'
 import { StatusBadge } from '@/components/ui/badge'
 import { BarChart } from '@/components/ui/bar-chart'
 import { BarList } from '@/components/ui/bar-list'
@@ -18,6 +22,7 @@ import { formatCount, formatRate, timeTitle, visibleText } from '@/lib/client/fo
 import type { Facet, GroupItem } from '@/lib/client/types'
 import { useGroup } from '@/lib/client/use-groups'
 import { useUrlState } from '@/lib/client/use-url-state'
+import { GroupTriage } from './group-triage'
 
 const RANGES = [
   { value: '24h', label: '24h' },
@@ -50,19 +55,18 @@ function Header({ group }: { group: GroupItem }) {
       <div className="flex items-start gap-3">
         <h1 className="min-w-0 flex-1 font-mono text-[15px] font-semibold break-all text-zinc-900">{title}</h1>
         <StatusBadge status={group.status} />
+        <div className="flex shrink-0 items-center gap-2">
+          <CopyTicketButton kind="group" id={group.id} />
+          <ExportMenu selection={{ groupId: group.id }} count={group.count} />
+          <ReplayActions selection={{ groupId: group.id }} subject={`group #${group.id}: ${title}`} replayLabel="Replay group…" resolveLabel="Resolve group…" />
+        </div>
       </div>
       <p className="flex flex-wrap gap-x-4 text-xs text-zinc-500">
         {group.errorType && <span className="font-mono break-all">{visibleText(group.errorType)}</span>}
         <span className="font-mono" title="Error signature (product.md §5)">
           {visibleText(group.signature ?? '')}
         </span>
-        {group.ticketUrl && (
-          <a href={/^https?:\/\//i.test(group.ticketUrl) ? group.ticketUrl : undefined} rel="noreferrer noopener" target="_blank" className="text-brand hover:underline">
-            ticket
-          </a>
-        )}
       </p>
-      {group.note && <p className="rounded bg-amber-50 px-2 py-1 text-amber-900 whitespace-pre-wrap">{visibleText(group.note)}</p>}
     </header>
   )
 }
@@ -118,17 +122,20 @@ export function GroupDetail({ id }: { id: string }) {
           <Stat key={s.label} className="bg-white px-3 py-2" label={s.label} value={s.value} title={s.title ?? (typeof s.value === 'string' ? s.value : undefined)} />
         ))}
       </section>
-      <Panel
-        title="Arrivals"
-        actions={
-          <>
-            {isFetching && <span className="text-xs text-zinc-400">updating…</span>}
-            <Tabs label="Chart range" tabs={RANGES} value={range} onChange={(r) => update({ range: r === '24h' ? null : r }, 'replace')} />
-          </>
-        }
-      >
-        <BarChart points={data.arrivals ?? []} bucket={data.bucket ?? (range === '30d' ? 'day' : 'hour')} emptyLabel={data.arrivals ? 'No arrivals in this range' : 'Arrivals unavailable'} />
-      </Panel>
+      <div className="grid gap-3 lg:grid-cols-[minmax(0,1fr)_30rem]">
+        <Panel
+          title="Arrivals"
+          actions={
+            <>
+              {isFetching && <span className="text-xs text-zinc-400">updating…</span>}
+              <Tabs label="Chart range" tabs={RANGES} value={range} onChange={(r) => update({ range: r === '24h' ? null : r }, 'replace')} />
+            </>
+          }
+        >
+          <BarChart points={data.arrivals ?? []} bucket={data.bucket ?? (range === '30d' ? 'day' : 'hour')} emptyLabel={data.arrivals ? 'No arrivals in this range' : 'Arrivals unavailable'} />
+        </Panel>
+        <GroupTriage group={group} />
+      </div>
       <div className="grid gap-3 md:grid-cols-2 xl:grid-cols-4">
         <Panel title="Sources">
           <BarList items={(breakdown?.sources ?? fallbackFacets(group.sources)).map((f) => ({ ...f, href: f.id ? `/messages?group=${id}&source=${encodeURIComponent(f.id)}` : undefined }))} />
@@ -152,7 +159,7 @@ export function GroupDetail({ id }: { id: string }) {
           </Link>
         </div>
         <MessageFilters values={filterValues} update={update} fixed={FIXED} />
-        <MessageList params={listParams} />
+        <MessageList params={listParams} renderActions={renderSelectionActions} />
       </section>
     </div>
   )

@@ -80,7 +80,16 @@ const GroupRow = memo(function GroupRow({ group, index, cursorStore }: { group: 
         </span>
       </td>
       <td>
-        <StatusBadge status={group.status} />
+        <span className="flex items-center gap-1">
+          <StatusBadge status={group.status} />
+          {group.ticketUrl && /^https?:\/\//i.test(group.ticketUrl) && (
+            <a href={group.ticketUrl} target="_blank" rel="noopener noreferrer" title={visibleText(group.ticketUrl)} aria-label="Open ticket" className="shrink-0 rounded p-0.5 text-zinc-400 hover:bg-zinc-100 hover:text-brand">
+              <svg aria-hidden viewBox="0 0 16 16" className="size-3 fill-none stroke-current" strokeWidth={1.6}>
+                <path d="M6.5 3.5H4a1 1 0 0 0-1 1V12a1 1 0 0 0 1 1h7.5a1 1 0 0 0 1-1V9.5M9 3h4v4M13 3 7.5 8.5" strokeLinecap="round" strokeLinejoin="round" />
+              </svg>
+            </a>
+          )}
+        </span>
       </td>
     </tr>
   )
@@ -108,7 +117,7 @@ export function GroupsTable({ groups, loading, sort, onSort, empty }: GroupsTabl
           <col className="w-40" />
           <col className="w-44" />
           <col className="w-36" />
-          <col className="w-28" />
+          <col className="w-36" />
         </colgroup>
         <thead>
           <tr>

@@ -3,12 +3,19 @@
 import Link from 'next/link'
 import { usePathname } from 'next/navigation'
 import { cn } from '@/lib/client/cn'
+import { AlertBanner } from '@/components/alerts/alert-banner'
 import { Kbd } from '@/components/ui/kbd'
+import { OperatorField } from './operator-field'
 
 const NAV = [
   { href: '/', label: 'Groups', match: (p: string) => p === '/' || p.startsWith('/groups') },
   { href: '/messages', label: 'Messages', match: (p: string) => p.startsWith('/messages') },
+  { href: '/replays', label: 'Replays', match: (p: string) => p.startsWith('/replays') },
+  { href: '/pauses', label: 'Pauses', match: (p: string) => p.startsWith('/pauses') },
+  { href: '/alerts', label: 'Alerts', match: (p: string) => p.startsWith('/alerts') },
+  { href: '/audit', label: 'Audit', match: (p: string) => p.startsWith('/audit') },
   { href: '/sources', label: 'Sources', match: (p: string) => p.startsWith('/sources') },
+  { href: '/settings', label: 'Settings', match: (p: string) => p.startsWith('/settings') },
 ]
 
 export function AppHeader() {
@@ -35,10 +42,14 @@ export function AppHeader() {
             )
           })}
         </nav>
+        <AlertBanner />
         <p className="ml-auto hidden items-center gap-1.5 text-xs text-zinc-500 lg:flex">
           <Kbd>j</Kbd>
           <Kbd>k</Kbd> move <Kbd>↵</Kbd> open <Kbd>x</Kbd> select <Kbd>/</Kbd> search
         </p>
+        <div className="ml-auto lg:ml-0">
+          <OperatorField />
+        </div>
       </div>
     </header>
   )

@@ -1,7 +1,11 @@
 'use client'
 
+import { CopyTicketButton } from '@/components/export/copy-ticket-button'
+import { ExportMenu } from '@/components/export/export-menu'
 import Link from 'next/link'
 import type { ReactNode } from 'react'
+import { FailedAgainNotice, MessageReplays } from '@/components/replays/message-replays'
+import { ReplayActions } from '@/components/replays/replay-actions'
 import { Badge, KindBadge, StatusBadge } from '@/components/ui/badge'
 import { Panel } from '@/components/ui/panel'
 import { Skeleton } from '@/components/ui/skeleton'
@@ -99,6 +103,30 @@ function PropertiesTable({ properties }: { properties: Record<string, unknown> }
   )
 }
 
+/** Why the message has its status: a resolve's reason, or why its last replay left it dead. */
+function StatusNote({ message: m }: { message: MessageDetailData }) {
+  if (!m.statusReason && !(m.status !== 'dead' && m.statusChangedBy)) return null
+  const reason = m.statusReason ? visibleText(m.statusReason) : null
+  const lead = m.status === 'dead' ? 'Back to dead after a replay' : m.status[0]!.toUpperCase() + m.status.slice(1)
+  return (
+    <p data-testid="status-note" className={`rounded-md border px-3 py-1.5 ${m.status === 'dead' ? 'border-red-200 bg-red-50 text-red-900' : 'border-zinc-200 bg-white text-zinc-700'}`}>
+      <strong className="font-medium">{lead}</strong>
+      {m.statusChangedBy && <> by {visibleText(m.statusChangedBy)}</>}
+      {m.statusChangedAt && (
+        <>
+          {' '}
+          <RelativeTime iso={m.statusChangedAt} />
+        </>
+      )}
+      {reason && (
+        <>
+          : <ClampedText text={reason} limit={300} className="break-words" />
+        </>
+      )}
+    </p>
+  )
+}
+
 function DetailSkeleton() {
   return (
     <div className="space-y-3" aria-busy>
@@ -128,6 +156,9 @@ export function MessageDetail({ id }: { id: string }) {
   const errorHead = [text(m.error.type), text(m.error.message)].filter(Boolean).join(': ')
   const sameGroup = m.related?.sameGroup?.filter((r) => r.id !== m.id) ?? []
   const sameEntity = m.related?.sameEntity?.filter((r) => r.id !== m.id) ?? []
+  const replays = m.replays ?? []
+  const failedAgain = m.replayedFrom ?? null
+  const actionable = m.status === 'dead'
 
   return (
     <div className="space-y-3">
@@ -145,6 +176,11 @@ export function MessageDetail({ id }: { id: string }) {
             </Link>
           </h1>
           <StatusBadge status={m.status} />
+          <div className="flex shrink-0 items-center gap-2" title={actionable ? undefined : `Only dead messages can be replayed or resolved; this one is ${m.status}.`}>
+            <CopyTicketButton kind="message" id={m.id} />
+            <ExportMenu selection={{ ids: [m.id] }} />
+            <ReplayActions selection={{ ids: [m.id] }} subject={`message #${m.id}`} replayLabel="Replay…" resolveLabel="Resolve…" disabled={!actionable} />
+          </div>
         </div>
         <p className="text-xs text-zinc-500">
           Failed <RelativeTime iso={m.failedAt} /> on <span className="font-mono text-zinc-700">{visibleText(m.source.queue)}</span>
@@ -156,6 +192,9 @@ export function MessageDetail({ id }: { id: string }) {
           )}
         </p>
       </header>
+
+      {failedAgain && <FailedAgainNotice failedAgain={failedAgain} />}
+      <StatusNote message={m} />
 
       <Panel title="Derived">
         <Fields items={derivedFields(m)} />
@@ -193,6 +232,10 @@ export function MessageDetail({ id }: { id: string }) {
           </Panel>
         </div>
       </div>
+
+      <Panel title="Replay history" bodyClassName={replays.length ? 'p-0!' : undefined}>
+        <MessageReplays replays={replays} />
+      </Panel>
 
       <div className="grid gap-3 xl:grid-cols-2">
         <Panel title="Same group">

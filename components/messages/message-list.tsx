@@ -17,9 +17,11 @@ type MessageListProps = {
   /** URL-level parameters: filters (a relative `range` included) and an optional `limit`. */
   params: QueryParams
   empty?: ReactNode
-  /** Bulk actions for the current selection (replay, resolve, export arrive in later issues). */
-  renderActions?: (selection: BulkSelection) => ReactNode
+  /** Bulk actions for the current selection: what it is, how many it holds (null: not counted) and how to clear it. */
+  renderActions?: (selection: BulkSelection, info: SelectionInfo) => ReactNode
 }
+
+export type SelectionInfo = { count: number | null; estimated: boolean; clear: () => void }
 
 const countLabel = (count: MessageCount | undefined) => (count ? `${count.estimated ? '~' : ''}${formatCount(count.count)}` : null)
 
@@ -51,7 +53,15 @@ function SelectionBar({ store, loadedIds, count, more, filter, renderActions }: 
       <Button variant="ghost" onClick={() => store.clear()}>
         Clear selection
       </Button>
-      {renderActions && <div className="ml-auto flex items-center gap-2">{renderActions(selection)}</div>}
+      {renderActions && (
+        <div className="ml-auto flex items-center gap-2">
+          {renderActions(selection, {
+            count: state.all ? (count?.count ?? state.all.count) : state.ids.size,
+            estimated: state.all ? (count?.estimated ?? state.all.estimated) : false,
+            clear: () => store.clear(),
+          })}
+        </div>
+      )}
     </div>
   )
 }

@@ -1,6 +1,8 @@
 'use client'
 
 import { useMemo } from 'react'
+import { ExportMenu } from '@/components/export/export-menu'
+import { renderSelectionActions } from '@/components/replays/selection-actions'
 import { EmptyState } from '@/components/ui/states'
 import { MESSAGE_FILTER_KEYS } from '@/lib/client/filters'
 import { useUrlState } from '@/lib/client/use-url-state'
@@ -16,9 +18,12 @@ export function MessagesPage() {
   const filtered = Object.keys(filters).length > 0
   return (
     <div className="space-y-3">
-      <h1 className="text-base font-semibold">Messages</h1>
+      <div className="flex items-center justify-between gap-3">
+        <h1 className="text-base font-semibold">Messages</h1>
+        <ExportMenu selection={{ filter: filters }} label={filtered ? 'Export matching' : 'Export all'} />
+      </div>
       <MessageFilters values={filters} update={update} />
-      <MessageList params={params} empty={<EmptyState title={filtered ? 'No messages match these filters' : 'No dead letters stored yet'} />} />
+      <MessageList params={params} renderActions={renderSelectionActions} empty={<EmptyState title={filtered ? 'No messages match these filters' : 'No dead letters stored yet'} />} />
     </div>
   )
 }

@@ -90,6 +90,11 @@ export function SourcesPage() {
                       <td className="truncate font-mono text-xs" title={`${s.vhost} ${s.queue}`}>
                         {s.vhost !== '/' && <span className="text-zinc-400">{visibleText(s.vhost)}/</span>}
                         {visibleText(s.queue)}
+                        {s.kind === 'hold' && (
+                          <Badge tone="sky" className="ml-1.5" title="Messages pause guards hold; stored as held and released after the pause">
+                            hold
+                          </Badge>
+                        )}
                       </td>
                       <td>
                         <State source={s} />

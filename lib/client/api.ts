@@ -1,5 +1,7 @@
 /** Browser-side access to the HTTP API: one fetcher, one error type carrying the API's error envelope. */
 
+import { operatorHeaders } from './use-operator'
+
 export type ApiIssue = { path: (string | number)[]; message: string }
 
 export class ApiError extends Error {
@@ -51,13 +53,17 @@ export async function apiGet<T>(path: string, options: { signal?: AbortSignal } 
   return (await response.json()) as T
 }
 
-export async function apiSend<T>(method: 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T> {
+/** A mutating request; it carries the operator's name (`x-lazarus-user`) for the audit log. */
+export async function apiSend<T>(method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown, options: { signal?: AbortSignal } = {}): Promise<T> {
   const response = await fetch(path, {
     method,
-    headers: { accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    signal: options.signal,
+    headers: { accept: 'application/json', ...operatorHeaders(), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   })
   if (!response.ok) throw await errorFrom(response)
+  // A DELETE answers 204 No Content.
+  if (response.status === 204) return undefined as T
   return (await response.json()) as T
 }
 

@@ -33,11 +33,37 @@ const configSchema = z.object({
   LAZARUS_DRAIN_FLUSH_MS: z.coerce.number().int().min(1).max(60_000).default(50),
   /** Bodies above this many bytes are stored but flagged "oversized". */
   LAZARUS_MAX_BODY_BYTES: z.coerce.number().int().min(1).default(16 * 1024 * 1024),
+  /** A message whose replay count (x-lazarus-replay-count of the copy that died) has reached this is not replayed again. */
+  LAZARUS_REPLAY_CAP: z.coerce.number().int().min(1).max(1000).default(5),
+  /** Bodies above this many bytes are reported as "cannot replay" (keep it under the broker's max_message_size). */
+  LAZARUS_REPLAY_MAX_BODY_BYTES: z.coerce.number().int().min(1).default(16 * 1024 * 1024),
+  /** Messages per second a replay job publishes when the request names no rate. */
+  LAZARUS_REPLAY_DEFAULT_RATE: z.coerce.number().int().min(1).max(50_000).default(500),
+  /** Unconfirmed publishes per replay job (the in-flight window). */
+  LAZARUS_REPLAY_WINDOW: z.coerce.number().int().min(1).max(10_000).default(1000),
+  /** How long a worker's claim on a replay job lasts without renewal; after a crash another worker takes over then. */
+  LAZARUS_REPLAY_LEASE_MS: z.coerce.number().int().min(500).max(600_000).default(30_000),
+  /** A publish not confirmed within this many milliseconds counts as failed ("confirm timeout"). */
+  LAZARUS_REPLAY_CONFIRM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  /** Replay jobs one process runs at the same time. */
+  LAZARUS_REPLAY_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  /** How often an idle executor looks for replay jobs, in milliseconds (jobs created in the same process start at once). */
+  LAZARUS_REPLAY_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
+  /** Topic exchange pause and resume events go out on; guards subscribe to it (their `controlExchange` option). */
+  LAZARUS_CONTROL_EXCHANGE: z.string().min(1).max(255).default('lazarus.control'),
+  /** Fanout exchange guards hold messages in, and the durable queue of the same name bound to it (their `holdExchange`). */
+  LAZARUS_HOLD_QUEUE: z.string().min(1).max(255).default('lazarus.hold'),
   /** Run the drainer inside the web process (npm start). Set to 0 when separate workers drain. */
   LAZARUS_RUN_WORKERS: z
     .enum(['0', '1', 'true', 'false'])
     .default('1')
     .transform((v) => v === '1' || v === 'true'),
+  /** Replayed and resolved messages are deleted this many days after that happened (0 keeps them forever). Dead and held ones never are. */
+  LAZARUS_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
+  /** Seconds between inflow-alert evaluations. */
+  LAZARUS_ALERT_INTERVAL_S: z.coerce.number().int().min(1).max(3600).default(30),
+  /** Base URL of this Lazarus for links in alerts and tickets, e.g. https://lazarus.example.com (default: none, relative links). */
+  LAZARUS_PUBLIC_URL: z.string().url().optional(),
 })
 
 export type Config = z.infer<typeof configSchema>

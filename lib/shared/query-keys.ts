@@ -28,3 +28,35 @@ export const sourceKeys = {
 export const summaryKeys = {
   all: ['summary'] as const,
 }
+
+export const replayKeys = {
+  all: ['replays'] as const,
+  lists: () => [...replayKeys.all, 'list'] as const,
+  list: (params: QueryParams) => [...replayKeys.lists(), params] as const,
+  details: () => [...replayKeys.all, 'detail'] as const,
+  detail: (id: string) => [...replayKeys.details(), id] as const,
+  items: (id: string, params: QueryParams) => [...replayKeys.detail(id), 'items', params] as const,
+  /** A dry run: the request body is the key, so changing the target or rate re-plans. */
+  plan: (input: unknown) => [...replayKeys.all, 'plan', input] as const,
+}
+
+export const pauseKeys = {
+  all: ['pauses'] as const,
+  list: (status: 'active' | 'all') => [...pauseKeys.all, 'list', status] as const,
+}
+
+export const auditKeys = {
+  all: ['audit'] as const,
+  list: (params: QueryParams) => [...auditKeys.all, 'list', params] as const,
+}
+
+export const alertKeys = {
+  all: ['alerts'] as const,
+  /** GET /api/alerts: what is firing now, the rules and the webhooks (the header's banner reads it too). */
+  overview: () => [...alertKeys.all, 'overview'] as const,
+  events: () => [...alertKeys.all, 'events'] as const,
+}
+
+export const retentionKeys = {
+  all: ['settings', 'retention'] as const,
+}

@@ -2,7 +2,7 @@ import { getConfigOrExit } from '@/lib/server/config'
 import { getDb } from '@/lib/server/db'
 import { installShutdown, startBackground } from '@/lib/server/runtime/background'
 
-/** `npm run worker`: the drainer (and later the replay executor) without the web server. */
+/** `npm run worker`: the drainer and the replay executor without the web server. */
 async function main() {
   const config = getConfigOrExit()
   if (!config.DATABASE_URL) {

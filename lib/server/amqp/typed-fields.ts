@@ -255,120 +255,200 @@ function typedToNumber(value: number | NonFiniteOrNegativeZero): number {
  * rather than guessing, since typed tables also come back from the database.
  */
 export function encodeTypedTable(table: TypedTable): Buffer {
-  const out: Buffer[] = []
+  const out = new Writer()
   encodeTableInto(table, out, 0, 'table')
-  return Buffer.concat(out)
+  return out.bytes()
 }
 
-function encodeTableInto(table: TypedTable, out: Buffer[], depth: number, path: string): void {
+/**
+ * Encodes into one growing buffer: a replay encodes every header of every message it publishes, and a buffer per
+ * key, length and value (joined at the end) cost more than the encoding itself.
+ */
+class Writer {
+  private buf = Buffer.allocUnsafe(1024)
+  private pos = 0
+
+  private ensure(size: number): void {
+    if (this.pos + size <= this.buf.length) return
+    const grown = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + size))
+    this.buf.copy(grown, 0, 0, this.pos)
+    this.buf = grown
+  }
+
+  /** Reserves `size` bytes and returns where they start. */
+  reserve(size: number): number {
+    this.ensure(size)
+    const at = this.pos
+    this.pos += size
+    return at
+  }
+
+  get buffer(): Buffer {
+    return this.buf
+  }
+
+  get offset(): number {
+    return this.pos
+  }
+
+  // Each reserves first: reserving may replace the buffer.
+  u8(value: number): void {
+    const at = this.reserve(1)
+    this.buf[at] = value
+  }
+
+  u32(value: number): void {
+    const at = this.reserve(4)
+    this.buf.writeUInt32BE(value, at)
+  }
+
+  raw(bytes: Buffer): void {
+    const at = this.reserve(bytes.length)
+    bytes.copy(this.buf, at)
+  }
+
+  utf8(text: string, length: number): void {
+    const at = this.reserve(length)
+    this.buf.write(text, at, length, 'utf8')
+  }
+
+  bytes(): Buffer {
+    return this.buf.subarray(0, this.pos)
+  }
+}
+
+function encodeTableInto(table: TypedTable, out: Writer, depth: number, path: string): void {
   if (table === null || typeof table !== 'object' || Array.isArray(table)) throw new FieldTableError(`${path}: expected a table object`)
   for (const key of Object.keys(table)) {
-    const keyBytes = Buffer.from(key, 'utf8')
-    const keyPath = `${path}[${JSON.stringify(key)}]`
-    if (keyBytes.length > 255) throw new FieldTableError(`${keyPath}: key is longer than 255 bytes`)
-    out.push(Buffer.of(keyBytes.length), keyBytes)
-    encodeValueInto(table[key], out, depth, keyPath)
+    const keyLength = Buffer.byteLength(key, 'utf8')
+    if (keyLength > 255) throw new FieldTableError(`${pathOf(path, key)}: key is longer than 255 bytes`)
+    out.u8(keyLength)
+    out.utf8(key, keyLength)
+    encodeValueInto(table[key], out, depth, path, key)
   }
 }
 
-function encodeValueInto(value: TypedValue, out: Buffer[], depth: number, path: string): void {
+/** A value's path for error messages, built only when one is thrown (replays encode every header of every message). */
+function pathOf(parent: string, key: string | number): string {
+  return typeof key === 'number' ? `${parent}[${key}]` : `${parent}[${JSON.stringify(key)}]`
+}
+
+/** Tag, 4-byte length, bytes. */
+function writeSized(out: Writer, tag: number, bytes: Buffer): void {
+  out.u8(tag)
+  out.u32(bytes.length)
+  out.raw(bytes)
+}
+
+function invalidValue(value: TypedValue, path: string, expected: string): FieldTableError {
+  return new FieldTableError(`${path}: '${value.t}' expects ${expected}, got ${describe(value)}`)
+}
+
+function encodeValueInto(value: TypedValue, out: Writer, depth: number, parent: string, key: string | number): void {
   if (value === null || typeof value !== 'object' || typeof value.t !== 'string' || value.t.length !== 1) {
-    throw new FieldTableError(`${path}: expected a typed value {t, v?, b64?}`)
+    throw new FieldTableError(`${pathOf(parent, key)}: expected a typed value {t, v?, b64?}`)
   }
-  const tag = Buffer.from(value.t, 'latin1')
-  const fixed = (size: number, write: (b: Buffer) => void) => {
-    const b = Buffer.alloc(size)
-    write(b)
-    out.push(tag, b)
-  }
-  const sized = (bytes: Buffer) => {
-    const length = Buffer.alloc(4)
-    length.writeUInt32BE(bytes.length)
-    out.push(tag, length, bytes)
-  }
-  const invalid = (expected: string) => new FieldTableError(`${path}: '${value.t}' expects ${expected}, got ${describe(value)}`)
-  const payload = 'b64' in value ? fromBase64(value.b64, path) : undefined
+  // Latin-1: the tag is one byte whatever character the stored value names (an unknown one is refused below).
+  const tag = value.t.charCodeAt(0) & 0xff
+  const payload = 'b64' in value ? fromBase64(value.b64, pathOf(parent, key)) : undefined
 
   if (isIntTag(value.t)) {
     const [min, max, width] = INT_RANGES[value.t]
     const v = 'v' in value ? value.v : undefined
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw invalid(`an integer in [${min}, ${max}]`)
-    fixed(width, (b) => (min < 0 ? b.writeIntBE(v, 0, width) : b.writeUIntBE(v, 0, width)))
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw invalidValue(value, pathOf(parent, key), `an integer in [${min}, ${max}]`)
+    out.u8(tag)
+    const at = out.reserve(width)
+    if (min < 0) out.buffer.writeIntBE(v, at, width)
+    else out.buffer.writeUIntBE(v, at, width)
     return
   }
   switch (value.t) {
     case 't':
       if (payload) {
-        if (payload.length !== 1) throw invalid('a 1-byte b64 payload')
-        out.push(tag, payload)
-      } else if ('v' in value && typeof value.v === 'boolean') out.push(tag, Buffer.of(value.v ? 1 : 0))
-      else throw invalid('a boolean')
+        if (payload.length !== 1) throw invalidValue(value, pathOf(parent, key), 'a 1-byte b64 payload')
+        out.u8(tag)
+        out.raw(payload)
+      } else if ('v' in value && typeof value.v === 'boolean') {
+        out.u8(tag)
+        out.u8(value.v ? 1 : 0)
+      } else throw invalidValue(value, pathOf(parent, key), 'a boolean')
       return
     case 'l':
     case 'T': {
       const signed = value.t === 'l'
       const v = 'v' in value && typeof value.v === 'string' && /^(0|-?[1-9][0-9]*)$/.test(value.v) ? BigInt(value.v) : undefined
       if (v === undefined || (signed ? v < INT64_MIN || v > INT64_MAX : v < 0n || v > UINT64_MAX)) {
-        throw invalid(signed ? 'a decimal string in [-2^63, 2^63-1]' : 'a decimal string in [0, 2^64-1]')
+        throw invalidValue(value, pathOf(parent, key), signed ? 'a decimal string in [-2^63, 2^63-1]' : 'a decimal string in [0, 2^64-1]')
       }
-      fixed(8, (b) => (signed ? b.writeBigInt64BE(v) : b.writeBigUInt64BE(v)))
+      out.u8(tag)
+      const at = out.reserve(8)
+      if (signed) out.buffer.writeBigInt64BE(v, at)
+      else out.buffer.writeBigUInt64BE(v, at)
       return
     }
     case 'f':
     case 'd': {
       const width = value.t === 'f' ? 4 : 8
       if (payload) {
-        if (payload.length !== width) throw invalid(`a ${width}-byte b64 payload`)
-        out.push(tag, payload)
+        if (payload.length !== width) throw invalidValue(value, pathOf(parent, key), `a ${width}-byte b64 payload`)
+        out.u8(tag)
+        out.raw(payload)
         return
       }
       const raw = 'v' in value ? value.v : undefined
       const valid = typeof raw === 'number' ? Number.isFinite(raw) : raw === 'NaN' || raw === 'Infinity' || raw === '-Infinity' || raw === '-0'
-      if (raw === undefined || !valid) throw invalid('a finite number or "NaN", "Infinity", "-Infinity", "-0"')
+      if (raw === undefined || !valid) throw invalidValue(value, pathOf(parent, key), 'a finite number or "NaN", "Infinity", "-Infinity", "-0"')
       const n = typedToNumber(raw)
       // writeFloatBE would silently round a number that is not exactly a float32.
-      if (value.t === 'f' && !Number.isNaN(n) && !Object.is(Math.fround(n), n)) throw invalid('a number exactly representable as float32')
-      fixed(width, (b) => (width === 4 ? b.writeFloatBE(n) : b.writeDoubleBE(n)))
+      if (value.t === 'f' && !Number.isNaN(n) && !Object.is(Math.fround(n), n)) throw invalidValue(value, pathOf(parent, key), 'a number exactly representable as float32')
+      out.u8(tag)
+      const at = out.reserve(width)
+      if (width === 4) out.buffer.writeFloatBE(n, at)
+      else out.buffer.writeDoubleBE(n, at)
       return
     }
     case 'D': {
       const v: unknown = 'v' in value ? value.v : undefined
       const { places, digits } = (typeof v === 'object' && v !== null ? v : {}) as Partial<Record<'places' | 'digits', unknown>>
-      if (!isIntegerIn(places, 0, 0xff) || !isIntegerIn(digits, 0, 0xffffffff)) throw invalid('{places: 0..255, digits: 0..2^32-1}')
-      fixed(5, (b) => {
-        b[0] = places
-        b.writeUInt32BE(digits, 1)
-      })
+      if (!isIntegerIn(places, 0, 0xff) || !isIntegerIn(digits, 0, 0xffffffff)) throw invalidValue(value, pathOf(parent, key), '{places: 0..255, digits: 0..2^32-1}')
+      out.u8(tag)
+      out.u8(places)
+      out.u32(digits)
       return
     }
     case 'S':
-      if (payload) sized(payload)
-      else if ('v' in value && typeof value.v === 'string') sized(Buffer.from(value.v, 'utf8'))
-      else throw invalid('a string or a b64 payload')
+      if (payload) writeSized(out, tag, payload)
+      else if ('v' in value && typeof value.v === 'string') {
+        const length = Buffer.byteLength(value.v, 'utf8')
+        out.u8(tag)
+        out.u32(length)
+        out.utf8(value.v, length)
+      } else throw invalidValue(value, pathOf(parent, key), 'a string or a b64 payload')
       return
     case 'x':
-      if (!payload) throw invalid('a b64 payload')
-      sized(payload)
+      if (!payload) throw invalidValue(value, pathOf(parent, key), 'a b64 payload')
+      writeSized(out, tag, payload)
       return
     case 'V':
-      out.push(tag)
+      out.u8(tag)
       return
     case 'F':
     case 'A': {
+      const path = pathOf(parent, key)
       if (depth >= MAX_DEPTH) throw new FieldTableError(`${path}: nested deeper than ${MAX_DEPTH} levels`)
-      const inner: Buffer[] = []
-      if (value.t === 'A') {
-        if (!Array.isArray(value.v)) throw invalid('an array of typed values')
-        value.v.forEach((item, i) => encodeValueInto(item, inner, depth + 1, `${path}[${i}]`))
-      } else {
-        if (typeof value.v !== 'object' || value.v === null || Array.isArray(value.v)) throw invalid('a table object')
-        encodeTableInto(value.v, inner, depth + 1, path)
-      }
-      sized(Buffer.concat(inner))
+      if (value.t === 'A' && !Array.isArray(value.v)) throw invalidValue(value, path, 'an array of typed values')
+      if (value.t === 'F' && (typeof value.v !== 'object' || value.v === null || Array.isArray(value.v))) throw invalidValue(value, path, 'a table object')
+      out.u8(tag)
+      // The length goes before the contents: reserve it, encode, then fill it in.
+      const lengthAt = out.reserve(4)
+      const start = out.offset
+      if (value.t === 'A') value.v.forEach((item, i) => encodeValueInto(item, out, depth + 1, path, i))
+      else encodeTableInto(value.v, out, depth + 1, path)
+      out.buffer.writeUInt32BE(out.offset - start, lengthAt)
       return
     }
     default:
-      throw new FieldTableError(`${path}: unknown type tag ${JSON.stringify((value as { t: unknown }).t)}`)
+      throw new FieldTableError(`${pathOf(parent, key)}: unknown type tag ${JSON.stringify((value as { t: unknown }).t)}`)
   }
 }
 

@@ -95,12 +95,12 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
   }
 
   async function loadSources(): Promise<DrainSource[]> {
-    const { rows } = await sql.query<{ id: string; vhost: string; queue: string; entity_key: unknown }>(
-      `SELECT id::text, vhost, queue, entity_key FROM sources WHERE enabled ORDER BY id`,
+    const { rows } = await sql.query<{ id: string; vhost: string; queue: string; entity_key: unknown; kind: string }>(
+      `SELECT id::text, vhost, queue, entity_key, kind FROM sources WHERE enabled ORDER BY id`,
     )
     return rows.map((r) => {
       const rule = entityKeyRuleSchema.safeParse(r.entity_key)
-      return { id: r.id, vhost: r.vhost, queue: r.queue, entityKey: rule.success ? rule.data : null }
+      return { id: r.id, vhost: r.vhost, queue: r.queue, entityKey: rule.success ? rule.data : null, kind: r.kind === 'hold' ? 'hold' : 'dlq' }
     })
   }
 

@@ -7,7 +7,8 @@ import { storeBatch, type IngestRow } from '@/lib/server/ingest/store-batch'
 import type { EntityKeyRule } from '@/lib/server/ingest/types'
 import type { Logger } from '@/lib/server/log'
 
-export type DrainSource = { id: string; vhost: string; queue: string; entityKey: EntityKeyRule | null }
+/** kind 'hold': lazarus.hold, whose deliveries are messages pause guards parked (stored with status 'held'). */
+export type DrainSource = { id: string; vhost: string; queue: string; entityKey: EntityKeyRule | null; kind?: 'dlq' | 'hold' }
 
 export type SourceConsumerOptions = {
   source: DrainSource
@@ -111,6 +112,7 @@ export class SourceConsumer {
       message,
       entityKeyRule: this.options.source.entityKey,
       maxBodyBytes: this.options.maxBodyBytes,
+      status: this.options.source.kind === 'hold' ? 'held' : 'dead',
     })
     this.pending.push({ row, message, bytes: message.content.length, arrivedAt: Date.now() })
     this.pendingBytes += message.content.length
@@ -214,7 +216,9 @@ export class SourceConsumer {
         return true
       })()
       inFlight.push(acked)
-      if (inFlight.length >= MAX_BATCHES_IN_FLIGHT && !(await inFlight.shift())) break
+      // Held messages are released in id order, so a hold source writes one batch at a time: ids follow arrival.
+      const maxInFlight = this.options.source.kind === 'hold' ? 1 : MAX_BATCHES_IN_FLIGHT
+      if (inFlight.length >= maxInFlight && !(await inFlight.shift())) break
       await this.resumeIfThrottled()
     }
     await acked

@@ -1,6 +1,7 @@
 import 'server-only'
 import { getDb } from '@/lib/server/db'
 import type { GroupDto, ListGroupsQuery } from '@/lib/shared/schemas/group'
+import { HELD_SIGNATURE } from '@/lib/server/pauses/held-row'
 import { queryGroups } from './query-groups'
 
 const ORDER = { count: 'g.count DESC', rate: 'last5 DESC, last60 DESC', lastSeen: 'g.last_seen DESC' } as const
@@ -16,6 +17,8 @@ export async function listGroups(query: ListGroupsOptions): Promise<{ groups: Gr
     params.push(value)
     where.push(clause(`$${params.length}`))
   }
+  // Held messages are parked, not failing: their group stays out of the triage list unless asked for.
+  if (!query.includeHeld) add((p) => `g.signature <> ${p}`, HELD_SIGNATURE)
   if (query.source) add((p) => `${p} = ANY(g.sources)`, query.source)
   if (query.status) add((p) => `g.status = ${p}`, query.status)
   if (query.failureKind) add((p) => `${p} = ANY(g.failure_kinds)`, query.failureKind)

@@ -6,7 +6,7 @@ import { arrivalSeries, bucketSpan, HOUR_MS } from './arrival-series'
 type GroupRow = {
   id: string; title: string; error_type: string | null; signature: string; count: number; first_seen: Date; last_seen: Date
   last5: number; last60: number; sources: string[]; services: string[]; service_versions: string[]; failure_kinds: string[]
-  status: string; note: string | null; ticket_url: string | null
+  status: string; note: string | null; ticket_url: string | null; replayed_count: number; resolved_count: number
 }
 
 export type GroupQuery = {
@@ -25,7 +25,8 @@ export async function queryGroups(sql: Sql, query: GroupQuery): Promise<GroupDto
   const { rows } = await sql.query<GroupRow>(
     `SELECT g.id::text, g.title, g.error_type, g.signature, g.count::float8 AS count, g.first_seen, g.last_seen,
        COALESCE(r.last5, 0)::float8 / 5 AS last5, COALESCE(r.last60, 0)::float8 / 60 AS last60,
-       g.sources, g.services, g.service_versions, g.failure_kinds, g.status, g.note, g.ticket_url
+       g.sources, g.services, g.service_versions, g.failure_kinds, g.status, g.note, g.ticket_url,
+       g.replayed_count::float8 AS replayed_count, g.resolved_count::float8 AS resolved_count
      FROM error_groups g
      LEFT JOIN LATERAL (
        SELECT sum(a.count) FILTER (WHERE a.minute >= ${now} - interval '4 minutes') AS last5, sum(a.count) AS last60
@@ -43,6 +44,7 @@ export async function queryGroups(sql: Sql, query: GroupQuery): Promise<GroupDto
     sparkline: sparklines.get(r.id) ?? [],
     sources: r.sources, services: r.services, serviceVersions: r.service_versions, failureKinds: r.failure_kinds,
     status: r.status, note: r.note, ticketUrl: r.ticket_url,
+    replayedCount: r.replayed_count, resolvedCount: r.resolved_count,
   }))
 }
 

@@ -2,6 +2,7 @@ import 'server-only'
 import { createHash } from 'node:crypto'
 import type { ConsumeMessage } from '@/lib/server/amqp/amqplib'
 import { getTypedHeaders, getTypedHeadersError, typedTableToPlain, type TypedTable } from '@/lib/server/amqp/typed-fields'
+import { asHeldRow } from '@/lib/server/pauses/held-row'
 import { normaliseDelivery } from './normalise/normalise-delivery'
 import type { IngestRow } from './store-batch'
 import type { AmqpProperties, DeliveryView, DerivedFailure, EntityKeyRule } from './types'
@@ -129,7 +130,7 @@ export function buildRow(options: BuildRowOptions): IngestRow {
   const now = options.now ?? new Date()
   const failedAt = validDate(derived.failedAt) ?? now
 
-  return {
+  const row: IngestRow = {
     fingerprint: fingerprintOf(queue, body, propertiesJson, headersJson),
     redelivered: message.fields.redelivered,
     body,
@@ -162,6 +163,9 @@ export function buildRow(options: BuildRowOptions): IngestRow {
     flags: [...flags].map((f) => pgText(f, 200) ?? ''),
     lineageOriginId: pgText(derived.lineage.originId, 128),
     replayCount: derived.lineage.replayCount,
+    lineageReplayId: pgText(derived.lineage.replayId, 128),
     status: options.status ?? 'dead',
   }
+  // Deliveries of a hold source are messages a pause guard parked (x-lazarus-held-from), not failures.
+  return options.status === 'held' ? asHeldRow(row, typedHeaders, now) : row
 }

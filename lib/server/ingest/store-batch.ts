@@ -35,7 +35,11 @@ export type IngestRow = {
   flags: string[]
   lineageOriginId: string | null
   replayCount: number
+  /** x-lazarus-replay-id of the replay this copy died after (absent: none). */
+  lineageReplayId?: string | null
   status: 'dead' | 'held'
+  /** Held messages: the queue the guard took it from (x-lazarus-held-from), where a release sends it back. */
+  heldFrom?: string | null
 }
 
 export type StoreBatchResult = { inserted: number; duplicates: number }
@@ -72,7 +76,7 @@ const COLUMNS = [
   'properties', 'headers', 'x_death', 'delivery_exchange', 'delivery_routing_key', 'death_reason', 'attempts',
   'origin_exchange', 'origin_routing_keys', 'origin_queue', 'first_death_at', 'last_death_at', 'failed_at',
   'error_type', 'error_message', 'error_stack', 'failure_kind', 'service', 'service_version', 'framework',
-  'entity_key', 'flags', 'lineage_origin_id', 'replay_count', 'status',
+  'entity_key', 'flags', 'lineage_origin_id', 'replay_count', 'status', 'lineage_replay_id', 'held_from',
 ] as const
 
 function rowParams(row: IngestRow, sourceId: string, groupId: string, extraSeen: number): unknown[] {
@@ -81,7 +85,7 @@ function rowParams(row: IngestRow, sourceId: string, groupId: string, extraSeen:
     row.propertiesJson, row.headersJson, row.xDeathJson, row.deliveryExchange, row.deliveryRoutingKey, row.deathReason, row.attempts,
     row.originExchange, row.originRoutingKeys, row.originQueue, row.firstDeathAt, row.lastDeathAt, row.failedAt,
     row.errorType, row.errorMessage, row.errorStack, row.failureKind, row.service, row.serviceVersion, row.framework,
-    row.entityKey, row.flags, row.lineageOriginId, row.replayCount, row.status,
+    row.entityKey, row.flags, row.lineageOriginId, row.replayCount, row.status, row.lineageReplayId ?? null, row.heldFrom ?? null,
   ]
 }
 
@@ -108,9 +112,10 @@ WITH stored AS (
   VALUES ${values.join(',\n')}
   ON CONFLICT (source_id, fingerprint) DO UPDATE
     SET seen_count = dead_letters.seen_count + excluded.seen_count - CASE WHEN excluded.redelivered THEN 1 ELSE 0 END
-  RETURNING group_id, failed_at, failure_kind, service, service_version, (xmax = 0) AS inserted
+  RETURNING id, group_id, failed_at, failure_kind, service, service_version, (xmax = 0) AS inserted
 )
 SELECT group_id::text, date_trunc('minute', failed_at) AS minute, count(*)::int AS stored,
+  (min(id) FILTER (WHERE inserted))::text AS first_id, (max(id) FILTER (WHERE inserted))::text AS last_id,
   (count(*) FILTER (WHERE inserted))::int AS fresh,
   min(failed_at) FILTER (WHERE inserted) AS first_at, max(failed_at) FILTER (WHERE inserted) AS last_at,
   array_agg(DISTINCT failure_kind) FILTER (WHERE inserted) AS kinds,
@@ -123,6 +128,7 @@ FROM stored GROUP BY 1, 2`
 
 type StoredAggregate = {
   group_id: string; minute: Date; stored: number; fresh: number; first_at: Date | null; last_at: Date | null
+  first_id: string | null; last_id: string | null
   kinds: string[] | null; services: string[] | null; versions: string[] | null
 }
 
@@ -155,6 +161,11 @@ arrivals AS (
   SELECT * FROM unnest($9::bigint[], $10::timestamptz[], $11::int[]) AS a(group_id, minute, count) ORDER BY 1, 2
   ON CONFLICT (group_id, minute) DO UPDATE SET count = group_arrivals.count + excluded.count
   RETURNING 1
+),
+-- The id range these rows occupy, for the search indexer (migration 20261201020000_search_index).
+backlog AS (
+  INSERT INTO search_backlog (first_id, last_id) SELECT $14::bigint, $15::bigint WHERE $14::bigint IS NOT NULL
+  RETURNING 1
 )
 UPDATE sources SET drained_count = drained_count + $12::int, last_drain_at = now(), last_error = NULL, last_error_at = NULL
 WHERE id = $13::bigint`
@@ -184,10 +195,20 @@ async function updateCounters(tx: Sql, aggregates: StoredAggregate[], options: {
       options.sourceLabel,
       arrivals.map((a) => a.group_id), arrivals.map((a) => a.minute), arrivals.map((a) => a.fresh),
       fresh, options.sourceId,
+      idBound(arrivals, 'first_id', (a, b) => a < b), idBound(arrivals, 'last_id', (a, b) => a > b),
     ],
     { name: 'lazarus_update_counters' },
   )
   return fresh
+}
+
+function idBound(aggregates: StoredAggregate[], key: 'first_id' | 'last_id', better: (a: bigint, b: bigint) => boolean): string | null {
+  let bound: bigint | null = null
+  for (const a of aggregates) {
+    const value = a[key]
+    if (value !== null && (bound === null || better(BigInt(value), bound))) bound = BigInt(value)
+  }
+  return bound === null ? null : bound.toString()
 }
 
 /** Group ids by signature, per database; groups are never deleted, so a process may remember them. */

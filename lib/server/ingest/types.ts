@@ -115,6 +115,9 @@ export type DerivedFailure = {
   messagePattern: string | null
   /** Problems noticed while reading the delivery, e.g. "x-death-malformed", "x-death-forged". */
   flags: string[]
-  /** Replay lineage stamped by Lazarus on replays (x-lazarus-origin-id, x-lazarus-replay-count). */
-  lineage: { originId: string | null; replayCount: number }
+  /**
+   * Replay lineage stamped by Lazarus on replays (x-lazarus-origin-id, x-lazarus-replay-count, x-lazarus-replay-id).
+   * replayId is absent unless the delivery carries one.
+   */
+  lineage: { originId: string | null; replayCount: number; replayId?: string }
 }

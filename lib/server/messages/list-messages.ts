@@ -3,12 +3,12 @@ import { getDb } from '@/lib/server/db'
 import type { Sql } from '@/lib/server/db/sql'
 import type { ListMessagesQuery, MessageSummaryDto } from '@/lib/shared/schemas/message'
 import { decodeCursor, encodeCursor, type Cursor } from './message-cursor'
-import { messageFilterSql, searchPattern, searchTextSql } from './message-filter-sql'
+import { messageFilterSql, rowSearchTextSql, searchPattern } from './message-filter-sql'
 import { SUMMARY_COLUMNS, toMessageSummary, type SummaryRow } from './to-message-dto'
 
 /**
  * A text search first walks the newest rows (after the other filters) in list order: SEARCH_WINDOW of them, or up to
- * MAX_SEARCH_WINDOW when the first window's matches predict that many suffice. Sparser terms go to the trigram index.
+ * MAX_SEARCH_WINDOW when the first window's matches predict that many suffice. Sparser terms go to the trigram index of dead_letter_search.
  */
 export const SEARCH_WINDOW = 1_000
 export const MAX_SEARCH_WINDOW = 10_000
@@ -104,8 +104,9 @@ async function walkNewest(sql: Sql, query: ListMessagesQuery, cursor: Cursor | n
   const n = params.length
   const { rows } = await sql.query<{ id: string; hit: boolean; position: number }>(
     `SELECT id::text, hit, position::int FROM (
-       SELECT d.id, ${searchTextSql('d')} ILIKE $${n - 2} AS hit, row_number() OVER (ORDER BY d.failed_at DESC, d.id DESC) AS position
-       FROM dead_letters d WHERE ${where} ORDER BY d.failed_at DESC, d.id DESC LIMIT $${n - 1}
+       SELECT d.id, ${rowSearchTextSql('d', 'ds')} ILIKE $${n - 2} AS hit, row_number() OVER (ORDER BY d.failed_at DESC, d.id DESC) AS position
+       FROM dead_letters d LEFT JOIN dead_letter_search ds ON ds.dead_letter_id = d.id
+       WHERE ${where} ORDER BY d.failed_at DESC, d.id DESC LIMIT $${n - 1}
      ) recent
      WHERE hit OR position = $${n - 1}
      LIMIT $${n}`,

@@ -24,6 +24,7 @@ export type DetailRow = SummaryRow & {
   delivery_exchange: string; delivery_routing_key: string; redelivered: boolean
   error_stack: string | null; full_error_message: string | null; last_death_at: Date | null; group_title: string
   lineage_origin_id: string | null; replay_count: number
+  status_reason: string | null; status_changed_at: Date | null; status_changed_by: string | null; lineage_replay_id: string | null
 }
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null)
@@ -93,7 +94,11 @@ export function toMessageDetail(row: DetailRow, options: { maxInlineBody: number
     lastDeathAt: iso(row.last_death_at),
     groupTitle: row.group_title,
     lineage: { originId: row.lineage_origin_id, replayCount: row.replay_count },
+    statusReason: row.status_reason,
+    statusChangedAt: iso(row.status_changed_at),
+    statusChangedBy: row.status_changed_by,
     replays: [],
+    replayedFrom: null,
     related: { sameGroup: [], sameEntity: [] },
   }
 }

@@ -19,7 +19,8 @@ function endpoint(path: string): { url: string; headers: Record<string, string> 
   return { url, headers: auth ? { authorization: `Basic ${auth}` } : {} }
 }
 
-async function getJson(path: string, timeoutMs = 2_000): Promise<unknown> {
+/** GET a management API path (read-only); throws `management API <path>: HTTP <status>` on a non-2xx answer. */
+export async function getJson(path: string, timeoutMs = 2_000): Promise<unknown> {
   const { url, headers } = endpoint(path)
   const response = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) })
   if (!response.ok) throw new Error(`management API ${path}: HTTP ${response.status}`)

@@ -1,30 +1,50 @@
 import 'server-only'
+import { startAlertLoop } from '@/lib/server/alerts/alert-loop'
 import { getConfig } from '@/lib/server/config'
 import { getDb } from '@/lib/server/db'
 import { startDrainer, type Drainer } from '@/lib/server/drainer/drainer'
 import { logger } from '@/lib/server/log'
+import { startPauseRuntime } from '@/lib/server/pauses/pause-runtime'
+import { startReplayExecutor, type ReplayExecutor } from '@/lib/server/replay/executor'
+import { startRetentionLoop } from '@/lib/server/retention/retention-loop'
+import { startSearchIndexer, type SearchIndexer } from '@/lib/server/search/search-indexer'
 import { ensureSources } from '@/lib/server/sources/create-source'
 
 const log = logger('runtime')
 const globalForRuntime = globalThis as unknown as { lazarusBackground?: Promise<Background> }
 
-export type Background = { drainer: Drainer; stop(): Promise<void> }
+export type Background = { drainer: Drainer; searchIndexer: SearchIndexer; replay: ReplayExecutor; stop(): Promise<void> }
 
 async function start(): Promise<Background> {
   const config = getConfig()
   const db = await getDb()
   await ensureSources(config.LAZARUS_SOURCES)
+  // Before the drainer: it registers lazarus.hold as a source (kind 'hold') and declares the pause topology.
+  const pauses = await startPauseRuntime({ sql: db.sql, config })
   const drainer = startDrainer({ sql: db.sql, config })
+  const searchIndexer = startSearchIndexer({ sql: db.sql, log: logger('search') })
+  // Its own broker connection; any number of processes share the jobs through leases in PostgreSQL.
+  const replay = startReplayExecutor({ sql: db.sql })
+  const retention = startRetentionLoop({ sql: db.sql, log: logger('retention'), days: config.LAZARUS_RETENTION_DAYS })
+  const alerts = startAlertLoop({ sql: db.sql, log: logger('alerts'), everyMs: config.LAZARUS_ALERT_INTERVAL_S * 1000, publicUrl: config.LAZARUS_PUBLIC_URL })
   log.info('background workers started', { sources: config.LAZARUS_SOURCES.join(',') || '(from database)' })
   return {
     drainer,
+    searchIndexer,
+    replay,
     async stop() {
+      // First: a replay stops publishing and records its confirms while the rest still runs.
+      await replay.stop()
+      await pauses.stop()
       await drainer.stop()
+      await searchIndexer.stop()
+      await retention.stop()
+      await alerts.stop()
     },
   }
 }
 
-/** Starts the drainer (and later the replay executor) once per process; a second call returns the same handle. */
+/** Starts the drainer, the replay executor and the other background workers once per process; a second call returns the same handle. */
 export function startBackground(): Promise<Background> {
   globalForRuntime.lazarusBackground ??= start().catch((error) => {
     globalForRuntime.lazarusBackground = undefined

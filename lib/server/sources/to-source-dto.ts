@@ -8,6 +8,7 @@ export function toSourceDto(row: Source, queue?: QueueInfo | null): SourceDto {
   const target = replayTargetSchema.safeParse(row.defaultTarget)
   return {
     id: row.id.toString(),
+    kind: row.kind === 'hold' ? 'hold' : 'dlq',
     vhost: row.vhost,
     queue: row.queue,
     entityKey: entityKey.success ? entityKey.data : null,

@@ -16,11 +16,31 @@ export const listGroupsQuerySchema = z
     to: isoDateSchema.optional(),
     sort: z.enum(['count', 'rate', 'lastSeen']).default('lastSeen'),
     limit: z.coerce.number().int().min(1).max(500).default(200),
+    /** The "Held while paused" group (messages pause guards parked) is hidden unless this is true. */
+    includeHeld: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
   })
   .strict()
   .refine(fromBeforeTo, FROM_BEFORE_TO)
 
 export const groupDetailQuerySchema = z.object({ range: z.enum(GROUP_RANGES).default('24h') }).strict()
+
+// PATCH /api/groups/{id}: an operator's triage state. null clears the note or the ticket link.
+export const updateGroupSchema = z
+  .object({
+    status: z.enum(GROUP_STATUSES).optional(),
+    note: z.string().max(10_000).nullable().optional(),
+    ticketUrl: z
+      .string()
+      .trim()
+      .max(2048)
+      .url('must be a URL such as https://tracker.example.com/PROJ-123')
+      .refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL')
+      .nullable()
+      .optional(),
+  })
+  .strict()
+  .refine((v) => Object.keys(v).length > 0, 'give at least one of status, note, ticketUrl')
+export type UpdateGroupInput = z.infer<typeof updateGroupSchema>
 
 export type ListGroupsQuery = z.infer<typeof listGroupsQuerySchema>
 export type GroupRange = (typeof GROUP_RANGES)[number]
@@ -43,6 +63,9 @@ export type GroupDto = {
   status: string
   note: string | null
   ticketUrl: string | null
+  /** Messages of the group replayed (acked by the broker) and resolved, maintained as their status changes. */
+  replayedCount: number
+  resolvedCount: number
 }
 
 export type ArrivalBucketDto = { t: string; count: number }

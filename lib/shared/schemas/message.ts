@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import type { MessageReplayDto, ReplayedFromDto } from './replay'
 
 export const MESSAGE_STATUSES = ['dead', 'replaying', 'replayed', 'resolved', 'held'] as const
 export const FAILURE_KINDS = ['invalid', 'transient', 'exhausted', 'expired', 'overflow', 'delivery-limit', 'unknown'] as const
@@ -84,7 +85,14 @@ export type MessageDetailDto = MessageSummaryDto & {
   lastDeathAt: string | null
   groupTitle: string
   lineage: { originId: string | null; replayCount: number }
-  replays: unknown[]
+  /** Status bookkeeping: why it is resolved or why its last replay failed (untrusted when it quotes the broker), when, by whom. */
+  statusReason: string | null
+  statusChangedAt: string | null
+  statusChangedBy: string | null
+  /** This message's replays and releases, oldest first. */
+  replays: MessageReplayDto[]
+  /** Set when this copy died again after a replay ("failed again after replay"): the copy it was replayed from. */
+  replayedFrom: ReplayedFromDto | null
   related: {
     /** Up to 5 of the group's most recent other failures, newest first. */
     sameGroup: MessageSummaryDto[]

@@ -32,6 +32,8 @@ export type EntityKeyRuleInput = z.infer<typeof entityKeyRuleSchema>
 /** A source as the API returns it (product.md §8). */
 export type SourceDto = {
   id: string
+  /** 'dlq': a terminal DLQ; 'hold': the queue pause guards park messages in (drained as status "held"). */
+  kind: 'dlq' | 'hold'
   vhost: string
   queue: string
   entityKey: EntityKeyRuleInput | null

@@ -305,6 +305,8 @@ function derive(delivery: DeliveryView, options: NormaliseOptions, now: Date): N
   const originId = capped(cleanOrNull(asNonBlankText(originIdRaw)), MAX_NAME, 'lineage-malformed', flags)
   if (originIdRaw !== undefined && originIdRaw !== null && originId === null) flags.add('lineage-malformed')
   const replayCount = headerCount(headers, 'x-lazarus-replay-count', flags) ?? 0
+  // Links a replayed copy that died again to the replay_items row (and so the earlier copy) it came from.
+  const replayId = capped(cleanOrNull(asNonBlankText(getField(headers, 'x-lazarus-replay-id'))), 128, 'lineage-malformed', flags)
   const names = {
     service: capped(cleanOrNull(service), MAX_NAME, 'service-truncated', flags),
     serviceVersion: capped(cleanOrNull(serviceVersion), MAX_NAME, 'service-truncated', flags),
@@ -344,7 +346,7 @@ function derive(delivery: DeliveryView, options: NormaliseOptions, now: Date): N
     title: clean(signature.title),
     messagePattern: cleanOrNull(signature.messagePattern),
     flags: [...flags].map(clean).sort(),
-    lineage: { originId, replayCount },
+    lineage: { originId, replayCount, ...(replayId === null ? {} : { replayId }) },
     messageType: names.messageType,
     provenance,
   }

@@ -1,0 +1,15 @@
+import { json, readJson, route } from '@/lib/server/http/handle-route'
+import { deleteAlertRule } from '@/lib/server/alerts/delete-alert-rule'
+import { updateAlertRule } from '@/lib/server/alerts/update-alert-rule'
+import { updateAlertRuleSchema } from '@/lib/shared/schemas/alert'
+
+export const dynamic = 'force-dynamic'
+
+// PATCH /api/alerts/rules/{id} – {enabled}
+export const PATCH = route<{ id: string }>(async (request, { id }) => json(await updateAlertRule({ id, ...(await readJson(request, updateAlertRuleSchema)) })))
+
+// DELETE /api/alerts/rules/{id}
+export const DELETE = route<{ id: string }>(async (_request, { id }) => {
+  await deleteAlertRule({ id })
+  return new Response(null, { status: 204 })
+})

@@ -1,0 +1,10 @@
+import { route } from '@/lib/server/http/handle-route'
+import { deleteWebhook } from '@/lib/server/alerts/delete-webhook'
+
+export const dynamic = 'force-dynamic'
+
+// DELETE /api/alerts/webhooks/{id}
+export const DELETE = route<{ id: string }>(async (_request, { id }) => {
+  await deleteWebhook({ id })
+  return new Response(null, { status: 204 })
+})

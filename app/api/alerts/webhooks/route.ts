@@ -1,0 +1,8 @@
+import { json, readJson, route } from '@/lib/server/http/handle-route'
+import { createWebhook } from '@/lib/server/alerts/create-webhook'
+import { createWebhookSchema } from '@/lib/shared/schemas/alert'
+
+export const dynamic = 'force-dynamic'
+
+// POST /api/alerts/webhooks – {url}: every alert is POSTed there as {text, alert}
+export const POST = route(async (request) => json(await createWebhook(await readJson(request, createWebhookSchema)), { status: 201 }))

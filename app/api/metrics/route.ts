@@ -1,0 +1,10 @@
+import { route } from '@/lib/server/http/handle-route'
+import { renderMetrics } from '@/lib/server/metrics/render-metrics'
+
+export const dynamic = 'force-dynamic'
+
+// GET /api/metrics – Prometheus text exposition: ingested, replay outcomes, dead per group, DLQ depth, drain lag
+export const GET = route(async () => {
+  const { contentType, body } = await renderMetrics()
+  return new Response(body, { headers: { 'content-type': contentType, 'cache-control': 'no-store' } })
+})

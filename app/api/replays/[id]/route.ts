@@ -1,0 +1,9 @@
+import { json, route } from '@/lib/server/http/handle-route'
+import { getReplay } from '@/lib/server/replay/get-replay'
+
+export const dynamic = 'force-dynamic'
+
+type Params = { id: string }
+
+// GET /api/replays/{id} – one job with its progress, frozen plan and pauses
+export const GET = route<Params>(async (_request, { id }) => json(await getReplay({ id })))

@@ -1,0 +1,7 @@
+import { json, readJson, route } from '@/lib/server/http/handle-route'
+import { previewRedaction, redactionPreviewSchema } from '@/lib/server/redaction/redaction-rules'
+
+export const dynamic = 'force-dynamic'
+
+// POST /api/settings/redaction/preview – what the stored (or the given, unsaved) rules make of a sample text
+export const POST = route(async (request) => json(await previewRedaction(await readJson(request, redactionPreviewSchema))))

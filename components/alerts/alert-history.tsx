@@ -1,0 +1,128 @@
+'use client'
+
+import { Fragment, useMemo, useState } from 'react'
+import { Badge } from '@/components/ui/badge'
+import { Button } from '@/components/ui/button'
+import { SkeletonRows } from '@/components/ui/skeleton'
+import { ErrorState, InlineError } from '@/components/ui/states'
+import { AbsoluteTime, RelativeTime } from '@/components/ui/time'
+import { cn } from '@/lib/client/cn'
+import { plural, visibleText } from '@/lib/client/format'
+import { useAlertEvents } from '@/lib/client/use-alerts'
+import type { AlertEventDto } from '@/lib/shared/schemas/alert'
+import { AlertKindBadge, EventSubject, RateVsThreshold } from './alert-format'
+import { DeliverySummary } from './delivery-summary'
+
+const COLUMNS = 7
+
+function EventRow({ event }: { event: AlertEventDto }) {
+  const [open, setOpen] = useState(false)
+  return (
+    <Fragment>
+      <tr data-alert-event={event.id} data-state={event.state} className={cn(open && 'bg-zinc-50')}>
+        <td className="truncate text-xs text-zinc-600 tabular-nums">
+          <AbsoluteTime iso={event.at} />
+          <span className="ml-1.5 text-zinc-400">
+            <RelativeTime iso={event.at} />
+          </span>
+        </td>
+        <td>
+          <Badge tone={event.state === 'firing' ? 'red' : 'green'}>{event.state}</Badge>
+        </td>
+        <td>
+          <AlertKindBadge kind={event.kind} />
+        </td>
+        <td className="truncate">
+          <EventSubject subject={event.subject} />
+        </td>
+        <td className="truncate">
+          <RateVsThreshold event={event} />
+        </td>
+        <td className="truncate" data-testid="notified">
+          <DeliverySummary event={event} />
+        </td>
+        <td className="text-right">
+          <button
+            type="button"
+            onClick={() => setOpen(!open)}
+            aria-expanded={open}
+            aria-label={open ? 'Hide details' : 'Show details'}
+            className="rounded px-1.5 text-xs whitespace-nowrap text-zinc-500 hover:bg-zinc-100 hover:text-zinc-900"
+          >
+            {open ? 'hide' : 'details'}
+          </button>
+        </td>
+      </tr>
+      {open && (
+        <tr>
+          <td colSpan={COLUMNS} className="h-auto! bg-zinc-50 py-2">
+            <p className="text-xs font-medium text-zinc-500">Message</p>
+            <p className="mt-0.5 font-mono text-xs break-words whitespace-pre-wrap text-zinc-800">{visibleText(event.text)}</p>
+            {event.delivery.length > 0 && (
+              <ul className="mt-2 space-y-0.5 text-xs">
+                {event.delivery.map((d, i) => (
+                  <li key={`${i}:${d.url}`} className="flex min-w-0 gap-2">
+                    <span className={cn('w-20 shrink-0', d.ok ? 'text-emerald-700' : 'text-red-700')}>{d.ok ? `HTTP ${d.status}` : 'failed'}</span>
+                    <span className="min-w-0 truncate font-mono text-zinc-700" title={visibleText(d.url)}>
+                      {visibleText(d.url)}
+                    </span>
+                    {d.error && <span className="min-w-0 truncate text-red-700">{visibleText(d.error)}</span>}
+                  </li>
+                ))}
+              </ul>
+            )}
+          </td>
+        </tr>
+      )}
+    </Fragment>
+  )
+}
+
+/** Every breach and recovery, newest first, with whether it was sent and how each webhook answered. */
+export function AlertHistory() {
+  const query = useAlertEvents()
+  const events = useMemo(() => query.data?.pages.flatMap((p) => p.events) ?? [], [query.data])
+
+  if (query.error && events.length === 0) return <ErrorState className="m-3" title="Could not load the alert history" error={query.error} onRetry={() => void query.refetch()} />
+  return (
+    <>
+      <table className="data-table" aria-label="Alert history" aria-busy={query.isPending || undefined}>
+        <colgroup>
+          <col className="w-56" />
+          <col className="w-24" />
+          <col className="w-28" />
+          <col />
+          <col className="w-48" />
+          <col className="w-56" />
+          <col className="w-20" />
+        </colgroup>
+        <thead>
+          <tr>
+            <th>When</th>
+            <th>State</th>
+            <th>Rule</th>
+            <th>Subject</th>
+            <th>Rate</th>
+            <th>Notified</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>{query.isPending ? <SkeletonRows columns={COLUMNS} rows={3} /> : events.map((e) => <EventRow key={e.id} event={e} />)}</tbody>
+      </table>
+      {!query.isPending && !query.error && events.length === 0 && (
+        <p className="px-3 py-3 text-zinc-500" data-testid="no-alert-events">
+          No alerts yet. Breaches and recoveries are recorded here as the rules are evaluated.
+        </p>
+      )}
+      {(query.hasNextPage || query.isFetchingNextPage) && (
+        <div className="flex h-11 items-center justify-center gap-3 border-t border-zinc-100">
+          {query.error && <InlineError error={query.error} />}
+          <Button onClick={() => void query.fetchNextPage()} disabled={query.isFetchingNextPage}>
+            {query.isFetchingNextPage ? 'Loading…' : 'Load more'}
+          </Button>
+          <span className="text-xs text-zinc-500 tabular-nums">{plural(events.length, 'event')} loaded</span>
+        </div>
+      )}
+    </>
+  )
+}

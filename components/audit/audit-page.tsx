@@ -1,0 +1,225 @@
+'use client'
+
+import Link from 'next/link'
+import { Fragment, useMemo, useState } from 'react'
+import { Badge, type Tone } from '@/components/ui/badge'
+import { Button } from '@/components/ui/button'
+import { Select } from '@/components/ui/fields'
+import { SkeletonRows } from '@/components/ui/skeleton'
+import { EmptyState, ErrorState, InlineError } from '@/components/ui/states'
+import { AbsoluteTime, RelativeTime } from '@/components/ui/time'
+import { cn } from '@/lib/client/cn'
+import { plural, visibleText } from '@/lib/client/format'
+import { useAudit } from '@/lib/client/use-audit'
+import { useUrlState } from '@/lib/client/use-url-state'
+import { AUDIT_ACTIONS, type AuditEntryDto } from '@/lib/shared/schemas/audit'
+
+const KEYS = ['action', 'subjectType', 'subjectId'] as const
+const SUBJECT_TYPES = ['replay', 'message', 'group', 'pause'] as const
+const COLUMNS = 7
+
+const ACTION_TONES: Record<AuditEntryDto['action'], Tone> = {
+  'replay.created': 'blue',
+  'replay.cancelled': 'amber',
+  'replay.finished': 'green',
+  'messages.resolved': 'violet',
+  'pause.created': 'orange',
+  'pause.resumed': 'sky',
+  'group.updated': 'zinc',
+}
+
+const ACTION_LABELS: Record<AuditEntryDto['action'], string> = {
+  'replay.created': 'replay created',
+  'replay.cancelled': 'replay cancelled',
+  'replay.finished': 'replay finished',
+  'messages.resolved': 'messages resolved',
+  'pause.created': 'pause created',
+  'pause.resumed': 'pause resumed',
+  'group.updated': 'group triaged',
+}
+
+function subjectHref(subject: AuditEntryDto['subject']): string | null {
+  if (!subject.id) return null
+  const id = encodeURIComponent(subject.id)
+  switch (subject.type) {
+    case 'replay':
+      return `/replays/${id}`
+    case 'message':
+      return `/messages/${id}`
+    case 'group':
+      return `/groups/${id}`
+    case 'pause':
+      return '/pauses?show=all'
+  }
+}
+
+function Subject({ subject }: { subject: AuditEntryDto['subject'] }) {
+  const text = `${subject.type}${subject.id ? ` #${visibleText(subject.id)}` : ''}`
+  const href = subjectHref(subject)
+  return href ? (
+    <Link href={href} className="font-mono text-brand hover:underline">
+      {text}
+    </Link>
+  ) : (
+    <span className="font-mono text-zinc-700">{text}</span>
+  )
+}
+
+function outcomeTone(outcome: string): string {
+  if (/fail|error|refus|unroutable|cancel/i.test(outcome)) return 'text-red-700'
+  if (/ok|complete|success|done|resum|creat|resolved/i.test(outcome)) return 'text-emerald-700'
+  return 'text-zinc-700'
+}
+
+function EntryRow({ entry }: { entry: AuditEntryDto }) {
+  const [open, setOpen] = useState(false)
+  const summary = visibleText(entry.summary)
+  const outcome = entry.outcome ? visibleText(entry.outcome) : null
+  const hasDetails = Object.keys(entry.details ?? {}).length > 0
+  return (
+    <Fragment>
+      <tr data-audit-id={entry.id} data-action={entry.action} className={cn(open && 'bg-zinc-50')}>
+        <td className="truncate text-xs text-zinc-600 tabular-nums">
+          <AbsoluteTime iso={entry.at} />
+          <span className="ml-1.5 text-zinc-400">
+            <RelativeTime iso={entry.at} />
+          </span>
+        </td>
+        <td className="truncate text-xs font-medium" title={visibleText(entry.actor)}>
+          {visibleText(entry.actor)}
+        </td>
+        <td>
+          <Badge tone={ACTION_TONES[entry.action] ?? 'zinc'}>{ACTION_LABELS[entry.action] ?? visibleText(entry.action)}</Badge>
+        </td>
+        <td className="truncate text-xs">
+          <Subject subject={entry.subject} />
+        </td>
+        <td className="truncate" title={summary}>
+          {summary}
+        </td>
+        <td className={cn('truncate text-xs', outcome ? outcomeTone(outcome) : 'text-zinc-400')} title={outcome ?? undefined}>
+          {outcome ?? '—'}
+        </td>
+        <td className="text-right">
+          {hasDetails && (
+            <button
+              type="button"
+              onClick={() => setOpen(!open)}
+              aria-expanded={open}
+              aria-label={open ? 'Hide details' : 'Show details'}
+              className="rounded px-1.5 text-xs whitespace-nowrap text-zinc-500 hover:bg-zinc-100 hover:text-zinc-900"
+            >
+              {open ? 'hide' : 'details'}
+            </button>
+          )}
+        </td>
+      </tr>
+      {open && (
+        <tr>
+          <td colSpan={COLUMNS} className="h-auto! bg-zinc-50 py-2">
+            <pre className="max-h-64 overflow-auto font-mono text-[11px] leading-4 break-all whitespace-pre-wrap text-zinc-700">{visibleText(JSON.stringify(entry.details, null, 2))}</pre>
+          </td>
+        </tr>
+      )}
+    </Fragment>
+  )
+}
+
+/** Who replayed, resolved, paused and resumed what, when, and how it ended; newest first. */
+export function AuditPage() {
+  const { values, update } = useUrlState(KEYS)
+  const action = AUDIT_ACTIONS.includes(values.action as AuditEntryDto['action']) ? values.action! : ''
+  const subjectType = SUBJECT_TYPES.includes(values.subjectType as (typeof SUBJECT_TYPES)[number]) ? values.subjectType! : ''
+  const subjectId = subjectType && values.subjectId ? values.subjectId.slice(0, 64) : ''
+  const params = useMemo(() => {
+    const p: Record<string, string> = {}
+    if (action) p.action = action
+    if (subjectType) p.subjectType = subjectType
+    if (subjectId) p.subjectId = subjectId
+    return p
+  }, [action, subjectType, subjectId])
+  const query = useAudit(params)
+  const entries = useMemo(() => query.data?.pages.flatMap((p) => p.entries) ?? [], [query.data])
+  const filtered = Object.keys(params).length > 0
+
+  return (
+    <div className="space-y-3">
+      <div className="flex items-baseline justify-between gap-4">
+        <h1 className="text-base font-semibold">Audit log</h1>
+        <span className="text-xs text-zinc-500">Every replay, resolve, pause and resume, with who did it. Names come from the operator field in the header.</span>
+      </div>
+      <div className="flex flex-wrap items-center gap-2" role="search" aria-label="Audit filters">
+        <Select aria-label="Action" value={action} placeholder="Every action" options={AUDIT_ACTIONS.map((a) => ({ value: a, label: ACTION_LABELS[a] }))} onChange={(e) => update({ action: e.target.value || null })} />
+        <Select
+          aria-label="Subject type"
+          value={subjectType}
+          placeholder="Any subject"
+          options={SUBJECT_TYPES.map((t) => ({ value: t, label: t }))}
+          onChange={(e) => update({ subjectType: e.target.value || null, subjectId: null })}
+        />
+        {subjectType && subjectId && (
+          <span className="inline-flex h-7 items-center gap-1 rounded-md border border-zinc-300 bg-white pl-2 text-xs">
+            <span className="text-zinc-500">{subjectType}</span>
+            <span className="font-mono text-zinc-800">#{visibleText(subjectId)}</span>
+            <button type="button" onClick={() => update({ subjectId: null })} aria-label="Remove subject filter" className="h-full rounded-r-md px-1.5 text-zinc-500 hover:bg-zinc-100 hover:text-zinc-900">
+              ×
+            </button>
+          </span>
+        )}
+        {filtered && (
+          <Button variant="ghost" onClick={() => update({ action: null, subjectType: null, subjectId: null })}>
+            Clear filters
+          </Button>
+        )}
+        {query.isFetching && !query.isPending && !query.isFetchingNextPage && <span className="text-xs text-zinc-400">updating…</span>}
+      </div>
+      {query.error && entries.length === 0 ? (
+        <ErrorState title="Could not load the audit log" error={query.error} onRetry={() => void query.refetch()} />
+      ) : (
+        <div className="overflow-hidden rounded-md border border-zinc-200 bg-white">
+          <div className={query.isPlaceholderData ? 'opacity-60 transition-opacity' : undefined}>
+            <table className="data-table" aria-label="Audit log" aria-busy={query.isPending || undefined}>
+              <colgroup>
+                <col className="w-60" />
+                <col className="w-36" />
+                <col className="w-40" />
+                <col className="w-32" />
+                <col />
+                <col className="w-[16%]" />
+                <col className="w-20" />
+              </colgroup>
+              <thead>
+                <tr>
+                  <th>When</th>
+                  <th>Who</th>
+                  <th>Action</th>
+                  <th>Subject</th>
+                  <th>What</th>
+                  <th>Outcome</th>
+                  <th />
+                </tr>
+              </thead>
+              <tbody>{query.isPending ? <SkeletonRows columns={COLUMNS} rows={10} /> : entries.map((e) => <EntryRow key={e.id} entry={e} />)}</tbody>
+            </table>
+          </div>
+          {!query.isPending && !query.error && entries.length === 0 && (
+            <div className="p-4">
+              <EmptyState title={filtered ? 'No entries match these filters' : 'Nothing audited yet'}>
+                {filtered ? null : 'Replays, resolves, pauses and resumes are recorded here as they happen.'}
+              </EmptyState>
+            </div>
+          )}
+          {(query.hasNextPage || query.isFetchingNextPage) && (
+            <div className="flex h-11 items-center justify-center gap-3 border-t border-zinc-100">
+              {query.error && <InlineError error={query.error} />}
+              <Button onClick={() => void query.fetchNextPage()} disabled={query.isFetchingNextPage}>
+                {query.isFetchingNextPage ? 'Loading…' : 'Load more'}
+              </Button>
+              <span className="text-xs text-zinc-500 tabular-nums">{plural(entries.length, 'entry', 'entries')} loaded</span>
+            </div>
+          )}
+        </div>
+      )}
+    </div>
+  )
+}

@@ -1,0 +1,86 @@
+'use client'
+
+import Link from 'next/link'
+import { AbsoluteTime } from '@/components/ui/time'
+import { visibleText } from '@/lib/client/format'
+import type { MessageReplayDto, ReplayedFromDto } from '@/lib/shared/schemas/replay'
+import { exchangeText, ItemStatusBadge } from './replay-format'
+
+/** "Failed again after replay": this copy died again; it links to the copy it was replayed from. */
+export function FailedAgainNotice({ failedAgain }: { failedAgain: ReplayedFromDto }) {
+  return (
+    <p role="note" data-testid="failed-again" className="rounded-md border border-amber-200 bg-amber-50 px-3 py-1.5 text-amber-950">
+      <strong className="font-medium">Failed again after replay.</strong> This is a replayed copy of{' '}
+      <Link href={`/messages/${failedAgain.messageId}`} className="font-mono underline underline-offset-2 hover:no-underline">
+        message #{failedAgain.messageId}
+      </Link>
+      {failedAgain.jobId && (
+        <>
+          {' '}
+          by replay{' '}
+          <Link href={`/replays/${failedAgain.jobId}`} className="font-mono underline underline-offset-2 hover:no-underline">
+            #{failedAgain.jobId}
+          </Link>
+        </>
+      )}
+      .
+    </p>
+  )
+}
+
+/** The replays (and releases) this message took part in, oldest first as the API lists them. */
+export function MessageReplays({ replays }: { replays: MessageReplayDto[] }) {
+  if (replays.length === 0) return <p className="text-zinc-500">Never replayed.</p>
+  return (
+    <table className="data-table" aria-label="Replay history">
+      <colgroup>
+        <col className="w-28" />
+        <col className="w-28" />
+        <col className="w-40" />
+        <col className="w-32" />
+        <col className="w-[26%]" />
+        <col />
+      </colgroup>
+      <thead>
+        <tr>
+          <th>Job</th>
+          <th>Outcome</th>
+          <th>When</th>
+          <th>By</th>
+          <th>Published to</th>
+          <th>Error</th>
+        </tr>
+      </thead>
+      <tbody>
+        {replays.map((r, i) => {
+          const to = r.exchange === null ? '—' : `${exchangeText(r.exchange)}${r.routingKey ? ` → ${visibleText(r.routingKey)}` : ''}`
+          return (
+            <tr key={`${r.jobId}-${r.replayId}-${i}`} data-job-id={r.jobId} data-status={r.status}>
+              <td className="font-mono text-xs">
+                <Link href={`/replays/${r.jobId}`} className="text-brand hover:underline">
+                  #{r.jobId}
+                </Link>
+                {r.kind === 'release' && <span className="ml-1 text-zinc-500">release</span>}
+              </td>
+              <td>
+                <ItemStatusBadge status={r.status} />
+              </td>
+              <td className="truncate text-xs text-zinc-600 tabular-nums">
+                <AbsoluteTime iso={r.finishedAt ?? r.publishedAt ?? r.createdAt} />
+              </td>
+              <td className="truncate text-xs" title={visibleText(r.createdBy)}>
+                {visibleText(r.createdBy)}
+              </td>
+              <td className="truncate font-mono text-xs text-zinc-700" title={to}>
+                {to}
+              </td>
+              <td className="truncate text-xs text-red-700" title={r.error ? visibleText(r.error) : undefined}>
+                {r.error ? visibleText(r.error) : <span className="text-zinc-400">—</span>}
+              </td>
+            </tr>
+          )
+        })}
+      </tbody>
+    </table>
+  )
+}

@@ -1,0 +1,46 @@
+'use client'
+
+import { useState } from 'react'
+import { Button } from '@/components/ui/button'
+import type { SelectionInput } from '@/lib/client/use-replays'
+import { ReplayPlanDialog } from './replay-plan-dialog'
+import { ResolveDialog } from './resolve-dialog'
+
+type ReplayActionsProps = {
+  selection: SelectionInput
+  /** The dialogs' subtitle: "group #4", "3 selected messages". */
+  subject: string
+  replayLabel: string
+  resolveLabel: string
+  /** After a resolve, when its result is dismissed (a list clears its selection). */
+  onResolved?: () => void
+  variant?: 'default' | 'ghost'
+  disabled?: boolean
+}
+
+/** "Replay…" and "Resolve…" for a message, a selection or a group, each opening its dialog. */
+export function ReplayActions({ selection, subject, replayLabel, resolveLabel, onResolved, variant = 'default', disabled }: ReplayActionsProps) {
+  const [open, setOpen] = useState<'replay' | 'resolve' | null>(null)
+  return (
+    <>
+      <Button variant={variant === 'ghost' ? 'ghost' : 'primary'} disabled={disabled} onClick={() => setOpen('replay')} aria-haspopup="dialog">
+        {replayLabel}
+      </Button>
+      <Button variant={variant === 'ghost' ? 'ghost' : 'default'} disabled={disabled} onClick={() => setOpen('resolve')} aria-haspopup="dialog">
+        {resolveLabel}
+      </Button>
+      {open === 'replay' && <ReplayPlanDialog selection={selection} subject={subject} onClose={() => setOpen(null)} />}
+      {open === 'resolve' && (
+        <ResolveDialog
+          selection={selection}
+          subject={subject}
+          onClose={() => setOpen(null)}
+          onDone={() => {
+            setOpen(null)
+            onResolved?.()
+          }}
+        />
+      )}
+    </>
+  )
+}

@@ -1,0 +1,85 @@
+import { Badge, type Tone } from '@/components/ui/badge'
+import { formatCount, visibleText } from '@/lib/client/format'
+import type { SelectionInput } from '@/lib/client/use-replays'
+import type { ExclusionReason, ReplayJobDto, ReplayTarget, Selection } from '@/lib/shared/schemas/replay'
+
+/** Why a message of the selection will not be published, in the operator's words. */
+export const EXCLUSION_LABELS: Record<ExclusionReason, string> = {
+  'not-dead': 'not dead: already replaying, replayed, resolved or held',
+  'replay-cap': 'replay cap reached: replayed too often already',
+  'too-large': 'body larger than the replay size limit',
+  'headers-too-large': 'headers too large to publish',
+  'no-origin': 'original exchange unknown: choose the failed queue or a custom target',
+  'unknown-source': 'its source no longer exists',
+}
+
+export const exclusionLabel = (reason: string) => EXCLUSION_LABELS[reason as ExclusionReason] ?? visibleText(reason)
+
+export function targetText(target: ReplayTarget | undefined | null): string {
+  if (!target) return '—'
+  if (target.type === 'source') return 'source exchange, original routing key'
+  if (target.type === 'queue') return 'failed queue only'
+  return `${visibleText(target.exchange) || '(default exchange)'} → ${visibleText(target.routingKey) || '(empty key)'}`
+}
+
+export function exchangeText(exchange: string | null | undefined): string {
+  if (exchange === null || exchange === undefined) return '—'
+  return exchange === '' ? '(default exchange)' : visibleText(exchange)
+}
+
+export function selectionText(selection: Selection | SelectionInput | undefined | null): string {
+  if (!selection) return '—'
+  if ('ids' in selection) return selection.ids.length === 1 ? `message #${selection.ids[0]}` : `${formatCount(selection.ids.length)} selected messages`
+  if ('groupId' in selection) return `group #${selection.groupId}`
+  const parts = Object.entries(selection.filter).map(([k, v]) => `${k}=${visibleText(String(v))}`)
+  return parts.length ? `filter ${parts.join(' ')}` : 'every stored message'
+}
+
+/** "12 s", "3 min 20 s", "1 h 5 min". */
+export function formatDuration(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return '—'
+  const s = Math.max(0, Math.round(seconds))
+  if (s < 1) return 'under 1 s'
+  if (s < 60) return `${s} s`
+  if (s < 3600) return `${Math.floor(s / 60)} min${s % 60 ? ` ${s % 60} s` : ''}`
+  const h = Math.floor(s / 3600)
+  const m = Math.round((s % 3600) / 60)
+  return `${h} h${m ? ` ${m} min` : ''}`
+}
+
+const JOB_TONES: Record<string, Tone> = { pending: 'zinc', running: 'blue', completed: 'green', cancelled: 'amber', failed: 'red' }
+const ITEM_TONES: Record<string, Tone> = {
+  pending: 'zinc',
+  in_flight: 'blue',
+  confirmed: 'green',
+  unroutable: 'orange',
+  failed: 'red',
+  skipped: 'zinc',
+  cancelled: 'amber',
+}
+
+export function JobStatusBadge({ status, cancelRequested }: { status: ReplayJobDto['status']; cancelRequested?: boolean }) {
+  if (cancelRequested && (status === 'pending' || status === 'running')) return <Badge tone="amber">cancelling</Badge>
+  return <Badge tone={JOB_TONES[status] ?? 'zinc'}>{status}</Badge>
+}
+
+export function ItemStatusBadge({ status }: { status: string }) {
+  return <Badge tone={ITEM_TONES[status] ?? 'zinc'}>{status.replace('_', ' ')}</Badge>
+}
+
+export type JobCounts = Pick<ReplayJobDto, 'status' | 'total' | 'confirmed' | 'released' | 'unroutable' | 'failed' | 'skipped' | 'cancelled'>
+
+/**
+ * Items that reached a final outcome: what the progress bar counts. `total` holds the release items too
+ * (appended when the replay items are done), confirmed releases count as `released`.
+ */
+export function doneCount(job: JobCounts): number {
+  return job.confirmed + job.released + job.unroutable + job.failed + job.skipped + (job.cancelled ?? 0)
+}
+
+/** 0–100; a completed job is 100. */
+export function progressPercent(job: JobCounts): number {
+  if (job.status === 'completed') return 100
+  if (job.total <= 0) return job.status === 'pending' || job.status === 'running' ? 0 : 100
+  return Math.min(100, Math.floor((doneCount(job) / job.total) * 100))
+}

@@ -1,0 +1,158 @@
+'use client'
+
+import Link from 'next/link'
+import { useRouter } from 'next/navigation'
+import { useMemo, useRef } from 'react'
+import { Badge } from '@/components/ui/badge'
+import { Button } from '@/components/ui/button'
+import { Select } from '@/components/ui/fields'
+import { SkeletonRows } from '@/components/ui/skeleton'
+import { EmptyState, ErrorState, InlineError } from '@/components/ui/states'
+import { AbsoluteTime, RelativeTime } from '@/components/ui/time'
+import { cn } from '@/lib/client/cn'
+import { formatCount, plural, visibleText } from '@/lib/client/format'
+import { useReplays } from '@/lib/client/use-replays'
+import { useIsCursor, useRowCursor, useScrollCursorIntoView, type CursorStore } from '@/lib/client/use-row-cursor'
+import { useUrlState } from '@/lib/client/use-url-state'
+import { REPLAY_JOB_STATUSES, type ReplayJobDto } from '@/lib/shared/schemas/replay'
+import { JobStatusBadge, selectionText, targetText } from './replay-format'
+import { ReplayProgress } from './replay-progress'
+
+const KEYS = ['status'] as const
+const COLUMNS = 10
+
+function JobRow({ job, index, cursorStore }: { job: ReplayJobDto; index: number; cursorStore: CursorStore }) {
+  const cursor = useIsCursor(cursorStore, index)
+  const href = `/replays/${job.id}`
+  const selection = selectionText(job.selection)
+  const target = targetText(job.target)
+  const problems = job.unroutable + job.failed
+  return (
+    <tr data-row-index={index} data-job-id={job.id} data-cursor={cursor || undefined} onMouseDown={() => cursorStore.set(index)} className="hover:bg-zinc-50">
+      <td className="font-mono text-xs">
+        <Link href={href} className="text-brand hover:underline">
+          #{job.id}
+        </Link>
+        {job.kind === 'release' && (
+          <Badge tone="sky" className="ml-1.5">
+            release
+          </Badge>
+        )}
+      </td>
+      <td>
+        <JobStatusBadge status={job.status} cancelRequested={job.cancelRequested} />
+      </td>
+      <td>
+        <ReplayProgress job={job} size="sm" label={`Progress of replay ${job.id}`} />
+      </td>
+      <td className="text-right tabular-nums">{formatCount(job.total)}</td>
+      <td className="text-right text-emerald-700 tabular-nums">{formatCount(job.confirmed)}</td>
+      <td className={cn('text-right tabular-nums', problems > 0 ? 'text-red-700' : 'text-zinc-400')} title={`${formatCount(job.unroutable)} unroutable · ${formatCount(job.failed)} failed`}>
+        {formatCount(problems)}
+      </td>
+      <td className="truncate text-xs text-zinc-700" title={`${selection} → ${target}`}>
+        <span className="font-mono">{selection}</span> <span className="text-zinc-400">→</span> {target}
+      </td>
+      <td className="truncate text-xs text-zinc-700" title={visibleText(job.createdBy)}>
+        {visibleText(job.createdBy)}
+      </td>
+      <td className="truncate text-xs text-zinc-600 tabular-nums">
+        <AbsoluteTime iso={job.createdAt} />
+      </td>
+      <td className="truncate text-xs text-zinc-500">{job.finishedAt ? <RelativeTime iso={job.finishedAt} /> : job.startedAt ? 'running' : 'waiting'}</td>
+    </tr>
+  )
+}
+
+/** Every replay and release job, newest first, with live progress. */
+export function ReplaysPage() {
+  const router = useRouter()
+  const { values, update } = useUrlState(KEYS)
+  const status = REPLAY_JOB_STATUSES.includes(values.status as ReplayJobDto['status']) ? values.status! : ''
+  const params = useMemo(() => (status ? { status } : ({} as Record<string, string>)), [status])
+  const query = useReplays(params)
+  const jobs = useMemo(() => query.data?.pages.flatMap((p) => p.replays) ?? [], [query.data])
+  const cursorStore = useRowCursor({ count: jobs.length, onOpen: (i) => jobs[i] && router.push(`/replays/${jobs[i].id}`) })
+  const body = useRef<HTMLTableSectionElement>(null)
+  useScrollCursorIntoView(cursorStore, body)
+
+  return (
+    <div className="space-y-3">
+      <div className="flex items-baseline justify-between gap-4">
+        <h1 className="text-base font-semibold">Replays</h1>
+        <span className="text-xs text-zinc-500">Start one from a group, a message or a selection of messages.</span>
+      </div>
+      <div className="flex items-center gap-2" role="search" aria-label="Replay filters">
+        <Select aria-label="Status" value={status} placeholder="Any status" options={REPLAY_JOB_STATUSES.map((s) => ({ value: s, label: s }))} onChange={(e) => update({ status: e.target.value || null })} />
+        {query.isFetching && !query.isPending && <span className="text-xs text-zinc-400">updating…</span>}
+      </div>
+      {query.error && jobs.length === 0 ? (
+        <ErrorState title="Could not load replays" error={query.error} onRetry={() => void query.refetch()} />
+      ) : (
+        <div className="overflow-hidden rounded-md border border-zinc-200 bg-white">
+          <div className={query.isPlaceholderData ? 'opacity-60 transition-opacity' : undefined}>
+            <table className="data-table" aria-label="Replays" aria-busy={query.isPending || undefined}>
+              <colgroup>
+                <col className="w-28" />
+                <col className="w-24" />
+                <col className="w-48" />
+                <col className="w-20" />
+                <col className="w-28" />
+                <col className="w-28" />
+                <col />
+                <col className="w-32" />
+                <col className="w-40" />
+                <col className="w-24" />
+              </colgroup>
+              <thead>
+                <tr>
+                  <th>Job</th>
+                  <th>Status</th>
+                  <th>Progress</th>
+                  <th className="text-right">Total</th>
+                  <th className="text-right">Confirmed</th>
+                  <th className="text-right" title="Unroutable or failed: these stay dead">
+                    Still dead
+                  </th>
+                  <th>What → where</th>
+                  <th>By</th>
+                  <th>Created</th>
+                  <th>Finished</th>
+                </tr>
+              </thead>
+              <tbody ref={body}>{query.isPending ? <SkeletonRows columns={COLUMNS} rows={8} /> : jobs.map((j, i) => <JobRow key={j.id} job={j} index={i} cursorStore={cursorStore} />)}</tbody>
+            </table>
+          </div>
+          {!query.isPending && !query.error && jobs.length === 0 && (
+            <div className="p-4">
+              {status ? (
+                <EmptyState title={`No ${status} replays`} />
+              ) : (
+                <EmptyState title="No replays yet">
+                  Open an{' '}
+                  <Link href="/" className="text-brand underline underline-offset-2">
+                    error group
+                  </Link>{' '}
+                  or select{' '}
+                  <Link href="/messages?status=dead" className="text-brand underline underline-offset-2">
+                    dead messages
+                  </Link>{' '}
+                  and choose Replay: a dry run shows what would happen before anything is published.
+                </EmptyState>
+              )}
+            </div>
+          )}
+          {(query.hasNextPage || query.isFetchingNextPage) && (
+            <div className="flex h-11 items-center justify-center gap-3 border-t border-zinc-100">
+              {query.error && <InlineError error={query.error} />}
+              <Button onClick={() => void query.fetchNextPage()} disabled={query.isFetchingNextPage}>
+                {query.isFetchingNextPage ? 'Loading…' : 'Load more'}
+              </Button>
+              <span className="text-xs text-zinc-500 tabular-nums">{plural(jobs.length, 'job')} loaded</span>
+            </div>
+          )}
+        </div>
+      )}
+    </div>
+  )
+}

@@ -1,0 +1,31 @@
+/**
+ * Child process of `npm run bench:export`: streams GET /api/export through the route handler into nothing (as the
+ * server hands a download to a client) and prints one JSON line with what it saw and its own peak memory, so the
+ * figure is the export's alone. Arguments: database URL, the export's query string.
+ */
+import * as exportRoute from '@/app/api/export/route'
+import { openDb, setDb } from '@/lib/server/db'
+
+const [url, query] = process.argv.slice(2)
+const db = await openDb({ databaseUrl: url, migrate: false })
+setDb(db)
+const started = performance.now()
+let firstByteMs: number | null = null
+const response = await exportRoute.GET(new Request(`http://lazarus.bench/api/export?${query}`), { params: Promise.resolve({}) })
+if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${await response.text()}`)
+const reader = response.body!.getReader()
+let bytes = 0
+let lines = 0
+for (;;) {
+  const { done, value } = await reader.read()
+  if (done) break
+  firstByteMs ??= performance.now() - started
+  bytes += value.length
+  for (let i = value.indexOf(10); i >= 0; i = value.indexOf(10, i + 1)) lines++
+}
+const seconds = (performance.now() - started) / 1000
+await db.close()
+const usage = process.resourceUsage()
+process.stdout.write(
+  `${JSON.stringify({ lines, bytes, seconds, firstByteMs, peakRssMiB: Math.round(usage.maxRSS / 1024), cpuSeconds: (usage.userCPUTime + usage.systemCPUTime) / 1e6 })}\n`,
+)

@@ -1,0 +1,113 @@
+/**
+ * npm run bench:export — streaming export speed at scale (issue 5).
+ *
+ * Creates a fresh database, applies the app's migrations and loads BENCH_ROWS (default 1,000,000) synthetic dead
+ * letters with realistic content (lib/bench/api-load.ts: ~1 KiB JSON bodies holding an e-mail address each, framework
+ * headers with stack traces, x-death), then measures in the same run:
+ *   (a) COPY of the same rows and columns to nothing (psql \copy): what the database alone can hand out;
+ *   (b) the same rows read through node-pg along the export's own keyset pages, nothing done with them: the ceiling
+ *       of any Node exporter on this machine;
+ *   (c) GET /api/export?format=jsonl through the route handler, redaction included, in a child process whose peak
+ *       RSS is the export's alone.
+ * Targets: (c) ≥ 20,000 rows/s with peak memory < 300 MB.
+ *
+ * Options: BENCH_ROWS (default 1000000), BENCH_KEEP=1 (keep the database), BENCH_DB=<name> (measure a database an
+ * earlier BENCH_KEEP=1 run loaded; nothing is loaded or dropped), BENCH_FORMAT (default jsonl; csv works too).
+ */
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { openDb, type Db } from '@/lib/server/db'
+import { readExportPages } from '@/lib/server/export/export-rows'
+import { EXPORT_COLUMNS, EXPORT_JOINS } from '@/lib/server/export/export-rows'
+import { loadDataset } from './api-load'
+import { fmt, freshDatabase } from './bench-support'
+
+const run = promisify(execFile)
+const reuse = process.env.BENCH_DB
+const keep = process.env.BENCH_KEEP === '1' || reuse !== undefined
+const rows = Number(process.env.BENCH_ROWS ?? 1_000_000)
+const format = process.env.BENCH_FORMAT ?? 'jsonl'
+const TARGET_RATE = 20_000
+const TARGET_RSS_MB = 300
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
+const mib = (bytes: number) => `${fmt(bytes / 2 ** 20)} MiB`
+
+function existingDatabase(name: string): { url: string; drop(): Promise<void> } {
+  const url = new URL(process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres')
+  url.pathname = `/${name}`
+  return { url: url.toString(), drop: async () => {} }
+}
+
+/** (a) COPY (SELECT the export's columns) TO STDOUT, discarded by psql: server-side cost of producing the rows. */
+async function copyRate(url: string, count: number): Promise<{ rate: number; ms: number }> {
+  const started = performance.now()
+  await run('psql', [url, '-q', '-v', 'ON_ERROR_STOP=1', '-c', `\\copy (SELECT ${EXPORT_COLUMNS.replace(/\s+/g, ' ')} FROM dead_letters d ${EXPORT_JOINS} ORDER BY d.failed_at DESC, d.id DESC) TO '/dev/null'`], {
+    maxBuffer: 1024 * 1024,
+  })
+  const ms = performance.now() - started
+  return { rate: count / (ms / 1000), ms }
+}
+
+/** (b) The export's own keyset pages through node-pg, rows dropped on arrival. */
+async function selectRate(db: Db): Promise<{ rate: number; ms: number; count: number }> {
+  const started = performance.now()
+  let count = 0
+  for await (const page of readExportPages(db.sql, { filter: {} })) count += page.length
+  const ms = performance.now() - started
+  return { rate: count / (ms / 1000), ms, count }
+}
+
+type ChildResult = { lines: number; bytes: number; seconds: number; firstByteMs: number; peakRssMiB: number; cpuSeconds: number }
+
+async function exportRate(url: string): Promise<ChildResult> {
+  const { stdout } = await run(process.execPath, ['--conditions=react-server', '--import', 'tsx', 'lib/bench/export-child.ts', url, `format=${format}`], {
+    env: { ...process.env, LAZARUS_LOG_LEVEL: 'warn' },
+    maxBuffer: 1024 * 1024,
+  })
+  return JSON.parse(stdout.trim().split('\n').at(-1)!) as ChildResult
+}
+
+async function main() {
+  console.log(`bench:export — ${reuse ? `existing database ${reuse}` : `${fmt(rows)} dead letters`}, format ${format}`)
+  const database = reuse ? existingDatabase(reuse) : await freshDatabase('lazarus_bench_export')
+  let db: Db | undefined
+  const cleanUp = async () => {
+    await db?.close().catch(() => {})
+    if (keep) console.log(`\nDatabase kept: ${database.url} (measure it again with BENCH_DB=${new URL(database.url).pathname.slice(1)})`)
+    else await database.drop()
+  }
+  process.once('SIGINT', () => void cleanUp().finally(() => process.exit(130)))
+  try {
+    db = await openDb({ databaseUrl: database.url })
+    if (!reuse) {
+      console.log('\nLoading:')
+      const loaded = await loadDataset(database.url, rows)
+      for (const [phase, ms] of loaded.phases) console.log(`  ${phase}: ${seconds(ms)}`)
+    }
+    const { rows: [shape] } = await db.sql.query<{ n: number; bytes: number; heap: number }>(
+      `SELECT count(*)::int AS n, sum(body_size)::float8 AS bytes, pg_total_relation_size('dead_letters')::float8 AS heap FROM dead_letters`,
+    )
+    console.log(`\n${fmt(shape.n)} rows, bodies ${mib(shape.bytes)}, dead_letters with indexes and TOAST ${mib(shape.heap)}`)
+
+    console.log('\nMeasuring (each pass reads every row, newest failure first):')
+    const copy = await copyRate(database.url, shape.n)
+    console.log(`  (a) COPY of the export's columns to /dev/null (psql):      ${fmt(copy.rate).padStart(9)} rows/s  (${seconds(copy.ms)})`)
+    const select = await selectRate(db)
+    console.log(`  (b) keyset SELECT through node-pg, rows dropped:            ${fmt(select.rate).padStart(9)} rows/s  (${seconds(select.ms)})`)
+    const result = await exportRate(database.url)
+    const rate = result.lines / result.seconds
+    console.log(`  (c) GET /api/export?format=${format} (route handler, redacted): ${fmt(rate).padStart(9)} rows/s  (${seconds(result.seconds * 1000)}, ${mib(result.bytes)}, first byte after ${fmt(result.firstByteMs)} ms)`)
+    console.log(`      export process: peak RSS ${result.peakRssMiB} MiB, CPU ${result.cpuSeconds.toFixed(1)} s (${fmt((result.cpuSeconds * 1e6) / result.lines)} µs per row)`)
+    if (result.lines !== shape.n) throw new Error(`exported ${result.lines} rows of ${shape.n}`)
+
+    console.log(`\nexport / COPY: ${((rate / copy.rate) * 100).toFixed(0)}%; export / keyset SELECT: ${((rate / select.rate) * 100).toFixed(0)}%`)
+    const rateOk = rate >= TARGET_RATE
+    const rssOk = result.peakRssMiB * 1.048576 < TARGET_RSS_MB
+    console.log(`target ≥ ${fmt(TARGET_RATE)} rows/s: ${rateOk ? 'met' : 'MISSED'} (${fmt(rate)}); peak memory < ${TARGET_RSS_MB} MB: ${rssOk ? 'met' : 'MISSED'} (${fmt(result.peakRssMiB * 1.048576)} MB)`)
+  } finally {
+    await cleanUp()
+  }
+}
+
+await main()

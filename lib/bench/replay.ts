@@ -1,0 +1,253 @@
+/**
+ * npm run bench:replay — stores N dead letters (1 KiB JSON bodies, Spring-style failure headers, two typed x-death
+ * entries; written through the drainer's own storeBatch), then measures in the same run, to the same durable queue
+ * through the same exchange, with persistent messages and the same in-flight window:
+ *   (a) raw amqplib confirmed publishing: a sliding window of unconfirmed publishes, and publish-a-window-then-
+ *       waitForConfirms, of the same bodies, properties and (plain) headers;
+ *   (b) Lazarus' replay executor replaying all N (confirm channel, mandatory, return listener, in_flight written before
+ *       publishing, outcomes, message statuses and counters written after the acks),
+ * and prints the rates and the ratio. The executor's rate is over the job's run (started_at → finished_at); creating
+ * the job (planning, freezing N items, marking N messages 'replaying') is timed separately.
+ * Options: BENCH_MESSAGES (default 100000), LAZARUS_REPLAY_WINDOW (default 1000).
+ */
+import { createHash, randomBytes, randomUUID } from 'node:crypto'
+import { readdirSync, readFileSync } from 'node:fs'
+import { connect, type ConfirmChannel } from '@/lib/server/amqp/amqplib'
+import { typedTableToAmqplib, type TypedTable } from '@/lib/server/amqp/typed-fields'
+import { getConfig } from '@/lib/server/config'
+import { openDb } from '@/lib/server/db'
+import { storeBatch, type IngestRow } from '@/lib/server/ingest/store-batch'
+import type { Sql } from '@/lib/server/db/sql'
+import { createReplay } from '@/lib/server/replay/create-replay'
+import { startReplayExecutor } from '@/lib/server/replay/executor'
+import { replayHeaders } from '@/lib/server/replay/publish-message'
+import { replaySettings } from '@/lib/server/replay/replay-settings'
+import type { ReplayCreatedDto } from '@/lib/shared/schemas/replay'
+import { AMQP_URL, fmt, freshDatabase, sleep } from './bench-support'
+
+const total = Number(process.env.BENCH_MESSAGES ?? 100_000)
+const window = Number(process.env.LAZARUS_REPLAY_WINDOW ?? 1000)
+const suffix = randomBytes(3).toString('hex')
+const exchange = `bench.replay.x.${suffix}`
+const queue = `bench.replay.${suffix}`
+const KEY = 'order.created'
+
+const STACK = `com.acme.orders.StockException: SKU 48213 out of stock in warehouse WH-7
+\tat com.acme.orders.inventory.StockService.reserve(StockService.java:118)
+\tat com.acme.orders.OrderHandler.handle(OrderHandler.java:64)
+\tat org.springframework.amqp.rabbit.listener.adapter.MessagingMessageListenerAdapter.invokeHandler(MessagingMessageListenerAdapter.java:239)`
+
+const S = (v: string) => ({ t: 'S', v }) as const
+
+function headersOf(i: number, now: number): TypedTable {
+  const death = (count: string, reason: string, q: string, time: number, x: string) => ({
+    t: 'F' as const,
+    v: { count: { t: 'l' as const, v: count }, exchange: S(x), queue: S(q), reason: S(reason), 'routing-keys': { t: 'A' as const, v: [S(KEY)] }, time: { t: 'T' as const, v: String(time) } },
+  })
+  return {
+    'retry-count': { t: 'l', v: '3' },
+    'x-death': { t: 'A', v: [death('3', 'rejected', 'orders.work', now, exchange), death('2', 'expired', 'orders.retry.30s', now - 30, 'orders.retry')] },
+    'x-exception-message': S(`SKU ${48213 + (i % 50)} out of stock in warehouse WH-${i % 9}`),
+    'x-exception-stacktrace': S(STACK),
+    'x-first-death-exchange': S(exchange),
+    'x-first-death-queue': S('orders.work'),
+    'x-first-death-reason': S('rejected'),
+    'x-original-exchange': S(exchange),
+    'x-original-routingKey': S(KEY),
+  }
+}
+
+function bodyOf(i: number): Buffer {
+  const body = Buffer.alloc(1024, ' ')
+  body.write(JSON.stringify({ orderId: `order-${i}`, customer: `c-${i % 977}`, lines: [{ sku: 48213 + (i % 50), qty: 1 + (i % 3) }], id: randomUUID() }))
+  return body
+}
+
+const propertiesOf = (i: number) => ({ contentType: 'application/json', messageId: `msg-${i}-${suffix}`, correlationId: `order-${i}`, timestamp: 1764500000, appId: 'orders', deliveryMode: 2 })
+
+function rowOf(i: number, now: number): IngestRow {
+  const body = bodyOf(i)
+  const failedAt = new Date(now * 1000 + i)
+  const headers = headersOf(i, now)
+  return {
+    fingerprint: createHash('sha256').update(body).digest(),
+    redelivered: false, body, bodyEncoding: 'json', bodyPreview: body.toString('utf8').trimEnd(),
+    propertiesJson: JSON.stringify(propertiesOf(i)), headersJson: JSON.stringify(headers), xDeathJson: JSON.stringify(headers['x-death']),
+    deliveryExchange: '', deliveryRoutingKey: 'orders.dlq', deathReason: 'rejected', attempts: 3,
+    originExchange: exchange, originRoutingKeys: [KEY], originQueue: queue,
+    firstDeathAt: failedAt, lastDeathAt: failedAt, failedAt,
+    errorType: 'com.acme.orders.StockException', errorMessage: `SKU ${48213 + (i % 50)} out of stock in warehouse WH-${i % 9}`, errorStack: STACK,
+    failureKind: 'exhausted', service: 'orders', serviceVersion: '1.4.2', framework: 'spring-amqp', entityKey: `order-${i}`,
+    signature: 'v1:benchreplay0001', title: 'StockException: SKU <int> out of stock in warehouse <id>', messagePattern: 'SKU <int> out of stock in warehouse <id>',
+    flags: [], lineageOriginId: null, replayCount: 0, status: 'dead',
+  }
+}
+
+/** What a replay sends, as plain amqplib headers: the same table minus broker headers, plus lineage of the same size. */
+function rawMessages(now: number): { body: Buffer; options: object }[] {
+  return Array.from({ length: total }, (_, i) => ({
+    body: bodyOf(i),
+    options: {
+      ...propertiesOf(i),
+      mandatory: true,
+      headers: typedTableToAmqplib(replayHeaders({ id: String(i + 1), headers: headersOf(i, now), lineageOriginId: null, replayCount: 0 }, { kind: 'replay', replayId: randomUUID(), actor: 'bench' })),
+    },
+  }))
+}
+
+/** At most `window` unconfirmed publishes at any time (the executor's discipline). */
+function rawSliding(channel: ConfirmChannel, messages: { body: Buffer; options: object }[]): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let next = 0
+    let unconfirmed = 0
+    let confirmed = 0
+    let waitingForDrain = false
+    const start = performance.now()
+    const pump = () => {
+      while (!waitingForDrain && unconfirmed < window && next < messages.length) {
+        const m = messages[next++]
+        unconfirmed++
+        const ok = channel.publish(exchange, KEY, m.body, m.options, (error) => {
+          if (error) return reject(error)
+          unconfirmed--
+          if (++confirmed === messages.length) resolve(messages.length / ((performance.now() - start) / 1000))
+          else pump()
+        })
+        if (!ok) {
+          waitingForDrain = true
+          channel.once('drain', () => {
+            waitingForDrain = false
+            pump()
+          })
+        }
+      }
+    }
+    pump()
+  })
+}
+
+/** Publish a window, wait for all of its confirms, repeat. */
+async function rawWindowed(channel: ConfirmChannel, messages: { body: Buffer; options: object }[]): Promise<number> {
+  const start = performance.now()
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]
+    if (!channel.publish(exchange, KEY, m.body, m.options)) await new Promise((r) => channel.once('drain', r))
+    if (i % window === window - 1) await channel.waitForConfirms()
+  }
+  await channel.waitForConfirms()
+  return messages.length / ((performance.now() - start) / 1000)
+}
+
+type CpuSample = { node: number; postgres: Map<number, number>; rabbitmq: number }
+
+function processCpu(pid: number | string): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return 0
+  }
+}
+
+/**
+ * CPU seconds used so far by this process, the PostgreSQL backends serving the bench database, and RabbitMQ (from
+ * /proc). Other databases' backends (other processes on the machine) are not counted; RabbitMQ is shared.
+ */
+async function cpuSample(sql: Sql): Promise<CpuSample> {
+  const { rows } = await sql.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()')
+  const postgres = new Map(rows.map((r) => [r.pid, processCpu(r.pid)]))
+  let rabbitmq = 0
+  for (const pid of readdirSync('/proc').filter((d) => /^[0-9]+$/.test(d))) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'beam.smp') rabbitmq += processCpu(pid)
+    } catch {
+      // gone
+    }
+  }
+  return { node: processCpu(process.pid), postgres, rabbitmq }
+}
+
+async function cpuSince(sql: Sql, before: CpuSample, count: number): Promise<string> {
+  const now = await cpuSample(sql)
+  let postgres = 0
+  for (const [pid, used] of now.postgres) postgres += used - (before.postgres.get(pid) ?? 0)
+  const us = (seconds: number) => `${((seconds / count) * 1e6).toFixed(0)} µs`
+  return `CPU per message: node ${us(now.node - before.node)}, postgres ${us(postgres)}, rabbitmq ${us(now.rabbitmq - before.rabbitmq)}`
+}
+
+async function main() {
+  const connection = await connect(AMQP_URL)
+  connection.on('error', () => {})
+  const setup = await connection.createConfirmChannel()
+  await setup.assertExchange(exchange, 'direct', { durable: true })
+  await setup.assertQueue(queue, { durable: true })
+  await setup.bindQueue(queue, exchange, KEY)
+  const database = await freshDatabase('lazarus_bench_replay')
+  const db = await openDb({ databaseUrl: database.url })
+  try {
+    const now = Math.floor(Date.now() / 1000)
+    console.log(`storing ${fmt(total)} dead letters (1 KiB JSON, Spring-style failure headers, 2 typed x-death entries)…`)
+    let started = performance.now()
+    const { rows: source } = await db.sql.query<{ id: string }>(`INSERT INTO sources (queue, enabled) VALUES ($1, false) RETURNING id::text`, [`bench.dlq.${suffix}`])
+    for (let i = 0; i < total; i += 1000) {
+      const rows = Array.from({ length: Math.min(1000, total - i) }, (_, j) => rowOf(i + j, now))
+      await storeBatch(db.sql, { sourceId: source[0].id, sourceLabel: `bench.dlq.${suffix}`, rows })
+    }
+    console.log(`  stored in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+
+    const messages = rawMessages(now)
+    const publisher = await connection.createConfirmChannel()
+    publisher.on('return', () => console.error('raw publish returned (unroutable)'))
+    let cpu = await cpuSample(db.sql)
+    const slidingRate = await rawSliding(publisher, messages)
+    console.log(`raw amqplib confirmed publish, sliding window of ${window}: ${fmt(slidingRate)} msg/s (${await cpuSince(db.sql, cpu, total)})`)
+    await setup.purgeQueue(queue)
+    const windowedRate = await rawWindowed(publisher, messages)
+    console.log(`raw amqplib confirmed publish, ${window} then waitForConfirms: ${fmt(windowedRate)} msg/s`)
+    await setup.purgeQueue(queue)
+    await publisher.close()
+    const rawRate = Math.max(slidingRate, windowedRate)
+
+    const settings = replaySettings(getConfig(), { window, pollMs: 100, amqpUrl: AMQP_URL })
+    const { rows: group } = await db.sql.query<{ id: string }>(`SELECT id::text FROM error_groups WHERE signature = 'v1:benchreplay0001'`)
+    cpu = await cpuSample(db.sql)
+    started = performance.now()
+    const created = (await createReplay({ input: { selection: { groupId: group[0].id }, ratePerSecond: 50_000 }, actor: 'bench', sql: db.sql, settings })) as ReplayCreatedDto
+    const createSeconds = (performance.now() - started) / 1000
+    console.log(`lazarus: job of ${fmt(created.plan.replayable)} created in ${createSeconds.toFixed(1)} s (plan, items, messages marked replaying; ${await cpuSince(db.sql, cpu, total)})`)
+    cpu = await cpuSample(db.sql)
+    const executor = startReplayExecutor({ sql: db.sql, settings, connectionName: 'lazarus-bench-replay' })
+    let job: { status: string; confirmed: number; failed: number; unroutable: number; seconds: number | null } | undefined
+    for (;;) {
+      await sleep(200)
+      const { rows } = await db.sql.query<NonNullable<typeof job>>(
+        `SELECT status, confirmed, failed, unroutable, extract(epoch FROM finished_at - started_at)::float8 AS seconds FROM replay_jobs WHERE id = $1::bigint`,
+        [created.id],
+      )
+      job = rows[0]
+      if (['completed', 'failed', 'cancelled'].includes(job.status)) break
+    }
+    const endToEnd = (performance.now() - started) / 1000
+    const executorCpu = await cpuSince(db.sql, cpu, total)
+    await executor.stop()
+    const { messageCount } = await setup.checkQueue(queue)
+    if (job.status !== 'completed' || job.confirmed !== total || messageCount !== total) {
+      throw new Error(`replay did not deliver everything: ${JSON.stringify(job)}, queue depth ${messageCount}`)
+    }
+    const replayRate = total / job.seconds!
+    console.log(`lazarus replay executor: ${fmt(replayRate)} msg/s over the job's run (${job.seconds!.toFixed(1)} s; ${executorCpu}); end to end incl. creating the job: ${fmt(total / endToEnd)} msg/s`)
+    console.log(`ratio executor/raw: ${((replayRate / rawRate) * 100).toFixed(1)}% of the faster raw run (target ≥ 70%); vs sliding window ${((replayRate / slidingRate) * 100).toFixed(1)}%, vs windowed ${((replayRate / windowedRate) * 100).toFixed(1)}%`)
+  } finally {
+    await setup.deleteQueue(queue).catch(() => {})
+    await setup.deleteExchange(exchange).catch(() => {})
+    await connection.close().catch(() => {})
+    await db.close().catch(() => {})
+    await database.drop()
+  }
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})

@@ -1,0 +1,129 @@
+'use client'
+
+import { useCallback } from 'react'
+import { keepPreviousData, useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import type { z } from 'zod'
+import { auditKeys, groupKeys, messageKeys, pauseKeys, replayKeys, summaryKeys, type QueryParams } from '@/lib/shared/query-keys'
+import type { createReplaySchema, ReplayItemDto, ReplayJobDetailDto, ReplayJobDto, ReplayPlanDto, ResolveResultDto, selectionSchema } from '@/lib/shared/schemas/replay'
+import { apiGet, apiSend, toQueryString } from './api'
+import type { BulkSelection } from './selection-store'
+
+export type ReplaysPage = { replays: ReplayJobDto[]; nextCursor: string | null }
+export type ReplayItemsPage = { items: ReplayItemDto[]; nextCursor: string | null }
+export type CreatedReplay = { id: string; status: ReplayJobDto['status']; plan: ReplayPlanDto }
+
+/** A selection as the request body spells it (dates as ISO strings). */
+export type SelectionInput = z.input<typeof selectionSchema>
+
+/** The body of a dry run or a job; `dryRun` is added by the caller. */
+export type ReplayRequest = Omit<z.input<typeof createReplaySchema>, 'dryRun'>
+
+/** The message list's selection as an API selection; the filter's keys are the list's, which the API validates. */
+export function toSelectionInput(selection: BulkSelection): SelectionInput {
+  return 'ids' in selection ? { ids: selection.ids } : { filter: selection.filter as Extract<SelectionInput, { filter: unknown }>['filter'] }
+}
+
+const ACTIVE: readonly ReplayJobDto['status'][] = ['pending', 'running']
+
+/** A job still moving: polled, and its pages refreshed, until it ends. */
+export const isActiveJob = (job: Pick<ReplayJobDto, 'status'> | undefined) => Boolean(job && ACTIVE.includes(job.status))
+
+/**
+ * The plan for a replay request (POST /api/replays with dryRun). A dry run changes nothing, so it is a query:
+ * its body is the key, and changing the target, rate or pause option re-plans. Never cached across openings:
+ * what matched a minute ago may not match now.
+ */
+export function useReplayPlan(request: ReplayRequest, options: { enabled?: boolean } = {}) {
+  return useQuery<ReplayPlanDto>({
+    queryKey: replayKeys.plan(request),
+    queryFn: ({ signal }) => apiSend<{ plan: ReplayPlanDto }>('POST', '/api/replays', { ...request, dryRun: true }, { signal }).then((r) => r.plan),
+    placeholderData: keepPreviousData,
+    enabled: options.enabled ?? true,
+    staleTime: 0,
+    gcTime: 0,
+    refetchOnWindowFocus: false,
+  })
+}
+
+/** Messages, groups and counters change when a job is created or a selection resolved. */
+function invalidateMessageViews(client: ReturnType<typeof useQueryClient>) {
+  void client.invalidateQueries({ queryKey: auditKeys.all })
+  void client.invalidateQueries({ queryKey: messageKeys.all })
+  void client.invalidateQueries({ queryKey: groupKeys.all })
+  void client.invalidateQueries({ queryKey: summaryKeys.all })
+}
+
+export function useCreateReplay() {
+  const client = useQueryClient()
+  return useMutation({
+    mutationFn: (request: ReplayRequest) => apiSend<CreatedReplay>('POST', '/api/replays', request),
+    onSuccess: () => {
+      invalidateMessageViews(client)
+      void client.invalidateQueries({ queryKey: replayKeys.lists() })
+      void client.invalidateQueries({ queryKey: pauseKeys.all })
+    },
+  })
+}
+
+export function useReplays(params: QueryParams) {
+  return useInfiniteQuery({
+    queryKey: replayKeys.list(params),
+    initialPageParam: null as string | null,
+    queryFn: ({ signal, pageParam }) => apiGet<ReplaysPage>(`/api/replays${toQueryString({ ...params, cursor: pageParam })}`, { signal }),
+    getNextPageParam: (last) => last.nextCursor ?? undefined,
+    placeholderData: keepPreviousData,
+    // Progress columns move while any listed job runs.
+    refetchInterval: (query) => (query.state.data?.pages.some((p) => p.replays.some((j) => isActiveJob(j))) ? 2_000 : 15_000),
+  })
+}
+
+/** One job; polled every second while it runs, so the progress bar moves. */
+export function useReplay(id: string) {
+  return useQuery({
+    queryKey: replayKeys.detail(id),
+    queryFn: ({ signal }) => apiGet<ReplayJobDetailDto>(`/api/replays/${encodeURIComponent(id)}`, { signal }),
+    refetchInterval: (query) => (isActiveJob(query.state.data) || query.state.data?.pauses.some((p) => p.status === 'releasing') ? 1_000 : false),
+  })
+}
+
+export function useReplayItems(id: string, params: QueryParams, options: { live: boolean }) {
+  return useInfiniteQuery({
+    queryKey: replayKeys.items(id, params),
+    initialPageParam: null as string | null,
+    queryFn: ({ signal, pageParam }) =>
+      apiGet<ReplayItemsPage>(`/api/replays/${encodeURIComponent(id)}/items${toQueryString({ ...params, cursor: pageParam })}`, { signal }),
+    getNextPageParam: (last) => last.nextCursor ?? undefined,
+    placeholderData: keepPreviousData,
+    refetchInterval: options.live ? 2_000 : false,
+  })
+}
+
+export function useCancelReplay(id: string) {
+  const client = useQueryClient()
+  return useMutation({
+    mutationFn: () => apiSend<ReplayJobDto>('POST', `/api/replays/${encodeURIComponent(id)}/cancel`),
+    onSettled: () => {
+      void client.invalidateQueries({ queryKey: auditKeys.all })
+      void client.invalidateQueries({ queryKey: replayKeys.detail(id) })
+      void client.invalidateQueries({ queryKey: replayKeys.lists() })
+    },
+  })
+}
+
+/** The job ended: what it did to messages and groups is now visible elsewhere too. */
+export function useRefreshAfterJob() {
+  const client = useQueryClient()
+  return useCallback(() => {
+    invalidateMessageViews(client)
+    void client.invalidateQueries({ queryKey: replayKeys.lists() })
+    void client.invalidateQueries({ queryKey: pauseKeys.all })
+  }, [client])
+}
+
+export function useResolve() {
+  const client = useQueryClient()
+  return useMutation({
+    mutationFn: (input: { selection: SelectionInput; reason: string }) => apiSend<ResolveResultDto>('POST', '/api/messages/resolve', input),
+    onSuccess: () => invalidateMessageViews(client),
+  })
+}

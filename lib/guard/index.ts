@@ -1,0 +1,8 @@
+/**
+ * Lazarus' pause guard for Node amqplib consumers (see the README, "Pausing entities: the guard").
+ * No Next.js and no Lazarus server code: an application imports this folder and passes its own amqplib connection.
+ */
+export { createGuard, type Guard, type GuardConnection, type GuardOptions, type GuardedConsumer, type HoldEvent, type MessageHandler } from './guard'
+export { extractEntityKey, parseJsonPointer, MAX_ENTITY_KEY_LENGTH, type KeyedMessage } from './entity-key'
+export { PauseRegistry, type EventOutcome } from './registry'
+export * from './protocol'

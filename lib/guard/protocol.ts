@@ -1,0 +1,97 @@
+/**
+ * The pause protocol shared by Lazarus and the guards inside applications (product.md §7).
+ * Plain constants and types: no Next.js, no server code, no runtime dependency.
+ */
+
+/** Topic exchange Lazarus publishes pause and resume events on (routing keys `pause` and `resume`). */
+export const CONTROL_EXCHANGE = 'lazarus.control'
+/** Fanout exchange guards park held messages in; bound to the durable queue of the same name, drained by Lazarus. */
+export const HOLD_EXCHANGE = 'lazarus.hold'
+export const HOLD_QUEUE = 'lazarus.hold'
+
+/** Set by the guard on a held message: the queue it was taken from (where the release sends it back). */
+export const HELD_FROM_HEADER = 'x-lazarus-held-from'
+/** Set by the guard on a held message: the entity key the pause matched (absent for a whole-queue pause). */
+export const HELD_ENTITY_HEADER = 'x-lazarus-held-entity'
+/** Set by the guard on a held message: a fresh id per hold, so two identical messages are stored as two. */
+export const HELD_ID_HEADER = 'x-lazarus-held-id'
+/** Every header the guard adds starts with this; a release strips them all. */
+export const HELD_HEADER_PREFIX = 'x-lazarus-held-'
+/** Marks a message Lazarus republishes for a paused entity (replayed dead letters and released holds): guards let it through. */
+export const RELEASE_HEADER = 'x-lazarus-release'
+/** Every replayed message carries it; guards let it through too (an operator asked for it explicitly). */
+export const REPLAY_ID_HEADER = 'x-lazarus-replay-id'
+/** The entity header Lazarus reads when a source has no entity-key rule. */
+export const DEFAULT_ENTITY_HEADER = 'x-entity-key'
+
+/** How a message's entity key is found (the source's rule, copied into each pause). */
+export type EntityKeyRule =
+  | { kind: 'property'; name: 'correlationId' | 'messageId' | 'type' | 'appId' | 'userId' | 'replyTo' }
+  | { kind: 'header'; name: string }
+  | { kind: 'jsonPointer'; pointer: string }
+
+/** A pause as guards need it: a subset of GET /api/pauses items. */
+export type GuardPause = {
+  id: string
+  vhost: string
+  queue: string
+  /** null: the whole queue is paused. */
+  entityKey: string | null
+  entityKeyRule: EntityKeyRule | null
+  status: 'active' | 'releasing' | 'resumed'
+  version: number
+}
+
+/** GET /api/pauses → { version, pauses }. */
+export type PauseList = { version: number; pauses: GuardPause[] }
+
+/** JSON body of a message on lazarus.control. */
+export type ControlEventMessage = { type: 'pause' | 'resume'; version: number; pause: GuardPause }
+
+const PROPERTY_NAMES = ['correlationId', 'messageId', 'type', 'appId', 'userId', 'replyTo']
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function parseRule(value: unknown): EntityKeyRule | null {
+  if (!isRecord(value)) return null
+  if (value.kind === 'property' && typeof value.name === 'string' && PROPERTY_NAMES.includes(value.name)) {
+    return { kind: 'property', name: value.name as Extract<EntityKeyRule, { kind: 'property' }>['name'] }
+  }
+  if (value.kind === 'header' && typeof value.name === 'string' && value.name !== '') return { kind: 'header', name: value.name }
+  if (value.kind === 'jsonPointer' && typeof value.pointer === 'string') return { kind: 'jsonPointer', pointer: value.pointer }
+  return null
+}
+
+const isVersion = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0
+
+/** Validates one pause from the API or an event; null when it is not one. */
+export function parseGuardPause(value: unknown): GuardPause | null {
+  if (!isRecord(value)) return null
+  const { id, vhost, queue, entityKey, status, version } = value
+  if (typeof id !== 'string' || typeof vhost !== 'string' || typeof queue !== 'string') return null
+  if (entityKey !== null && typeof entityKey !== 'string') return null
+  if (status !== 'active' && status !== 'releasing' && status !== 'resumed') return null
+  if (!isVersion(version)) return null
+  return { id, vhost, queue, entityKey, entityKeyRule: parseRule(value.entityKeyRule), status, version }
+}
+
+/** Validates a GET /api/pauses body; null when it is not one. */
+export function parsePauseList(value: unknown): PauseList | null {
+  if (!isRecord(value) || !isVersion(value.version) || !Array.isArray(value.pauses)) return null
+  const pauses: GuardPause[] = []
+  for (const item of value.pauses) {
+    const pause = parseGuardPause(item)
+    if (!pause) return null
+    pauses.push(pause)
+  }
+  return { version: value.version, pauses }
+}
+
+/** Validates a control event (already JSON-parsed); null when it is not one. */
+export function parseControlEvent(value: unknown): ControlEventMessage | null {
+  if (!isRecord(value) || (value.type !== 'pause' && value.type !== 'resume') || !isVersion(value.version)) return null
+  const pause = parseGuardPause(value.pause)
+  return pause ? { type: value.type, version: value.version, pause } : null
+}

@@ -1,0 +1,64 @@
+import 'server-only'
+import { z } from 'zod'
+import { getDb } from '@/lib/server/db'
+import { AppError } from '@/lib/server/errors/app-error'
+import type { AuditEntryDto, AuditListDto, listAuditQuerySchema } from '@/lib/shared/schemas/audit'
+
+export type ListAuditOptions = z.infer<typeof listAuditQuerySchema>
+
+type AuditRow = {
+  id: string; at: Date; actor: string; action: AuditEntryDto['action']; subject_type: AuditEntryDto['subject']['type']
+  subject_id: string | null; summary: string; details: Record<string, unknown>; outcome: string | null
+}
+
+function encodeCursor(row: AuditRow): string {
+  return Buffer.from(`${new Date(row.at).toISOString()}|${row.id}`, 'utf8').toString('base64url')
+}
+
+function decodeCursor(raw: string): { at: string; id: string } {
+  const [at, id] = Buffer.from(raw, 'base64url').toString('utf8').split('|')
+  if (!at || !id || Number.isNaN(Date.parse(at)) || !/^[0-9]{1,19}$/.test(id)) {
+    throw new AppError('invalid', 'cursor is not valid; use the nextCursor value of a previous page')
+  }
+  return { at, id }
+}
+
+export function toAuditEntryDto(row: AuditRow): AuditEntryDto {
+  return {
+    id: row.id,
+    at: new Date(row.at).toISOString(),
+    actor: row.actor,
+    action: row.action,
+    subject: { type: row.subject_type, id: row.subject_id },
+    summary: row.summary,
+    details: row.details ?? {},
+    outcome: row.outcome,
+  }
+}
+
+/** The audit log, newest first, keyset-paginated on (at, id). */
+export async function listAudit(query: ListAuditOptions): Promise<AuditListDto> {
+  const { sql } = await getDb()
+  const params: unknown[] = []
+  const where: string[] = []
+  const add = (clause: (p: string) => string, value: unknown) => {
+    params.push(value)
+    where.push(clause(`$${params.length}`))
+  }
+  if (query.action) add((p) => `action = ${p}`, query.action)
+  if (query.subjectType) add((p) => `subject_type = ${p}`, query.subjectType)
+  if (query.subjectId) add((p) => `subject_id = ${p}`, query.subjectId)
+  if (query.cursor) {
+    const cursor = decodeCursor(query.cursor)
+    params.push(cursor.at, cursor.id)
+    where.push(`(at, id) < ($${params.length - 1}::timestamptz, $${params.length}::bigint)`)
+  }
+  params.push(query.limit + 1)
+  const { rows } = await sql.query<AuditRow>(
+    `SELECT id::text, at, actor, action, subject_type, subject_id, summary, details, outcome FROM audit_log
+     WHERE ${where.length ? where.join(' AND ') : 'TRUE'} ORDER BY at DESC, id DESC LIMIT $${params.length}`,
+    params,
+  )
+  const page = rows.slice(0, query.limit)
+  return { entries: page.map(toAuditEntryDto), nextCursor: rows.length > query.limit ? encodeCursor(page[page.length - 1]) : null }
+}

@@ -1,0 +1,133 @@
+import 'server-only'
+import { getDb } from '@/lib/server/db'
+import { notFound } from '@/lib/server/errors/app-error'
+import { parseId } from '@/lib/server/http/parse-id'
+import { logger } from '@/lib/server/log'
+import { loadRedactor } from '@/lib/server/redaction/redaction-rules'
+import type { Redactor } from '@/lib/server/redaction/redactor'
+import type { ExportFormat, ExportQuery } from '@/lib/shared/schemas/export'
+import { csvHeader, toCsvLine } from './csv'
+import { readExportPages, type ExportRow, type ExportSelection, type ReadPagesOptions } from './export-rows'
+import { toJsonLine } from './jsonl'
+import { buildGroupTicket, buildSelectionTicket } from './ticket'
+
+export type ExportFile = {
+  body: ReadableStream<Uint8Array>
+  contentType: string
+  filename: string
+}
+
+const log = logger('export')
+
+const CONTENT_TYPES: Record<ExportFormat, string> = {
+  jsonl: 'application/x-ndjson; charset=utf-8',
+  csv: 'text/csv; charset=utf-8; header=present',
+  md: 'text/markdown; charset=utf-8',
+}
+
+export function selectionOf(query: ExportQuery): ExportSelection {
+  const { format: _format, ids, ...filter } = query
+  return ids ? { ids } : { filter }
+}
+
+/** The group id when the selection is exactly one whole group (`group=ID` and no other filter). */
+function wholeGroup(selection: ExportSelection): string | null {
+  if (!('filter' in selection) || !selection.filter.group) return null
+  return Object.values(selection.filter).filter((v) => v !== undefined).length === 1 ? selection.filter.group : null
+}
+
+/** lazarus-group-12-20261201T073925Z.csv */
+function filenameOf(selection: ExportSelection, format: ExportFormat, now: Date): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')
+  const group = wholeGroup(selection)
+  return `lazarus-${group ? `group-${group}` : 'messages'}-${stamp}.${format}`
+}
+
+type Serialiser = { head: string; line: (row: ExportRow, redactor: Redactor) => string }
+
+const SERIALISERS: Record<'jsonl' | 'csv', Serialiser> = {
+  jsonl: { head: '', line: (row, redactor) => `${toJsonLine(row, redactor)}\n` },
+  csv: { head: csvHeader(), line: toCsvLine },
+}
+
+/**
+ * The rows of a selection as a byte stream, a database page per chunk. Pull-based: the next page is read only when
+ * the consumer (the HTTP response, hence the client's download) has taken the previous one, so a slow client slows
+ * the export instead of filling memory.
+ */
+export function streamRows(selection: ExportSelection, format: 'jsonl' | 'csv', redactor: Redactor, options: ReadPagesOptions = {}): ReadableStream<Uint8Array> {
+  const serialiser = SERIALISERS[format]
+  let pages: AsyncGenerator<ExportRow[]> | null = null
+  let rows = 0
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        if (serialiser.head) controller.enqueue(Buffer.from(serialiser.head, 'utf8'))
+      },
+      async pull(controller) {
+        try {
+          pages ??= readExportPages((await getDb()).sql, selection, options)
+          const next = await pages.next()
+          if (next.done) {
+            controller.close()
+            return
+          }
+          for (const chunk of encodeLines(next.value, (row) => serialiser.line(row, redactor))) controller.enqueue(chunk)
+          rows += next.value.length
+        } catch (error) {
+          // Headers are gone already: all the client can get is an aborted download.
+          log.error('export failed mid-stream', { format, rows, error: (error as Error).message })
+          controller.error(error)
+        }
+      },
+      async cancel() {
+        await pages?.return(undefined)
+      },
+    },
+    { highWaterMark: 1 },
+  )
+}
+
+const BLOCK_BYTES = 1024 * 1024
+
+/**
+ * UTF-8 bytes of the rows' lines, written line by line into 1 MiB blocks (off the JavaScript heap) rather than joined
+ * into one page-sized string first: no multi-megabyte string to build, flatten and collect per page.
+ */
+function* encodeLines(rows: ExportRow[], line: (row: ExportRow) => string): Generator<Uint8Array> {
+  let block = Buffer.allocUnsafe(BLOCK_BYTES)
+  let used = 0
+  for (const row of rows) {
+    const text = line(row)
+    // UTF-8 needs at most 3 bytes per UTF-16 code unit.
+    if (used + text.length * 3 > block.length) {
+      if (used > 0) yield block.subarray(0, used)
+      block = Buffer.allocUnsafe(Math.max(BLOCK_BYTES, text.length * 3))
+      used = 0
+    }
+    used += block.write(text, used, 'utf8')
+  }
+  if (used > 0) yield block.subarray(0, used)
+}
+
+/** GET /api/export: checks the request (a named group must exist), then streams the file. */
+export async function exportMessages(query: ExportQuery, options: { baseUrl: string; now?: Date }): Promise<ExportFile> {
+  const selection = selectionOf(query)
+  const now = options.now ?? new Date()
+  if ('filter' in selection && selection.filter.group) {
+    const { sql } = await getDb()
+    const groupId = parseId(selection.filter.group, 'group').toString()
+    const { rows } = await sql.query('SELECT 1 FROM error_groups WHERE id = $1::bigint', [groupId])
+    if (rows.length === 0) throw notFound(`group ${selection.filter.group}`)
+  }
+  const redactor = await loadRedactor()
+  const filename = filenameOf(selection, query.format, now)
+  if (query.format === 'md') {
+    const group = wholeGroup(selection)
+    const markdown = group
+      ? await buildGroupTicket(group, { redactor, baseUrl: options.baseUrl, now })
+      : await buildSelectionTicket(selection, { redactor, baseUrl: options.baseUrl, now })
+    return { body: new Blob([markdown]).stream(), contentType: CONTENT_TYPES.md, filename }
+  }
+  return { body: streamRows(selection, query.format, redactor), contentType: CONTENT_TYPES[query.format], filename }
+}

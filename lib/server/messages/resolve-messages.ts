@@ -1,0 +1,53 @@
+import 'server-only'
+import type { z } from 'zod'
+import { recordAudit } from '@/lib/server/audit/record-audit'
+import { getDb } from '@/lib/server/db'
+import { addGroupCounts } from '@/lib/server/replay/job-store'
+import { describeSelection, selectionSql } from '@/lib/server/replay/selection-sql'
+import type { ResolveResultDto, resolveSchema } from '@/lib/shared/schemas/replay'
+
+export type ResolveMessagesOptions = { input: z.infer<typeof resolveSchema>; actor: string }
+
+/**
+ * POST /api/messages/resolve: dead messages of the selection become 'resolved' with the operator's reason (never
+ * replayed afterwards); others are skipped and counted by their status. Resolving a whole group also marks the group
+ * resolved (it reopens when new failures arrive). Audited as 'messages.resolved'.
+ */
+export async function resolveMessages({ input, actor }: ResolveMessagesOptions): Promise<ResolveResultDto> {
+  const { sql } = await getDb()
+  const result = await sql.transaction(async (tx) => {
+    const params: unknown[] = []
+    const where = selectionSql(input.selection, params)
+    const { rows: skipped } = await tx.query<{ status: string; n: number }>(
+      `SELECT d.status, count(*)::int AS n FROM dead_letters d WHERE ${where} AND d.status <> 'dead' GROUP BY 1 ORDER BY 2 DESC`,
+      params,
+    )
+    params.push(input.reason, actor)
+    const { rows: moved } = await tx.query<{ group_id: string; n: number }>(
+      `WITH resolved AS (
+         UPDATE dead_letters d SET status = 'resolved', status_reason = $${params.length - 1}, status_changed_at = now(), status_changed_by = $${params.length}
+         WHERE d.id IN (SELECT d.id FROM dead_letters d WHERE ${where} AND d.status = 'dead' FOR UPDATE)
+           AND d.status = 'dead'
+         RETURNING d.group_id
+       )
+       SELECT group_id::text, count(*)::int AS n FROM resolved GROUP BY 1 ORDER BY 1`,
+      params,
+    )
+    await addGroupCounts(tx, 'resolved_count', moved)
+    const resolved = moved.reduce((sum, g) => sum + g.n, 0)
+    if ('groupId' in input.selection && resolved > 0) {
+      await tx.query(`UPDATE error_groups SET status = 'resolved', updated_at = now() WHERE id = $1::bigint`, [input.selection.groupId])
+    }
+    const skippedCount = skipped.reduce((sum, s) => sum + s.n, 0)
+    await recordAudit(tx, {
+      actor,
+      action: 'messages.resolved',
+      subject: 'groupId' in input.selection ? { type: 'group', id: input.selection.groupId } : { type: 'message', id: 'ids' in input.selection && input.selection.ids.length === 1 ? input.selection.ids[0] : null },
+      summary: `Resolved ${resolved} message${resolved === 1 ? '' : 's'} (${describeSelection(input.selection)}): ${input.reason.slice(0, 200)}`,
+      details: { selection: input.selection, reason: input.reason, resolved, skipped: skippedCount, groups: moved.map((g) => g.group_id) },
+      outcome: resolved > 0 ? 'resolved' : 'nothing to resolve',
+    })
+    return { resolved, skipped: skippedCount, skippedReasons: skipped.map((s) => ({ reason: s.status === 'resolved' ? 'already resolved' : s.status, count: s.n })) }
+  })
+  return result
+}

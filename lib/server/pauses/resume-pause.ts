@@ -1,0 +1,61 @@
+import 'server-only'
+import { recordAudit } from '@/lib/server/audit/record-audit'
+import { getDb } from '@/lib/server/db'
+import { AppError, notFound } from '@/lib/server/errors/app-error'
+import { parseId } from '@/lib/server/http/parse-id'
+import type { PauseDto } from '@/lib/shared/schemas/pause'
+import { publishControlEvents } from './control-events'
+import { describePause, markResumed } from './insert-pause'
+import { selectPauses, toControlEvents } from './pause-row'
+import { claimHeldRows, createReleaseJob, notCoveredByOtherPause } from './release-items'
+
+export type ResumePauseOptions = { id: string; actor: string }
+
+/**
+ * DELETE /api/pauses/{id}. Without held messages the pause is resumed at once (a 'resume' event follows).
+ * With some, it becomes 'releasing' and a kind='release' job sends them back in arrival order; the executor
+ * resumes the pause when that job ends (resumeJobPauses), so guards keep holding until the backlog is out.
+ */
+export async function resumePause({ id, actor }: ResumePauseOptions): Promise<PauseDto> {
+  const pauseId = parseId(id, 'pause')
+  const { sql } = await getDb()
+  const { pause, resumed } = await sql.transaction(async (tx) => {
+    const { rows } = await tx.query<{ vhost: string; queue: string; entity_key: string | null; status: string; replay_job_id: string | null; job_status: string | null }>(
+      `SELECT p.vhost, p.queue, p.entity_key, p.status, p.replay_job_id::text, j.status AS job_status
+       FROM pauses p LEFT JOIN replay_jobs j ON j.id = p.replay_job_id WHERE p.id = $1::bigint FOR UPDATE OF p`,
+      [pauseId],
+    )
+    const row = rows[0]
+    if (!row) throw notFound(`pause ${id}`)
+    if (row.status === 'resumed') throw new AppError('conflict', `pause ${id} was already resumed`)
+    if (row.status === 'releasing') throw new AppError('conflict', `pause ${id} is already being released (job ${row.replay_job_id}); it resumes when that job ends`)
+    if (row.replay_job_id && (row.job_status === 'pending' || row.job_status === 'running')) {
+      throw new AppError('conflict', `pause ${id} belongs to replay job ${row.replay_job_id}, which resumes it when it ends; cancel the job to end it sooner`, {
+        replayJobId: row.replay_job_id,
+      })
+    }
+    const held = await claimHeldRows(tx, {
+      where: `s.vhost = $1 AND d.held_from = $2 AND ($3::text IS NULL OR d.entity_key = $3::text) AND ${notCoveredByOtherPause('o.id = $4::bigint')}`,
+      params: [row.vhost, row.queue, row.entity_key, pauseId],
+      actor,
+    })
+    const jobId = await createReleaseJob(tx, { rows: held, actor })
+    if (jobId === null) {
+      const resumed = await markResumed(tx, { ids: [pauseId.toString()], actor })
+      return { pause: resumed[0], resumed }
+    }
+    await tx.query(`UPDATE pauses SET status = 'releasing', replay_job_id = $2::bigint WHERE id = $1::bigint`, [pauseId, jobId])
+    const [pause] = await selectPauses(tx, 'p.id = $1::bigint', [pauseId])
+    await recordAudit(tx, {
+      actor,
+      action: 'pause.resumed',
+      subject: { type: 'pause', id: pause.id },
+      summary: `Resume of ${describePause(pause)} requested: releasing ${held.length} held message${held.length === 1 ? '' : 's'} (job ${jobId}) first`,
+      details: { queue: pause.queue, vhost: pause.vhost, entityKey: pause.entityKey, releaseJobId: jobId, held: held.length },
+      outcome: 'releasing',
+    })
+    return { pause, resumed: [] }
+  })
+  await publishControlEvents(toControlEvents('resume', resumed))
+  return pause
+}

@@ -1,0 +1,52 @@
+import 'server-only'
+import { recordAudit } from '@/lib/server/audit/record-audit'
+import { getDb } from '@/lib/server/db'
+import { AppError, notFound } from '@/lib/server/errors/app-error'
+import { parseId } from '@/lib/server/http/parse-id'
+import type { ReplayJobDto } from '@/lib/shared/schemas/replay'
+import { closeOpenItems, finishJob } from './job-store'
+import { signalReplayWork } from './replay-signal'
+import { JOB_COLUMNS, toReplayJobDto, type JobDtoRow } from './to-replay-dto'
+
+export type CancelReplayOptions = { id: string; actor: string }
+
+/**
+ * POST /api/replays/{id}/cancel. The executor running the job sees the request within its heartbeat (200 ms) and stops
+ * publishing; the messages not yet published go back to dead ("replay cancelled"), the entities' held messages are
+ * still released and the pauses resumed. A job no executor has started yet (and that paused nothing) ends at once.
+ */
+export async function cancelReplay({ id, actor }: CancelReplayOptions): Promise<ReplayJobDto> {
+  const jobId = parseId(id, 'replay').toString()
+  const { sql } = await getDb()
+  await sql.transaction(async (tx) => {
+    const { rows } = await tx.query<{ kind: string; status: string; cancel_requested_at: Date | null; unleased: boolean; pauses: number; total: number }>(
+      `SELECT kind, status, cancel_requested_at, (lease_expires_at IS NULL OR lease_expires_at < now()) AS unleased, total,
+         (SELECT count(*)::int FROM pauses p WHERE p.replay_job_id = j.id) AS pauses
+       FROM replay_jobs j WHERE id = $1::bigint FOR UPDATE`,
+      [jobId],
+    )
+    const job = rows[0]
+    if (!job) throw notFound(`replay ${id}`)
+    if (!['pending', 'running'].includes(job.status)) throw new AppError('conflict', `replay ${id} has already ${job.status === 'failed' ? 'failed' : `been ${job.status}`}`)
+    if (job.kind === 'release') throw new AppError('conflict', `release ${id} cannot be cancelled: it sends held messages back so their pause can end`)
+    if (job.cancel_requested_at !== null) return
+    await tx.query('UPDATE replay_jobs SET cancel_requested_at = now(), cancel_requested_by = $2, updated_at = now() WHERE id = $1::bigint', [jobId, actor])
+    let outcome = 'requested'
+    if (job.status === 'pending' && job.unleased && job.pauses === 0) {
+      await closeOpenItems(tx, { jobId, actor, status: 'cancelled', reason: 'replay cancelled', kinds: ['replay', 'release'] })
+      await finishJob(tx, { jobId, owner: null, status: 'cancelled' })
+      outcome = 'cancelled'
+    }
+    await recordAudit(tx, {
+      actor,
+      action: 'replay.cancelled',
+      subject: { type: 'replay', id: jobId },
+      summary: `Cancel of replay ${jobId} ${outcome === 'cancelled' ? '(not started: all ' + job.total + ' messages stay dead)' : 'requested'}`,
+      details: { statusBefore: job.status },
+      outcome,
+    })
+  })
+  signalReplayWork()
+  const { rows } = await sql.query<JobDtoRow>(`SELECT ${JOB_COLUMNS} FROM replay_jobs j WHERE j.id = $1::bigint`, [jobId])
+  return toReplayJobDto(rows[0])
+}

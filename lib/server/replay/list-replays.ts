@@ -1,0 +1,44 @@
+import 'server-only'
+import type { z } from 'zod'
+import { getDb } from '@/lib/server/db'
+import { AppError } from '@/lib/server/errors/app-error'
+import type { listReplaysQuerySchema, ReplayListDto } from '@/lib/shared/schemas/replay'
+import { JOB_COLUMNS, toReplayJobDto, type JobDtoRow } from './to-replay-dto'
+
+export type ListReplaysOptions = z.infer<typeof listReplaysQuerySchema>
+
+function decodeCursor(raw: string): { at: string; id: string } {
+  const [at, id] = Buffer.from(raw, 'base64url').toString('utf8').split('|')
+  if (!at || !id || Number.isNaN(Date.parse(at)) || !/^[0-9]{1,19}$/.test(id)) {
+    throw new AppError('invalid', 'cursor is not valid; use the nextCursor value of a previous page')
+  }
+  return { at, id }
+}
+
+/** Replay and release jobs, newest first, keyset-paginated on (created_at, id). */
+export async function listReplays(query: ListReplaysOptions): Promise<ReplayListDto> {
+  const { sql } = await getDb()
+  const params: unknown[] = []
+  const where: string[] = []
+  if (query.status) {
+    params.push(query.status)
+    where.push(`j.status = $${params.length}`)
+  }
+  if (query.cursor) {
+    const cursor = decodeCursor(query.cursor)
+    params.push(cursor.at, cursor.id)
+    where.push(`(j.created_at, j.id) < ($${params.length - 1}::timestamptz, $${params.length}::bigint)`)
+  }
+  params.push(query.limit + 1)
+  const { rows } = await sql.query<JobDtoRow & { created_at_text: string }>(
+    `SELECT ${JOB_COLUMNS}, to_char(j.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text
+     FROM replay_jobs j WHERE ${where.length ? where.join(' AND ') : 'TRUE'}
+     ORDER BY j.created_at DESC, j.id DESC LIMIT $${params.length}`,
+    params,
+  )
+  const page = rows.slice(0, query.limit)
+  const last = page[page.length - 1]
+  // Microseconds in the cursor: JS dates stop at milliseconds, and jobs created in the same millisecond must not be skipped.
+  const nextCursor = rows.length > query.limit && last ? Buffer.from(`${last.created_at_text}|${last.id}`, 'utf8').toString('base64url') : null
+  return { replays: page.map(toReplayJobDto), nextCursor }
+}

@@ -1,0 +1,261 @@
+import 'server-only'
+import { getDb } from '@/lib/server/db'
+import type { Sql } from '@/lib/server/db/sql'
+import { logger } from '@/lib/server/log'
+import type { TypedTable } from '@/lib/server/amqp/typed-fields'
+import { replayTargetSchema } from '@/lib/shared/schemas/source'
+import type { CreateReplayInput, ExclusionReason, ReplayPlanDto, ReplayPlanTargetDto, ReplayTarget } from '@/lib/shared/schemas/replay'
+import { MAX_HEADER_TABLE_BYTES, replayHeaderBytes } from './publish-message'
+import { replaySettings, type ReplaySettings } from './replay-settings'
+import { routeKey, type ExchangeNode } from './route-match'
+import { selectionSql } from './selection-sql'
+import { loadTopology, type Topology } from './topology'
+
+const log = logger('replay')
+
+export type PlanReplayOptions = { input: CreateReplayInput; actor?: string; sql?: Sql; settings?: ReplaySettings }
+
+/**
+ * What creating the job needs besides the plan: the same eligibility condition (so the job takes exactly what the plan
+ * counted, minus rows that changed in between), and how each message's exchange and routing key are chosen.
+ */
+export type PlannedReplay = {
+  plan: ReplayPlanDto
+  target: ReplayTarget
+  /** Rows to replay, on dead_letters `d` joined to sources `s`; numbered against `params`. */
+  eligibleWhere: string
+  exchangeSql: string
+  routingKeySql: string
+  params: unknown[]
+}
+
+/** Headers whose JSON text is below this cannot encode to 64 KiB (every typed value's JSON is longer than its bytes). */
+const HEADER_TEXT_PRECHECK = 60_000
+const MAX_TARGET_ROWS = 200
+const MAX_TARGETS_SHOWN = 50
+const MAX_QUEUE_NAMES = 20
+
+const EXCLUSIONS: ExclusionReason[] = ['unknown-source', 'not-dead', 'replay-cap', 'too-large', 'headers-too-large', 'no-origin']
+
+function targetSql(target: ReplayTarget, params: unknown[]): { exchange: string; routingKey: string; noOrigin: string } {
+  if (target.type === 'queue') return { exchange: `''`, routingKey: 'd.origin_queue', noOrigin: 'd.origin_queue IS NULL' }
+  if (target.type === 'custom') {
+    params.push(target.exchange, target.routingKey)
+    const [exchange, routingKey] = [`$${params.length - 1}::text`, `$${params.length}::text`]
+    // Never true; it mentions both parameters so every statement of the plan can type them.
+    return { exchange, routingKey, noOrigin: `(${exchange} IS NULL OR ${routingKey} IS NULL)` }
+  }
+  return {
+    exchange: 'd.origin_exchange',
+    routingKey: `coalesce(d.origin_routing_keys[1], '')`,
+    // The default exchange needs a key (the queue's name) to go anywhere.
+    noOrigin: `(d.origin_exchange IS NULL OR (d.origin_exchange = '' AND coalesce(d.origin_routing_keys[1], '') = ''))`,
+  }
+}
+
+/** The source's default target when every selected message shares one; otherwise the original exchange. */
+async function defaultTarget(sql: Sql, selection: string, params: unknown[]): Promise<ReplayTarget> {
+  const { rows } = await sql.query<{ default_target: unknown }>(
+    `SELECT DISTINCT s.default_target FROM sources s WHERE s.id IN (SELECT DISTINCT d.source_id FROM dead_letters d WHERE ${selection}) LIMIT 2`,
+    params,
+  )
+  if (rows.length !== 1) return { type: 'source' }
+  const parsed = replayTargetSchema.safeParse(rows[0].default_target)
+  return parsed.success ? parsed.data : { type: 'source' }
+}
+
+/** Ids of selected rows whose replayed header table would not fit AMQP's 64 KiB (exact, but only for big ones). */
+async function oversizedHeaderIds(sql: Sql, selection: string, params: unknown[], actor: string): Promise<string[]> {
+  const { rows } = await sql.query<{ id: string; headers: TypedTable; lineage_origin_id: string | null; replay_count: number }>(
+    `SELECT d.id::text, d.headers, d.lineage_origin_id, d.replay_count FROM dead_letters d
+     WHERE ${selection} AND d.status = 'dead' AND octet_length(d.headers::text) > ${HEADER_TEXT_PRECHECK}`,
+    params,
+  )
+  return rows
+    .filter((r) => {
+      try {
+        return replayHeaderBytes({ id: r.id, headers: r.headers, lineageOriginId: r.lineage_origin_id, replayCount: r.replay_count }, actor) > MAX_HEADER_TABLE_BYTES
+      } catch {
+        return true
+      }
+    })
+    .map((r) => r.id)
+}
+
+/** Decides what the replay would do, without changing anything (the dry run, and the first step of creating a job). */
+export async function planReplay(options: PlanReplayOptions): Promise<PlannedReplay> {
+  const sql = options.sql ?? (await getDb()).sql
+  const settings = options.settings ?? replaySettings()
+  const { input } = options
+  const actor = options.actor ?? 'anonymous'
+  const params: unknown[] = []
+  const selection = selectionSql(input.selection, params)
+  const target = input.target ?? (await defaultTarget(sql, selection, params))
+  const bigHeaders = await oversizedHeaderIds(sql, selection, params, actor)
+  const t = targetSql(target, params)
+  params.push(settings.cap, settings.maxBodyBytes, bigHeaders)
+  const [cap, maxBody, big] = [params.length - 2, params.length - 1, params.length].map((n) => `$${n}`)
+  const reasonSql = `CASE
+      WHEN s.id IS NULL THEN 'unknown-source'
+      WHEN d.status <> 'dead' THEN 'not-dead'
+      WHEN d.replay_count >= ${cap}::int THEN 'replay-cap'
+      WHEN d.body_size > ${maxBody}::int THEN 'too-large'
+      WHEN d.id = ANY(${big}::bigint[]) THEN 'headers-too-large'
+      WHEN ${t.noOrigin} THEN 'no-origin'
+    END`
+  const eligibleWhere = `${selection} AND s.id IS NOT NULL AND d.status = 'dead' AND d.replay_count < ${cap}::int
+    AND d.body_size <= ${maxBody}::int AND NOT (d.id = ANY(${big}::bigint[])) AND NOT ${t.noOrigin}`
+
+  const [reasons, routes, sources] = await Promise.all([
+    sql.query<{ reason: ExclusionReason | null; n: number; sample: string[] | null }>(
+      `SELECT reason, count(*)::int AS n, (array_agg(id ORDER BY id) FILTER (WHERE reason IS NOT NULL))[1:5] AS sample
+       FROM (SELECT d.id::text AS id, ${reasonSql} AS reason FROM dead_letters d LEFT JOIN sources s ON s.id = d.source_id WHERE ${selection}) x
+       GROUP BY reason`,
+      params,
+    ),
+    sql.query<{ exchange: string; routing_key: string; origin_queue: string | null; n: number; total_rows: number }>(
+      `SELECT ${t.exchange} AS exchange, ${t.routingKey} AS routing_key, d.origin_queue, count(*)::int AS n, count(*) OVER ()::int AS total_rows
+       FROM dead_letters d JOIN sources s ON s.id = d.source_id WHERE ${eligibleWhere}
+       GROUP BY 1, 2, 3 ORDER BY n DESC, 1, 2, 3 LIMIT ${MAX_TARGET_ROWS}`,
+      params,
+    ),
+    sql.query<{ id: string; queue: string; order_sensitive: boolean; messages: number; entities: number; keyless: number }>(
+      `SELECT s.id::text, s.queue, s.order_sensitive, count(*)::int AS messages, count(DISTINCT d.entity_key)::int AS entities,
+         (count(*) FILTER (WHERE d.entity_key IS NULL))::int AS keyless
+       FROM dead_letters d JOIN sources s ON s.id = d.source_id WHERE ${eligibleWhere}
+       GROUP BY s.id ORDER BY messages DESC`,
+      params,
+    ),
+  ])
+
+  const matched = reasons.rows.reduce((sum, r) => sum + r.n, 0)
+  const replayable = reasons.rows.find((r) => r.reason === null)?.n ?? 0
+  const excluded = EXCLUSIONS.flatMap((reason) => {
+    const row = reasons.rows.find((r) => r.reason === reason)
+    return row ? [{ reason, count: row.n, sampleIds: row.sample ?? [] }] : []
+  })
+
+  const warnings: string[] = []
+  const targets = await describeTargets(routes.rows, target, settings.vhost, warnings)
+  if (routes.rows.length > 0 && routes.rows[0].total_rows > routes.rows.length) {
+    warnings.push(`The messages go to ${routes.rows[0].total_rows} different exchange and routing key combinations; only the ${routes.rows.length} most common were checked.`)
+  }
+
+  const orderSensitiveSources = sources.rows.filter((s) => s.order_sensitive)
+  const pauseEntities = input.pauseEntities ?? orderSensitiveSources.length > 0
+  const ratePerSecond = input.ratePerSecond ?? settings.defaultRate
+  const fansOut = targets.filter((x) => x.fansOut)
+  const missing = targets.filter((x) => x.exists === false)
+  const unroutable = targets.filter((x) => x.queues !== null && x.queues === 0 && x.exists !== false)
+  const reachable = targets.filter((x) => x.exists !== false).reduce((sum, x) => sum + x.messages, 0)
+
+  for (const x of fansOut) {
+    warnings.push(
+      `Exchange "${x.exchange}"${x.routingKey === null ? '' : ` with key "${x.routingKey}"`} routes to ${x.queues} queues (${x.queueNames.join(', ')}), more than the one each message failed in: consumers that already succeeded get the message again.${input.allowFanOut ? '' : ' Choose the failed queue as target, or allow the fan-out.'}`,
+    )
+  }
+  for (const x of missing) warnings.push(`Exchange "${x.exchange}" does not exist: its ${x.messages} messages cannot be replayed and will stay dead.`)
+  for (const x of unroutable) {
+    warnings.push(`Nothing is bound to ${x.exchange === '' ? 'the default exchange' : `exchange "${x.exchange}"`}${x.routingKey === null ? '' : ` for key "${x.routingKey}"`}: its ${x.messages} messages will come back unroutable and stay dead.`)
+  }
+  for (const x of targets.filter((y) => y.alternateExchange !== null)) {
+    warnings.push(`Exchange "${x.exchange}" has the alternate exchange "${x.alternateExchange}": messages it cannot route go there instead of being returned, so they count as replayed.`)
+  }
+  if (pauseEntities) {
+    const keyless = sources.rows.reduce((sum, s) => sum + s.keyless, 0)
+    if (keyless > 0) warnings.push(`${keyless} messages have no entity key: no pause protects their order.`)
+  } else if (orderSensitiveSources.length > 0) {
+    warnings.push(`${orderSensitiveSources.map((s) => s.queue).join(', ')} ${orderSensitiveSources.length === 1 ? 'is' : 'are'} order-sensitive and the entities will not be paused: newer messages may be overtaken by the replayed ones.`)
+  }
+  if (replayable === 0) warnings.push(matched === 0 ? 'The selection matches no messages.' : 'None of the selected messages can be replayed.')
+
+  const canRun = replayable > 0 && (fansOut.length === 0 || input.allowFanOut === true) && (targets.length === 0 || reachable > 0)
+  const plan: ReplayPlanDto = {
+    matched,
+    replayable,
+    excluded,
+    target,
+    targets,
+    entities: {
+      count: sources.rows.reduce((sum, s) => sum + s.entities, 0),
+      orderSensitive: orderSensitiveSources.reduce((sum, s) => sum + s.entities, 0),
+      sources: sources.rows.map((s) => ({ id: s.id, queue: s.queue, orderSensitive: s.order_sensitive, messages: s.messages, entities: s.entities })),
+    },
+    pauseEntities,
+    ratePerSecond,
+    estimatedSeconds: Math.ceil(replayable / ratePerSecond),
+    warnings,
+    canRun,
+  }
+  return { plan, target, eligibleWhere, exchangeSql: t.exchange, routingKeySql: t.routingKey, params }
+}
+
+type RouteRow = { exchange: string; routing_key: string; origin_queue: string | null; n: number }
+
+/** Per exchange and routing key: does the exchange exist, how many queues the key reaches, and is that a fan-out. */
+async function describeTargets(rows: RouteRow[], target: ReplayTarget, vhost: string, warnings: string[]): Promise<ReplayPlanTargetDto[]> {
+  if (rows.length === 0) return []
+  let topology: Topology | null = null
+  try {
+    const defaultExchangeKeys = rows.filter((r) => r.exchange === '').map((r) => r.routing_key)
+    topology = await loadTopology(vhost, rows.map((r) => r.exchange), defaultExchangeKeys)
+  } catch (error) {
+    log.warn('plan: management API unavailable', { error: (error as Error).message })
+    warnings.push(`Could not check the broker's exchanges and bindings (${(error as Error).message}); routing is unknown.`)
+  }
+  const exchangeInfo = (name: string): { exists: boolean | null; alternateExchange: string | null } => {
+    if (name === '') return { exists: true, alternateExchange: null }
+    if (!topology?.exchanges.has(name)) return { exists: null, alternateExchange: null }
+    const node = topology.exchanges.get(name) ?? null
+    return { exists: node !== null, alternateExchange: node?.alternateExchange ?? null }
+  }
+  const nodes = new Map<string, ExchangeNode>()
+  for (const [name, node] of topology?.exchanges ?? []) if (node) nodes.set(name, node)
+
+  type Entry = ReplayPlanTargetDto & { queueSet: Set<string> | null }
+  const byKey = new Map<string, Entry>()
+  for (const row of rows) {
+    const info = exchangeInfo(row.exchange)
+    const route =
+      topology && info.exists
+        ? routeKey(nodes, row.exchange, row.routing_key, (q) => topology!.queues.get(q) ?? null)
+        : { queues: info.exists === false ? [] : null, viaAlternate: false }
+    const id = `${row.exchange}\u0000${row.routing_key}`
+    const entry: Entry = byKey.get(id) ?? {
+      exchange: row.exchange,
+      routingKey: row.routing_key,
+      messages: 0,
+      exists: info.exists,
+      queues: route.queues === null ? null : route.queues.length,
+      queueNames: (route.queues ?? []).slice(0, MAX_QUEUE_NAMES),
+      alternateExchange: info.alternateExchange,
+      fansOut: false,
+      queueSet: route.queues === null ? null : new Set(route.queues),
+    }
+    entry.messages += row.n
+    // More than one queue for a key means consumers other than the failed one get the message again (the failed
+    // queue through the default exchange never fans out).
+    if (target.type !== 'queue' && entry.queueSet !== null && entry.queueSet.size > 1) entry.fansOut = true
+    byKey.set(id, entry)
+  }
+  let entries = [...byKey.values()]
+  if (entries.length > MAX_TARGETS_SHOWN) entries = collapseByExchange(entries)
+  return entries.map(({ queueSet: _queueSet, ...dto }) => dto)
+}
+
+/** Too many routing keys to list: one entry per exchange, routing key null, the widest reach among its keys. */
+function collapseByExchange<T extends ReplayPlanTargetDto>(entries: T[]): T[] {
+  const byExchange = new Map<string, T>()
+  for (const e of entries) {
+    const seen = byExchange.get(e.exchange)
+    if (!seen) {
+      byExchange.set(e.exchange, { ...e, routingKey: null })
+      continue
+    }
+    seen.messages += e.messages
+    seen.queues = seen.queues === null || e.queues === null ? null : Math.max(seen.queues, e.queues)
+    seen.queueNames = [...new Set([...seen.queueNames, ...e.queueNames])].slice(0, MAX_QUEUE_NAMES)
+    seen.fansOut ||= e.fansOut
+  }
+  return [...byExchange.values()]
+}

@@ -1,0 +1,37 @@
+import 'server-only'
+import { getConfig, type Config } from '@/lib/server/config'
+
+/** Everything replay reads from the configuration, in one place so tests can override a few values. */
+export type ReplaySettings = {
+  cap: number
+  maxBodyBytes: number
+  defaultRate: number
+  window: number
+  leaseMs: number
+  confirmTimeoutMs: number
+  concurrency: number
+  pollMs: number
+  amqpUrl: string
+  /** The user the executor publishes as: a message's userId property is kept only when it equals this. */
+  amqpUser: string
+  vhost: string
+}
+
+export function replaySettings(config: Config = getConfig(), overrides: Partial<ReplaySettings> = {}): ReplaySettings {
+  const url = new URL(config.AMQP_URL)
+  return {
+    cap: config.LAZARUS_REPLAY_CAP,
+    maxBodyBytes: config.LAZARUS_REPLAY_MAX_BODY_BYTES,
+    defaultRate: config.LAZARUS_REPLAY_DEFAULT_RATE,
+    window: config.LAZARUS_REPLAY_WINDOW,
+    leaseMs: config.LAZARUS_REPLAY_LEASE_MS,
+    confirmTimeoutMs: config.LAZARUS_REPLAY_CONFIRM_TIMEOUT_MS,
+    concurrency: config.LAZARUS_REPLAY_CONCURRENCY,
+    pollMs: config.LAZARUS_REPLAY_POLL_MS,
+    amqpUrl: config.AMQP_URL,
+    // amqplib's default credentials are guest/guest.
+    amqpUser: url.username ? decodeURIComponent(url.username) : 'guest',
+    vhost: url.pathname.length > 1 ? decodeURIComponent(url.pathname.slice(1)) : '/',
+    ...overrides,
+  }
+}

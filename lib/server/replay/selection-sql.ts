@@ -1,0 +1,29 @@
+import 'server-only'
+import { messageFilterSql } from '@/lib/server/messages/message-filter-sql'
+import type { Selection } from '@/lib/shared/schemas/replay'
+
+/**
+ * The WHERE condition for a replay or resolve selection on dead_letters `alias`: explicit ids, a whole group, or the
+ * filters of GET /api/messages. Values travel as parameters appended to `params`.
+ */
+export function selectionSql(selection: Selection, params: unknown[], alias = 'd'): string {
+  if ('ids' in selection) {
+    params.push(selection.ids)
+    return `${alias}.id = ANY($${params.length}::bigint[])`
+  }
+  if ('groupId' in selection) {
+    params.push(selection.groupId)
+    return `${alias}.group_id = $${params.length}::bigint`
+  }
+  return messageFilterSql(selection.filter, params, alias)
+}
+
+/** A one-line description of a selection for audit summaries. */
+export function describeSelection(selection: Selection): string {
+  if ('ids' in selection) return selection.ids.length === 1 ? `message ${selection.ids[0]}` : `${selection.ids.length} selected messages`
+  if ('groupId' in selection) return `group ${selection.groupId}`
+  const parts = Object.entries(selection.filter)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}=${v instanceof Date ? v.toISOString() : String(v)}`)
+  return parts.length ? `messages matching ${parts.join(', ')}` : 'all messages'
+}

@@ -1,0 +1,67 @@
+import 'server-only'
+import { replayTargetSchema } from '@/lib/shared/schemas/source'
+import type { ReplayItemDto, ReplayJobDto, Selection } from '@/lib/shared/schemas/replay'
+
+export const JOB_COLUMNS = `j.id::text, j.kind, j.status, j.total, j.published, j.confirmed, j.unroutable, j.failed, j.skipped, j.released,
+  j.cancelled, j.rate_per_second, j.current_rate, j.rate_sampled_at > now() - interval '10 seconds' AS rate_fresh, j.target, j.selection,
+  j.pause_entities, j.cancel_requested_at, j.error, j.created_by, j.created_at, j.started_at, j.finished_at`
+
+export type JobDtoRow = {
+  id: string; kind: ReplayJobDto['kind']; status: ReplayJobDto['status']; total: number; published: number; confirmed: number
+  unroutable: number; failed: number; skipped: number; released: number; cancelled: number; rate_per_second: number
+  current_rate: number | null; rate_fresh: boolean | null; target: unknown; selection: Selection; pause_entities: boolean
+  cancel_requested_at: Date | null; error: string | null; created_by: string; created_at: Date; started_at: Date | null; finished_at: Date | null
+}
+
+const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null)
+
+export function toReplayJobDto(row: JobDtoRow): ReplayJobDto {
+  const target = replayTargetSchema.safeParse(row.target)
+  return {
+    id: row.id,
+    kind: row.kind,
+    status: row.status,
+    total: row.total,
+    published: row.published,
+    confirmed: row.confirmed,
+    unroutable: row.unroutable,
+    failed: row.failed,
+    skipped: row.skipped,
+    released: row.released,
+    cancelled: row.cancelled,
+    ratePerSecond: row.rate_per_second,
+    currentRate: row.status === 'running' && row.rate_fresh && row.current_rate !== null ? Math.round(row.current_rate) : null,
+    target: target.success ? target.data : { type: 'source' },
+    selection: row.selection,
+    pauseEntities: row.pause_entities,
+    cancelRequested: row.cancel_requested_at !== null,
+    error: row.error,
+    createdBy: row.created_by,
+    createdAt: iso(row.created_at)!,
+    startedAt: iso(row.started_at),
+    finishedAt: iso(row.finished_at),
+  }
+}
+
+export type ItemDtoRow = {
+  seq: number; dead_letter_id: string; kind: ReplayItemDto['kind']; replay_id: string; status: ReplayItemDto['status']
+  exchange: string | null; routing_key: string | null; error: string | null; published_at: Date | null; finished_at: Date | null
+  entity_key: string | null; error_type: string | null
+}
+
+export function toReplayItemDto(row: ItemDtoRow): ReplayItemDto {
+  return {
+    id: String(row.seq),
+    messageId: row.dead_letter_id,
+    kind: row.kind,
+    replayId: row.replay_id,
+    status: row.status,
+    exchange: row.exchange,
+    routingKey: row.routing_key,
+    error: row.error,
+    publishedAt: iso(row.published_at),
+    finishedAt: iso(row.finished_at),
+    entityKey: row.entity_key,
+    errorType: row.error_type,
+  }
+}

@@ -1,0 +1,79 @@
+import 'server-only'
+import type { Sql } from '@/lib/server/db/sql'
+
+export type RunRetentionOptions = {
+  sql: Sql
+  /** Replayed and resolved messages whose status changed more than this many days ago go. */
+  days: number
+  /** Rows per transaction: small, so no lock is held for long and the drainer never waits behind retention. */
+  batchSize?: number
+  /** Stop after this many batches (the next run continues). */
+  maxBatches?: number
+  now?: Date
+}
+
+export type RetentionResult = { cutoff: Date; deleted: number; batches: number; more: boolean }
+
+// The oldest eligible rows, through dead_letters_retention_idx; SKIP LOCKED so two workers share the work.
+// Dead and held rows are never touched: the status predicate is the partial index's own.
+const DELETE_BATCH = `
+WITH doomed AS (
+  SELECT id FROM dead_letters
+  WHERE status IN ('replayed', 'resolved') AND status_changed_at < $1
+  ORDER BY status_changed_at, id LIMIT $2
+  FOR UPDATE SKIP LOCKED
+),
+gone AS (
+  DELETE FROM dead_letters d USING doomed WHERE d.id = doomed.id
+  RETURNING d.id, d.group_id, d.status
+),
+unindexed AS (
+  DELETE FROM dead_letter_search s USING gone WHERE s.dead_letter_id = gone.id
+  RETURNING 1
+)
+SELECT group_id::text,
+  (count(*) FILTER (WHERE status = 'replayed'))::int AS replayed,
+  (count(*) FILTER (WHERE status = 'resolved'))::int AS resolved
+FROM gone GROUP BY group_id ORDER BY group_id`
+
+/**
+ * Deletes replayed and resolved messages older than the retention period, in batches, and keeps each group's
+ * counters equal to what is stored. Arrival buckets stay (they are history, and alerts and sparklines read them);
+ * sources' drained counts stay (they are Prometheus counters and must never go down).
+ */
+export async function runRetention({ sql, days, batchSize = 1000, maxBatches = Number.POSITIVE_INFINITY, now = new Date() }: RunRetentionOptions): Promise<RetentionResult> {
+  const cutoff = new Date(now.getTime() - days * 86_400_000)
+  let deleted = 0
+  let batches = 0
+  let more = days > 0
+  const { rows: run } = await sql.query<{ id: string }>('INSERT INTO retention_runs (cutoff) VALUES ($1) RETURNING id::text', [cutoff])
+  try {
+    while (more && batches < maxBatches) {
+      const removed = await sql.transaction(async (tx) => {
+        const { rows } = await tx.query<{ group_id: string; replayed: number; resolved: number }>(DELETE_BATCH, [cutoff, batchSize])
+        if (rows.length > 0) {
+          // Group rows in id order, as the drainer locks them, so the two never deadlock.
+          await tx.query('SELECT id FROM error_groups WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE', [rows.map((r) => r.group_id)])
+          await tx.query(
+            `UPDATE error_groups g SET
+               count = greatest(g.count - (r.replayed + r.resolved), 0),
+               replayed_count = greatest(g.replayed_count - r.replayed, 0),
+               resolved_count = greatest(g.resolved_count - r.resolved, 0)
+             FROM unnest($1::bigint[], $2::int[], $3::int[]) AS r(group_id, replayed, resolved)
+             WHERE g.id = r.group_id`,
+            [rows.map((r) => r.group_id), rows.map((r) => r.replayed), rows.map((r) => r.resolved)],
+          )
+        }
+        return rows.reduce((sum, r) => sum + r.replayed + r.resolved, 0)
+      })
+      deleted += removed
+      batches++
+      more = removed === batchSize
+    }
+    await sql.query('UPDATE retention_runs SET finished_at = now(), deleted = $2 WHERE id = $1::bigint', [run[0].id, deleted])
+  } catch (error) {
+    await sql.query('UPDATE retention_runs SET finished_at = now(), deleted = $2, error = $3 WHERE id = $1::bigint', [run[0].id, deleted, (error as Error).message]).catch(() => {})
+    throw error
+  }
+  return { cutoff, deleted, batches, more }
+}

@@ -1,0 +1,74 @@
+import { z } from 'zod'
+
+const id = z.string().regex(/^[1-9][0-9]{0,18}$/, 'must be a numeric id')
+
+export const ALERT_KINDS = ['source-rate', 'group-rate', 'new-group'] as const
+
+// POST /api/alerts/rules
+export const createAlertRuleSchema = z
+  .discriminatedUnion('kind', [
+    z.object({
+      kind: z.literal('source-rate'),
+      /** Omit for every source. */
+      sourceId: id.optional(),
+      thresholdPerMinute: z.number().positive().max(1_000_000),
+      windowMinutes: z.number().int().min(1).max(1440).default(5),
+      cooldownMinutes: z.number().int().min(0).max(10_080).default(30),
+    }).strict(),
+    z.object({
+      kind: z.literal('group-rate'),
+      /** Omit for every group. */
+      groupId: id.optional(),
+      thresholdPerMinute: z.number().positive().max(1_000_000),
+      windowMinutes: z.number().int().min(1).max(1440).default(5),
+      cooldownMinutes: z.number().int().min(0).max(10_080).default(30),
+    }).strict(),
+    z.object({ kind: z.literal('new-group') }).strict(),
+  ])
+export type CreateAlertRuleInput = z.infer<typeof createAlertRuleSchema>
+
+export const updateAlertRuleSchema = z.object({ enabled: z.boolean() }).strict()
+
+// POST /api/alerts/webhooks
+export const createWebhookSchema = z
+  .object({ url: z.string().trim().url('must be a URL').refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL').max(2048) })
+  .strict()
+
+export const listAlertEventsQuerySchema = z
+  .object({ cursor: z.string().max(64).regex(/^[0-9]*$/, 'cursor is not valid').optional(), limit: z.coerce.number().int().min(1).max(200).default(50) })
+  .strict()
+
+export type AlertRuleDto = {
+  id: string
+  kind: (typeof ALERT_KINDS)[number]
+  source: { id: string; queue: string } | null
+  group: { id: string; title: string } | null
+  thresholdPerMinute: number | null
+  windowMinutes: number
+  cooldownMinutes: number
+  enabled: boolean
+  createdBy: string
+  createdAt: string
+  /** Subjects of this rule currently in breach. */
+  firing: number
+}
+
+export type AlertWebhookDto = { id: string; url: string; enabled: boolean; createdAt: string }
+
+export type AlertEventDto = {
+  id: string
+  ruleId: string | null
+  kind: string
+  state: 'firing' | 'recovered'
+  subject: { type: 'source' | 'group'; id: string | null; label: string }
+  ratePerMinute: number | null
+  thresholdPerMinute: number | null
+  text: string
+  /** False when a cool-down suppressed the notification, or for recoveries (recorded, not sent). */
+  notified: boolean
+  delivery: { url: string; ok: boolean; status: number | null; error: string | null }[]
+  at: string
+}
+
+/** GET /api/alerts: the banner's data and the settings. */
+export type AlertsOverviewDto = { firing: AlertEventDto[]; rules: AlertRuleDto[]; webhooks: AlertWebhookDto[] }

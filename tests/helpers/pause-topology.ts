@@ -1,0 +1,39 @@
+import { getConfig } from '@/lib/server/config'
+import { AMQP_URL, brokerConnection, uniqueName } from './broker'
+
+/**
+ * A private control exchange and hold queue for one test file. The real names are shared by every Lazarus on this
+ * broker: a dev server running meanwhile would take the file's held messages (the hold queue has a single active
+ * consumer) and its pause events would reach the file's listeners. Call at module level, before anything reads the
+ * configuration; it checks that the configuration took the names.
+ */
+export function isolatePauseTopology() {
+  const control = uniqueName('control')
+  const hold = uniqueName('hold')
+  process.env.LAZARUS_CONTROL_EXCHANGE = control
+  process.env.LAZARUS_HOLD_QUEUE = hold
+  return {
+    control,
+    hold,
+    config: { AMQP_URL, LAZARUS_CONTROL_EXCHANGE: control, LAZARUS_HOLD_QUEUE: hold },
+    /** The options a guard needs to use them. */
+    guardOptions: { controlExchange: control, holdExchange: hold },
+    assertConfigured() {
+      const config = getConfig()
+      if (config.LAZARUS_CONTROL_EXCHANGE !== control || config.LAZARUS_HOLD_QUEUE !== hold) {
+        throw new Error('the configuration was read before isolatePauseTopology() set the names')
+      }
+    },
+    async cleanup() {
+      const connection = await brokerConnection()
+      try {
+        const channel = await connection.createChannel()
+        await channel.deleteQueue(hold).catch(() => {})
+        await channel.deleteExchange(hold).catch(() => {})
+        await channel.deleteExchange(control).catch(() => {})
+      } finally {
+        await connection.close().catch(() => {})
+      }
+    },
+  }
+}

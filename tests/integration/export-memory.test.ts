@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { execFile } from 'node:child_process'
+import path from 'node:path'
+import { promisify } from 'node:util'
+import { createTestDb, type TestDb } from '../helpers/test-db'
+
+const run = promisify(execFile)
+const ROWS = 200_000
+/** Generous: a streaming export of this size sits near 150 MiB; loading it whole would need several GiB. */
+const MAX_RSS_MIB = 400
+
+describe('a 200,000-row export', () => {
+  let db: TestDb
+
+  beforeAll(async () => {
+    db = await createTestDb()
+    const { rows: [source] } = await db.sql.query<{ id: string }>(`INSERT INTO sources (queue) VALUES ('memory.dlq') RETURNING id::text`)
+    const { rows: [group] } = await db.sql.query<{ id: string }>(
+      `INSERT INTO error_groups (signature, title, first_seen, last_seen, count) VALUES ('v1:memory', 'MemoryTest', now(), now(), $1) RETURNING id::text`,
+      [ROWS],
+    )
+    // Only the index an export walks: the others would just slow the load down.
+    const { rows: indexes } = await db.sql.query<{ name: string }>(
+      `SELECT indexrelid::regclass::text AS name FROM pg_index WHERE indrelid = 'dead_letters'::regclass AND NOT indisprimary AND NOT indisunique
+         AND indexrelid::regclass::text <> 'dead_letters_failed_at_idx'`,
+    )
+    for (const { name } of indexes) await db.sql.query(`DROP INDEX ${name}`)
+    // ~600-byte JSON bodies with an e-mail address each (so redaction works on every row), typed headers with a stack.
+    await db.sql.query(
+      `INSERT INTO dead_letters (source_id, group_id, fingerprint, body, body_size, body_encoding, body_preview, properties, headers, x_death,
+         delivery_exchange, delivery_routing_key, redelivered, failed_at, error_type, error_message, error_stack, failure_kind, framework, service, service_version)
+       SELECT $1::bigint, $2::bigint, sha256(convert_to(i::text, 'UTF8')), convert_to(b.text, 'UTF8'), octet_length(b.text), 'json', left(b.text, 512),
+         jsonb_build_object('contentType', 'application/json', 'messageId', 'm-' || i),
+         json_build_object('x-exception-message', json_build_object('t', 'S', 'v', 'failure ' || i),
+           'x-exception-stacktrace', json_build_object('t', 'S', 'v', 'com.acme.MemException: failure ' || i || repeat(E'\n\tat com.acme.Service.call(Service.java:42)', 8)),
+           'x-retries', json_build_object('t', 'I', 'v', 3)),
+         '{"t":"A","v":[{"t":"F","v":{"count":{"t":"l","v":"1"},"queue":{"t":"S","v":"memory.q"}}}]}'::json,
+         'dlx', 'memory', false, now() - i * interval '1 millisecond', 'MemException', 'failure ' || i, 'com.acme.MemException', 'exhausted', 'spring', 'memory', '1.0.0'
+       FROM generate_series(1, $3::int) i
+       CROSS JOIN LATERAL (SELECT format('{"id":%s,"customer":{"email":"user%s@example.com","name":"Jane"},"notes":%s}', i, i, to_json(repeat('lorem ipsum dolor ', 28))) AS text) b`,
+      [source.id, group.id, ROWS],
+    )
+    await db.sql.query('ANALYZE dead_letters')
+  })
+  afterAll(async () => db?.drop())
+
+  it('streams every row as JSON Lines with bounded memory', async () => {
+    const child = path.resolve(import.meta.dirname, 'export-memory-child.ts')
+    const { stdout } = await run(process.execPath, ['--conditions=react-server', '--import', 'tsx', child, db.url, 'format=jsonl'], {
+      cwd: path.resolve(import.meta.dirname, '../..'),
+      env: { ...process.env, LAZARUS_LOG_LEVEL: 'warn' },
+      maxBuffer: 1024 * 1024,
+    })
+    const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as { status: number; lines: number; bytes: number; seconds: number; peakRssMiB: number }
+    console.log(`export of ${ROWS} rows: ${(result.bytes / 2 ** 20).toFixed(0)} MiB in ${result.seconds.toFixed(1)} s, peak RSS ${result.peakRssMiB} MiB`)
+    expect(result.status).toBe(200)
+    expect(result.lines).toBe(ROWS)
+    // The export is larger than the bound: it cannot have been held in memory.
+    expect(result.bytes).toBeGreaterThan(MAX_RSS_MIB * 2 ** 20)
+    expect(result.peakRssMiB).toBeLessThan(MAX_RSS_MIB)
+  })
+})

@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Channel, ChannelModel } from '@/lib/server/amqp/amqplib'
+import { createReplay } from '@/lib/server/replay/create-replay'
+import type { ReplayCreatedDto } from '@/lib/shared/schemas/replay'
+import { brokerConnection, uniqueName, waitFor } from '../helpers/broker'
+import { bulkRows, collect, jobState, replayIdOf, storeBulk, waitForJob } from '../helpers/replay'
+import { createTestDb, type TestDb } from '../helpers/test-db'
+import { exited, spawnWorker } from '../helpers/worker-process'
+
+const TOTAL = 10_000
+
+// Items are written in_flight before they are published and confirmed only after the broker's ack, so a SIGKILL can
+// only duplicate what was in flight at that moment; everything else goes out exactly once, after a takeover by the
+// next worker once the dead one's lease expires.
+describe('replay crash safety', () => {
+  let db: TestDb
+  let connection: ChannelModel
+  let channel: Channel
+  const exchange = uniqueName('crash_x')
+  const work = uniqueName('crash_work')
+  const env = () => ({ DATABASE_URL: db.url, LAZARUS_REPLAY_LEASE_MS: '1500', LAZARUS_REPLAY_POLL_MS: '100', LAZARUS_REPLAY_WINDOW: '500' })
+
+  beforeAll(async () => {
+    db = await createTestDb()
+    connection = await brokerConnection()
+    channel = await connection.createChannel()
+    await channel.assertExchange(exchange, 'direct', { durable: false })
+    await channel.assertQueue(work, { durable: false })
+    await channel.bindQueue(work, exchange, 'order.created')
+    await storeBulk(db.sql, uniqueName('crash_dlq'), bulkRows(TOTAL, { originExchange: exchange, originKey: 'order.created', originQueue: work }))
+  })
+
+  afterAll(async () => {
+    await channel?.deleteQueue(work).catch(() => {})
+    await channel?.deleteExchange(exchange).catch(() => {})
+    await connection?.close()
+    await db?.drop()
+  })
+
+  it('delivers every message at least once across SIGKILLs, duplicating only what was in flight', async () => {
+    const { rows: groups } = await db.sql.query<{ id: string }>('SELECT id::text FROM error_groups')
+    const created = (await createReplay({ input: { selection: { groupId: groups[0].id }, ratePerSecond: 2_500 }, actor: 'crash-test' })) as ReplayCreatedDto
+    expect(created.plan.replayable).toBe(TOTAL)
+
+    const inFlightAtKill = new Set<string>()
+    for (const killAt of [2_000, 5_500]) {
+      const worker = spawnWorker(env())
+      await waitFor(async () => (await jobState(db.sql, created.id)).confirmed >= killAt || worker.exitCode !== null, { timeoutMs: 60_000, intervalMs: 10, what: `${killAt} confirmed` })
+      if (worker.exitCode !== null) throw new Error(`worker exited on its own:\n${worker.output()}`)
+      worker.kill('SIGKILL')
+      await exited(worker)
+      const { rows } = await db.sql.query<{ replay_id: string; status: string }>(`SELECT replay_id, status FROM replay_items WHERE job_id = $1::bigint AND status IN ('in_flight', 'pending')`, [created.id])
+      const inFlight = rows.filter((r) => r.status === 'in_flight')
+      // The kill landed mid-replay: some items were in flight, others not yet published.
+      expect(inFlight.length).toBeGreaterThan(0)
+      expect(rows.length - inFlight.length).toBeGreaterThan(0)
+      // In flight: claimed chunks not yet confirmed, plus confirmed ones whose outcome was not written yet; never most of the job.
+      expect(inFlight.length).toBeLessThan(TOTAL / 2)
+      for (const r of inFlight) inFlightAtKill.add(r.replay_id)
+    }
+
+    const finalWorker = spawnWorker(env())
+    try {
+      const job = await waitForJob(db.sql, created.id, ['completed', 'failed'], 120_000)
+      expect(job).toMatchObject({ status: 'completed', total: TOTAL, confirmed: TOTAL, unroutable: 0, failed: 0, skipped: 0 })
+    } finally {
+      finalWorker.kill('SIGTERM')
+      await exited(finalWorker)
+    }
+
+    const received = await collect(connection, work, TOTAL + inFlightAtKill.size, 60_000)
+    const perReplayId = new Map<string, number>()
+    for (const message of received) {
+      const id = replayIdOf(message)
+      expect(typeof id).toBe('string')
+      perReplayId.set(id!, (perReplayId.get(id!) ?? 0) + 1)
+    }
+    const { rows: items } = await db.sql.query<{ replay_id: string }>('SELECT replay_id FROM replay_items WHERE job_id = $1::bigint', [created.id])
+    expect(items).toHaveLength(TOTAL)
+    const missing = items.filter((i) => !perReplayId.has(i.replay_id))
+    expect(missing).toEqual([])
+    const duplicated = [...perReplayId].filter(([, n]) => n > 1).map(([id]) => id)
+    expect(duplicated.filter((id) => !inFlightAtKill.has(id))).toEqual([])
+    expect(Math.max(...perReplayId.values())).toBeLessThanOrEqual(3)
+    expect(received.length).toBe(TOTAL + duplicated.reduce((sum, id) => sum + perReplayId.get(id)! - 1, 0))
+
+    const { rows: statuses } = await db.sql.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM dead_letters GROUP BY 1')
+    expect(statuses).toEqual([{ status: 'replayed', n: TOTAL }])
+    const { rows: counters } = await db.sql.query<{ replayed: number }>('SELECT sum(replayed_count)::int AS replayed FROM error_groups')
+    expect(counters[0].replayed).toBe(TOTAL)
+  })
+})

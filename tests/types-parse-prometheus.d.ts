@@ -1,0 +1,3 @@
+declare module 'parse-prometheus-text-format' {
+  export default function parsePrometheusTextFormat(text: string): unknown[]
+}
