@@ -4,7 +4,7 @@ import { useEffect, useId, useRef, useState } from 'react'
 import { Button } from '@/components/ui/button'
 import { cn } from '@/lib/client/cn'
 import { formatCount } from '@/lib/client/format'
-import { exportUrl, type ExportSelection } from '@/lib/client/use-redaction'
+import { exportUrl, type ExportSelection } from '@/lib/client/export-url'
 
 const FORMATS = [
   { format: 'csv', label: 'CSV', hint: 'one row per message, opens in a spreadsheet' },

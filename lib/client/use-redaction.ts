@@ -3,7 +3,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import type { RedactionPreviewDto, RedactionRuleInput, RedactionSettingsDto } from '@/lib/shared/schemas/redaction'
 import { apiGet, apiSend } from './api'
-import { MESSAGE_FILTER_KEYS, toApiParams } from './filters'
 
 /** Query keys of the settings page (kept here: only these hooks use them). */
 export const redactionKeys = {
@@ -30,21 +29,4 @@ export function useRedactionPreview() {
   return useMutation({
     mutationFn: (input: { sample: string; rules: RedactionRuleInput[] }) => apiSend<RedactionPreviewDto>('POST', '/api/settings/redaction/preview', input),
   })
-}
-
-export type ExportSelection = { ids: readonly string[] } | { groupId: string } | { filter: Record<string, string | undefined> }
-
-/**
- * The download URL of GET /api/export for a selection: explicit ids, a whole group, or the message-list filters as
- * they sit in the page URL (a relative `range` becomes an absolute `from` now; paging and sorting are dropped).
- */
-export function exportUrl(format: 'jsonl' | 'csv' | 'md', selection: ExportSelection): string {
-  const params = new URLSearchParams({ format })
-  if ('ids' in selection) params.set('ids', selection.ids.join(','))
-  else if ('groupId' in selection) params.set('group', selection.groupId)
-  else {
-    const filter = toApiParams(Object.fromEntries(MESSAGE_FILTER_KEYS.map((k) => [k, selection.filter[k]])))
-    for (const [key, value] of Object.entries(filter)) if (value) params.set(key, value)
-  }
-  return `/api/export?${params}`
 }

@@ -22,11 +22,14 @@ async function shot(page: Page, name: string) {
 
 test('pause an entity, see it listed, resume it, and find both in the audit log', async ({ page, request }) => {
   await page.goto('/pauses')
-  await page.getByLabel('Operator name').fill(OPERATOR)
-  await page.getByLabel('Operator name').press('Enter')
-
   const form = page.getByRole('form', { name: 'Pause an entity' })
+  // Sources listed: the page is hydrated, so the operator field's handlers are attached before it is typed into.
   await expect(form.getByRole('combobox')).toContainText(DLQ)
+  await expect(async () => {
+    await page.getByLabel('Operator name').fill(OPERATOR)
+    await page.getByLabel('Operator name').press('Enter')
+    expect(await page.evaluate(() => window.localStorage.getItem('lazarus.operator'))).toBe(OPERATOR)
+  }).toPass({ timeout: 15_000 })
   await form.getByRole('combobox').selectOption({ label: DLQ })
   await form.getByLabel('Consumer queue').fill(QUEUE)
   await form.getByLabel('Entity key').fill(ENTITY)

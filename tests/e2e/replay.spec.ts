@@ -113,8 +113,12 @@ const rows = (page: Page) => page.getByRole('table', { name: 'Messages' }).locat
 async function setOperator(page: Page) {
   await page.goto('/replays')
   const field = page.getByLabel('Operator name')
-  await field.fill(OPERATOR)
-  await field.press('Enter')
+  // Typed before hydration, the name would be lost: retry until the field's handler has stored it.
+  await expect(async () => {
+    await field.fill(OPERATOR)
+    await field.press('Enter')
+    expect(await page.evaluate(() => window.localStorage.getItem('lazarus.operator'))).toBe(OPERATOR)
+  }).toPass({ timeout: 15_000 })
   await page.reload()
   await expect(page.getByLabel('Operator name')).toHaveValue(OPERATOR)
 }

@@ -97,9 +97,10 @@ export const DETECTORS: Record<RedactionDetector, Detector> = {
   'url-password': {
     name: 'url-password',
     hint: (t) => t.includes('://'),
-    regex: /(?<![A-Za-z0-9+.-])(?=([A-Za-z][A-Za-z0-9+.-]{0,20}:\/\/))\1([^\s:@/?#]{0,256}):([^\s@/?#]{1,256})@/g,
-    replace: (_m, g) => `${g[0]}${g[1]}:${mask('password')}@`,
-    span: (_m, g) => [g[0]!.length + g[1]!.length + 1, g[0]!.length + g[1]!.length + 1 + g[2]!.length],
+    // Anchored on the literal "://" (found fast) rather than on the scheme; the scheme stays as it is anyway.
+    regex: /:\/\/([^\s:@/?#]{0,256}):([^\s@/?#]{1,256})@/g,
+    replace: (_m, g) => `://${g[0]}:${mask('password')}@`,
+    span: (_m, g) => [3 + g[0]!.length + 1, 3 + g[0]!.length + 1 + g[1]!.length],
   },
   'private-key': {
     name: 'private-key',

@@ -84,6 +84,8 @@ export function createRedactor(rules: readonly RedactionRule[]): Redactor {
 }
 
 const KEY_CACHE_LIMIT = 20_000
+const SHORT_TEXT_CHARS = 160
+const SHORT_TEXT_CACHE = 50_000
 
 /** The compiled rules. A class rather than closures: redaction runs per string of every exported row. */
 class RuleSet implements JsonRedactionHooks {
@@ -139,8 +141,27 @@ class RuleSet implements JsonRedactionHooks {
     return this.cards && digits.length >= 13 && digits.length <= 19 && isCardNumber(digits)
   }
 
+  /**
+   * Short strings repeat from message to message (header values such as exception types, host names, queue names):
+   * their redaction is remembered. Long ones (stacks, bodies) are mostly unique and would only fill the cache.
+   */
+  private readonly shortTexts = new Map<string, string>()
+
   textAt(text: string, depth: number, mode: Mode): string {
     if (!this.active || text.length < 3) return text
+    if (depth === 0 && mode === 'replace' && text.length <= SHORT_TEXT_CHARS) {
+      let clean = this.shortTexts.get(text)
+      if (clean === undefined) {
+        clean = this.redactText(text, depth, mode)
+        if (this.shortTexts.size >= SHORT_TEXT_CACHE) this.shortTexts.clear()
+        this.shortTexts.set(text, clean)
+      }
+      return clean
+    }
+    return this.redactText(text, depth, mode)
+  }
+
+  private redactText(text: string, depth: number, mode: Mode): string {
     if (mode === 'replace' && depth < MAX_JSON_IN_STRING_DEPTH && looksLikeJson(text)) {
       const json = redactJsonText(text, this, depth + 1)
       if (json !== null) return json
