@@ -153,8 +153,8 @@ export type ReadPagesOptions = {
   pageBytes?: number
 }
 
-const DEFAULT_PAGE_ROWS = 1000
-const DEFAULT_PAGE_BYTES = 8 * 1024 * 1024
+const DEFAULT_PAGE_ROWS = 500
+const DEFAULT_PAGE_BYTES = 4 * 1024 * 1024
 
 /**
  * Every row of the selection, newest failure first, a page at a time along the keyset (failed_at, id): each query

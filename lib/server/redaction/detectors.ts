@@ -60,6 +60,9 @@ export function isCardNumber(candidate: string): boolean {
   return digits.length >= 13 && digits.length <= 19 && digits.charCodeAt(0) >= 50 && digits.charCodeAt(0) <= 54 && luhnValid(digits)
 }
 
+// A scheme word followed by white space: a test, no lower-cased copy of every string.
+const SCHEMES = /(?:bearer|basic|token|apikey)\s/i
+
 // The shortest thing the card regex accepts: 13 digits from an issuer digit on, single spaces or dashes between.
 const cardShaped = /[2-6]\d(?:[ -]?\d){11}/
 
@@ -85,10 +88,7 @@ export const DETECTORS: Record<RedactionDetector, Detector> = {
   },
   'bearer-token': {
     name: 'bearer-token',
-    hint: (t) => {
-      const l = t.lower()
-      return l.includes('bearer') || l.includes('basic') || l.includes('token') || l.includes('apikey')
-    },
+    hint: (t) => SCHEMES.test(t.value),
     // The credential must hold a digit or a base64/URL symbol, so "Basic authentication failed" stays readable.
     regex: /(?<![A-Za-z])(Bearer|Basic|Token|ApiKey)(\s+)((?=[A-Za-z0-9._~+/=-]*[0-9+/=_.~-])[A-Za-z0-9._~+/=-]{8,})/gi,
     replace: (_m, g) => `${g[0]}${g[1]}${mask('token')}`,

@@ -85,7 +85,7 @@ export function createRedactor(rules: readonly RedactionRule[]): Redactor {
 
 const KEY_CACHE_LIMIT = 20_000
 const SHORT_TEXT_CHARS = 160
-const SHORT_TEXT_CACHE = 50_000
+const SHORT_TEXT_CACHE = 10_000
 
 /** The compiled rules. A class rather than closures: redaction runs per string of every exported row. */
 class RuleSet implements JsonRedactionHooks {
