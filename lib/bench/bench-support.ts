@@ -26,11 +26,13 @@ export async function freshDatabase(prefix: string): Promise<{ url: string; drop
   }
 }
 
-/** Starts `npm run worker`'s entry point as a child process with the given environment. */
-/** Starts `npm run worker` with extra env; WORKER_PROF=<dir> writes a V8 CPU profile of it there (node --cpu-prof). */
+/**
+ * Starts `npm run worker`'s entry point as a child process with extra env. WORKER_PROF=<dir> writes a V8 CPU profile
+ * of it there (node --cpu-prof); WORKER_NODE_OPTIONS becomes the worker's NODE_OPTIONS (e.g. --import a probe).
+ */
 export function startWorker(env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, [...(process.env.WORKER_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.WORKER_PROF] : []), '--conditions=react-server', '--import', 'tsx', 'lib/worker/main.ts'], {
-    env: { ...process.env, LAZARUS_LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, LAZARUS_LOG_LEVEL: 'warn', ...(process.env.WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.WORKER_NODE_OPTIONS } : {}), ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   })
 }

@@ -72,7 +72,7 @@ function rowOf(i: number, now: number): IngestRow {
   return {
     fingerprint: createHash('sha256').update(body).digest(),
     redelivered: false, body, bodyEncoding: 'json', bodyPreview: body.toString('utf8').trimEnd(),
-    propertiesJson: JSON.stringify(propertiesOf(i)), headersJson: JSON.stringify(headers), xDeathJson: JSON.stringify(headers['x-death']),
+    propertiesJson: JSON.stringify(propertiesOf(i)), headersJson: JSON.stringify(headers),
     deliveryExchange: '', deliveryRoutingKey: 'orders.dlq', deathReason: 'rejected', attempts: 3,
     originExchange: exchange, originRoutingKeys: [KEY], originQueue: queue,
     firstDeathAt: failedAt, lastDeathAt: failedAt, failedAt,

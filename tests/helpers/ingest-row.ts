@@ -12,7 +12,7 @@ export function ingestRow(overrides: Partial<IngestRow> & { body?: Buffer } = {}
   return {
     fingerprint: createHash('sha256').update(`test-row-${process.pid}-${serial++}`).digest(),
     redelivered: false, body, bodyEncoding: 'json', bodyPreview: body.toString('utf8'),
-    propertiesJson: '{}', headersJson: '{}', xDeathJson: null, deliveryExchange: '', deliveryRoutingKey: 'dlq',
+    propertiesJson: '{}', headersJson: '{}', deliveryExchange: '', deliveryRoutingKey: 'dlq',
     deathReason: 'rejected', attempts: 1, originExchange: null, originRoutingKeys: [], originQueue: null,
     firstDeathAt: null, lastDeathAt: null, failedAt: new Date(),
     errorType: 'com.acme.Boom', errorMessage: 'boom', errorStack: null, failureKind: 'exhausted',

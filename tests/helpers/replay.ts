@@ -108,7 +108,7 @@ export function bulkRows(count: number, options: { originExchange: string; origi
       redelivered: false, body, bodyEncoding: 'json', bodyPreview: body.toString('utf8').trimEnd(),
       propertiesJson: JSON.stringify({ contentType: 'application/json', messageId: `m-${n}`, deliveryMode: 2 }),
       headersJson: JSON.stringify({ 'x-n': { t: 'I', v: n }, 'x-retries': { t: 'l', v: '3' }, 'x-death': { t: 'A', v: [] } }),
-      xDeathJson: null, deliveryExchange: '', deliveryRoutingKey: 'dlq', deathReason: 'rejected', attempts: 1,
+      deliveryExchange: '', deliveryRoutingKey: 'dlq', deathReason: 'rejected', attempts: 1,
       originExchange: options.originExchange, originRoutingKeys: [options.originKey], originQueue: options.originQueue,
       firstDeathAt: failedAt, lastDeathAt: failedAt, failedAt,
       errorType: 'com.acme.StockException', errorMessage: `SKU ${n} out of stock`, errorStack: null, failureKind: 'exhausted',

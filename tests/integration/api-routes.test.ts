@@ -23,7 +23,7 @@ function row(overrides: Partial<IngestRow> = {}): IngestRow {
     redelivered: false, body, bodyEncoding: 'json', bodyPreview: body.toString('utf8'),
     propertiesJson: JSON.stringify({ contentType: 'application/json', messageId: 'm-1' }),
     headersJson: JSON.stringify({ 'x-retries': { t: 'l', v: '9007199254740993' }, 'x-note': { t: 'S', v: 'hello' } }),
-    xDeathJson: null, deliveryExchange: '', deliveryRoutingKey: 'orders.dlq', deathReason: 'rejected', attempts: 3,
+    deliveryExchange: '', deliveryRoutingKey: 'orders.dlq', deathReason: 'rejected', attempts: 3,
     originExchange: 'orders', originRoutingKeys: ['order.created'], originQueue: 'orders.work',
     firstDeathAt: new Date('2026-11-01T10:00:00Z'), lastDeathAt: new Date('2026-11-01T10:05:00Z'), failedAt: new Date('2026-11-01T10:05:00Z'),
     errorType: 'com.acme.StockException', errorMessage: 'SKU 1 out of stock', errorStack: null, failureKind: 'exhausted',

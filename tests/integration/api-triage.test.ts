@@ -33,7 +33,7 @@ function row(overrides: Partial<IngestRow> & { failedAt: Date }): IngestRow {
   return {
     fingerprint: createHash('sha256').update(`triage-${serial++}`).digest(),
     redelivered: false, body, bodyEncoding: 'json', bodyPreview: body.toString('utf8'),
-    propertiesJson: '{}', headersJson: '{}', xDeathJson: null, deliveryExchange: '', deliveryRoutingKey: 'dlq',
+    propertiesJson: '{}', headersJson: '{}', deliveryExchange: '', deliveryRoutingKey: 'dlq',
     deathReason: 'rejected', attempts: 1, originExchange: null, originRoutingKeys: [], originQueue: null,
     firstDeathAt: null, lastDeathAt: null,
     errorType: 'com.acme.StockException', errorMessage: 'SKU 1 out of stock', errorStack: null, failureKind: 'exhausted',

@@ -19,6 +19,11 @@ const ctx = <P>(params: P) => ({ params: Promise.resolve(params) })
 const exportGet = (query: string) => exportRoute.GET(new Request(`${base}/api/export${query}`), ctx({}))
 type Json = any
 
+const X_DEATH: TypedValue = {
+  t: 'A',
+  v: [{ t: 'F', v: { count: { t: 'l', v: '3' }, reason: { t: 'S', v: 'rejected' }, queue: { t: 'S', v: 'orders.q' }, time: { t: 'T', v: '1764547200' }, exchange: { t: 'S', v: 'orders' }, 'routing-keys': { t: 'A', v: [{ t: 'S', v: 'order.placed' }] } } }],
+}
+
 /** Every AMQP field type, nested tables and arrays, non-UTF-8 strings and byte arrays: what JSON Lines must carry exactly. */
 const TYPED_HEADERS: TypedTable = {
   'x-bool': { t: 't', v: true },
@@ -38,10 +43,7 @@ const TYPED_HEADERS: TypedTable = {
   'x-void': { t: 'V' },
   'x-nested': { t: 'F', v: { inner: { t: 'A', v: [{ t: 'S', v: 'a, "b"\nc' }, { t: 'I', v: 1 }, { t: 'F', v: { deep: { t: 'l', v: '1' } } }] } } },
   'x-exception-message': { t: 'S', v: 'Stock, "quoted"\nsecond line' },
-}
-const X_DEATH: TypedValue = {
-  t: 'A',
-  v: [{ t: 'F', v: { count: { t: 'l', v: '3' }, reason: { t: 'S', v: 'rejected' }, queue: { t: 'S', v: 'orders.q' }, time: { t: 'T', v: '1764547200' }, exchange: { t: 'S', v: 'orders' }, 'routing-keys': { t: 'A', v: [{ t: 'S', v: 'order.placed' }] } } }],
+  'x-death': X_DEATH,
 }
 
 const ALL_BYTES = Buffer.from(Array.from({ length: 256 }, (_, i) => i))
@@ -60,7 +62,7 @@ function row(overrides: Partial<IngestRow> & { failedAt: Date }): IngestRow {
     fingerprint: createHash('sha256').update(`export-${serial++}`).digest(),
     redelivered: false, body, bodyEncoding: 'json', bodyPreview: overrides.bodyEncoding === 'binary' ? null : body.toString('utf8').slice(0, 8192),
     propertiesJson: JSON.stringify({ contentType: 'application/json', messageId: `m-${serial}`, correlationId: `c-${serial}` }),
-    headersJson: JSON.stringify(TYPED_HEADERS), xDeathJson: JSON.stringify(X_DEATH), deliveryExchange: 'dlx', deliveryRoutingKey: 'orders.q',
+    headersJson: JSON.stringify(TYPED_HEADERS), deliveryExchange: 'dlx', deliveryRoutingKey: 'orders.q',
     deathReason: 'rejected', attempts: 3, originExchange: 'orders', originRoutingKeys: ['order.placed'], originQueue: 'orders.q',
     firstDeathAt: null, lastDeathAt: null,
     errorType: 'com.acme.StockException', errorMessage: 'SKU 1, "A"\nout of stock', errorStack: 'com.acme.StockException: SKU 1\n\tat com.acme.Stock.reserve(Stock.java:42)',

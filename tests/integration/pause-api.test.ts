@@ -29,7 +29,7 @@ function row(overrides: Partial<IngestRow> = {}): IngestRow {
   return {
     fingerprint: createHash('sha256').update(body).update(String(Math.random())).digest(),
     redelivered: false, body, bodyEncoding: 'json', bodyPreview: body.toString('utf8'),
-    propertiesJson: '{}', headersJson: '{}', xDeathJson: null, deliveryExchange: '', deliveryRoutingKey: 'orders.dlq',
+    propertiesJson: '{}', headersJson: '{}', deliveryExchange: '', deliveryRoutingKey: 'orders.dlq',
     deathReason: 'rejected', attempts: 1, originExchange: 'orders', originRoutingKeys: ['order.created'], originQueue: 'orders.work',
     firstDeathAt: new Date('2026-11-01T10:00:00Z'), lastDeathAt: new Date('2026-11-01T10:00:00Z'), failedAt: new Date('2026-11-01T10:00:00Z'),
     errorType: 'StockException', errorMessage: 'out of stock', errorStack: null, failureKind: 'exhausted',

@@ -68,6 +68,15 @@ describe('search index', () => {
     expect(await countMessages({ q: 'shared-term' })).toEqual({ count: 500, estimated: false, method: 'exact' })
   })
 
+  it('overlapping ranges (two batches written at once interleave their ids) index each row once', async () => {
+    await storeBatch(db.sql, { sourceId, sourceLabel: 'search.dlq', rows: Array.from({ length: 10 }, (_, i) => row(`overlap-${i} overlap-term`)) })
+    const { rows: [range] } = await db.sql.query<{ first_id: string; last_id: string }>('SELECT first_id::text, last_id::text FROM search_backlog')
+    // A second range inside the first, as a concurrently written batch would leave.
+    await db.sql.query('INSERT INTO search_backlog (first_id, last_id) VALUES ($1::bigint + 2, $2::bigint - 2)', [range.first_id, range.last_id])
+    expect(await indexSearchBacklog({ sql: db.sql })).toMatchObject({ ranges: 2, rows: 10 })
+    expect(await countMessages({ q: 'overlap-term' })).toMatchObject({ count: 10 })
+  })
+
   it('the background indexer catches up with what is stored and stops cleanly', async () => {
     await storeBatch(db.sql, { sourceId, sourceLabel: 'search.dlq', rows: Array.from({ length: 40 }, (_, i) => row(`bg-${i} background-term`)) })
     const indexer = startSearchIndexer({ sql: db.sql, log: logger('search-test'), idleMs: 20 })

@@ -91,117 +91,154 @@ export type DecodeOptions = {
  * same bytes back; anything else throws FieldTableError, as do truncation and unknown tags always.
  */
 export function decodeTypedTable(buf: Buffer, options: DecodeOptions = {}): TypedTable {
-  return new Decoder(buf, options.lossy ?? false).table(0, buf.length, 0, 'table')
+  return new Decoder(buf, options.lossy ?? false).table(0, buf.length, 0)
 }
 
 const ARRAY_INDEX = /^(?:0|[1-9][0-9]{0,9})$/
 
 class Decoder {
   private offset = 0
+  /** Keys and indexes from the root to the value being read; turned into text only for an error message. */
+  private readonly trail: (string | number)[] = []
 
   constructor(
     private readonly buf: Buffer,
     private readonly lossy: boolean,
   ) {}
 
-  table(start: number, end: number, depth: number, path: string): TypedTable {
+  /** `table["x-death"][0]["count"]`: where in the table a problem is. */
+  private path(): string {
+    let text = 'table'
+    for (const step of this.trail) text += typeof step === 'number' ? `[${step}]` : `[${JSON.stringify(step)}]`
+    return text
+  }
+
+  table(start: number, end: number, depth: number): TypedTable {
     const result: TypedTable = {}
     const wireOrder: string[] = []
     let hasIndexKey = false
     this.offset = start
     while (this.offset < end) {
-      const keyLength = this.uint8(end, `${path}: key length`)
-      const keyBytes = this.bytes(keyLength, end, `${path}: key`)
-      const key = exactUtf8(keyBytes) ?? this.inexact(keyBytes.toString('utf8'), `${path}: key 0x${keyBytes.toString('hex')} is not valid UTF-8`)
-      const keyPath = `${path}[${JSON.stringify(key)}]`
-      if (Object.hasOwn(result, key)) this.inexact(key, `${keyPath}: duplicate key`)
+      const keyLength = this.uint8(end, ': key length')
+      const at = this.advance(keyLength, end, ': key')
+      const key = this.text(at, keyLength) ?? this.inexact(this.buf.toString('utf8', at, at + keyLength), () => `${this.path()}: key 0x${this.buf.toString('hex', at, at + keyLength)} is not valid UTF-8`)
+      this.trail.push(key)
+      if (Object.hasOwn(result, key)) this.inexact(key, () => `${this.path()}: duplicate key`)
       else wireOrder.push(key)
-      hasIndexKey ||= ARRAY_INDEX.test(key) && Number(key) < 2 ** 32 - 1
-      setOwn(result, key, this.value(end, depth, keyPath))
+      // Only keys that start with a digit can be array indexes, which JS objects reorder.
+      if (!hasIndexKey && keyLength > 0 && this.buf[at] <= 0x39 && this.buf[at] >= 0x30) hasIndexKey = ARRAY_INDEX.test(key) && Number(key) < 2 ** 32 - 1
+      setOwn(result, key, this.value(end, depth))
+      this.trail.pop()
     }
     if (hasIndexKey && Object.keys(result).some((key, i) => key !== wireOrder[i])) {
-      this.inexact(result, `${path}: integer-like keys (${wireOrder.filter((k) => ARRAY_INDEX.test(k)).join(', ')}) come out of order, which a JS object cannot keep`)
+      this.inexact(result, () => `${this.path()}: integer-like keys (${wireOrder.filter((k) => ARRAY_INDEX.test(k)).join(', ')}) come out of order, which a JS object cannot keep`)
     }
     return result
   }
 
-  private inexact<T>(value: T, problem: string): T {
-    if (!this.lossy) throw new FieldTableError(problem)
+  private inexact<T>(value: T, problem: () => string): T {
+    if (!this.lossy) throw new FieldTableError(problem())
     return value
   }
 
-  private value(end: number, depth: number, path: string): TypedValue {
-    const tag = String.fromCharCode(this.uint8(end, `${path}: type tag`))
+  private value(end: number, depth: number): TypedValue {
+    const tag = String.fromCharCode(this.uint8(end, ': type tag'))
     if (isIntTag(tag)) {
       const width = INT_RANGES[tag][2]
-      const at = this.advance(width, end, path)
+      const at = this.advance(width, end, '')
       const signed = tag === 'b' || tag === 's' || tag === 'I'
       return { t: tag, v: signed ? this.buf.readIntBE(at, width) : this.buf.readUIntBE(at, width) }
     }
     switch (tag) {
       case 't': {
-        const octet = this.buf[this.advance(1, end, path)]
+        const octet = this.buf[this.advance(1, end, '')]
         return octet === 0 || octet === 1 ? { t: 't', v: octet === 1 } : { t: 't', b64: Buffer.of(octet).toString('base64') }
       }
       case 'l':
-        return { t: 'l', v: this.buf.readBigInt64BE(this.advance(8, end, path)).toString() }
-      case 'T':
-        return { t: 'T', v: this.buf.readBigUInt64BE(this.advance(8, end, path)).toString() }
+      case 'T': {
+        const at = this.advance(8, end, '')
+        // Both words fit a double exactly below 2^53 (counts, epoch seconds): skip BigInt for those.
+        const high = tag === 'l' ? this.buf.readInt32BE(at) : this.buf.readUInt32BE(at)
+        if (high > -0x200000 && high < 0x200000) return { t: tag, v: String(high * 0x100000000 + this.buf.readUInt32BE(at + 4)) }
+        return { t: tag, v: (tag === 'l' ? this.buf.readBigInt64BE(at) : this.buf.readBigUInt64BE(at)).toString() }
+      }
       case 'f':
       case 'd': {
         const width = tag === 'f' ? 4 : 8
-        const at = this.advance(width, end, path)
+        const at = this.advance(width, end, '')
         const raw = this.buf.subarray(at, at + width)
         const value = tag === 'f' ? raw.readFloatBE(0) : raw.readDoubleBE(0)
         if (Number.isNaN(value) && !raw.equals(CANONICAL_NAN[tag])) return { t: tag, b64: raw.toString('base64') }
         return { t: tag, v: numberToTyped(value) }
       }
       case 'D': {
-        const at = this.advance(5, end, path)
+        const at = this.advance(5, end, '')
         return { t: 'D', v: { places: this.buf[at], digits: this.buf.readUInt32BE(at + 1) } }
       }
       case 'S': {
-        const bytes = this.bytes(this.uint32(end, path), end, path)
-        const text = exactUtf8(bytes)
-        return text === undefined || text.includes('\u0000') ? { t: 'S', b64: bytes.toString('base64') } : { t: 'S', v: text }
+        const size = this.uint32(end)
+        const at = this.advance(size, end, '')
+        const text = this.text(at, size)
+        return text === undefined || text.includes('\u0000') ? { t: 'S', b64: this.buf.toString('base64', at, at + size) } : { t: 'S', v: text }
       }
       case 'x':
-        return { t: 'x', b64: this.bytes(this.uint32(end, path), end, path).toString('base64') }
+        return { t: 'x', b64: this.bytes(this.uint32(end), end, '').toString('base64') }
       case 'V':
         return { t: 'V' }
       case 'F': {
-        const length = this.uint32(end, path)
-        const start = this.advance(length, end, path)
-        this.checkDepth(depth, path)
-        const nested = this.table(start, start + length, depth + 1, path)
+        const length = this.uint32(end)
+        const start = this.advance(length, end, '')
+        this.checkDepth(depth)
+        const nested = this.table(start, start + length, depth + 1)
         this.offset = start + length
         return { t: 'F', v: nested }
       }
       case 'A': {
-        const length = this.uint32(end, path)
-        const start = this.advance(length, end, path)
-        this.checkDepth(depth, path)
+        const length = this.uint32(end)
+        const start = this.advance(length, end, '')
+        this.checkDepth(depth)
         const items: TypedValue[] = []
         this.offset = start
-        while (this.offset < start + length) items.push(this.value(start + length, depth + 1, `${path}[${items.length}]`))
+        while (this.offset < start + length) {
+          this.trail.push(items.length)
+          items.push(this.value(start + length, depth + 1))
+          this.trail.pop()
+        }
         return { t: 'A', v: items }
       }
       default:
         throw new FieldTableError(
-          `${path}: unknown type tag 0x${tag.charCodeAt(0).toString(16).padStart(2, '0')} at offset ${this.offset - 1}`,
+          `${this.path()}: unknown type tag 0x${tag.charCodeAt(0).toString(16).padStart(2, '0')} at offset ${this.offset - 1}`,
         )
     }
   }
 
-  private checkDepth(depth: number, path: string): void {
-    if (depth >= MAX_DEPTH) throw new FieldTableError(`${path}: nested deeper than ${MAX_DEPTH} levels`)
+  /** The bytes as a string when they are exact UTF-8 (see exactUtf8); short ASCII, the usual case, is checked inline. */
+  private text(at: number, size: number): string | undefined {
+    const buf = this.buf
+    if (size <= 256) {
+      let ascii = true
+      for (let i = at; i < at + size; i++) {
+        if (buf[i] > 0x7f) {
+          ascii = false
+          break
+        }
+      }
+      // latin1Slice skips toString's encoding lookup, measurable at tens of strings per message.
+      if (ascii) return (buf as Buffer & { latin1Slice(start: number, end: number): string }).latin1Slice(at, at + size)
+    }
+    return exactUtf8(buf.subarray(at, at + size))
   }
 
-  /** Reserves `size` bytes before `end` and returns where they start. */
+  private checkDepth(depth: number): void {
+    if (depth >= MAX_DEPTH) throw new FieldTableError(`${this.path()}: nested deeper than ${MAX_DEPTH} levels`)
+  }
+
+  /** Reserves `size` bytes before `end` and returns where they start; `what` names them after the path. */
   private advance(size: number, end: number, what: string): number {
     const at = this.offset
     if (at + size > end) {
-      throw new FieldTableError(`${what}: truncated, needs ${size} bytes at offset ${at} but only ${end - at} remain`)
+      throw new FieldTableError(`${this.path()}${what}: truncated, needs ${size} bytes at offset ${at} but only ${end - at} remain`)
     }
     this.offset = at + size
     return at
@@ -211,8 +248,8 @@ class Decoder {
     return this.buf[this.advance(1, end, what)]
   }
 
-  private uint32(end: number, what: string): number {
-    return this.buf.readUInt32BE(this.advance(4, end, `${what}: length`))
+  private uint32(end: number): number {
+    return this.buf.readUInt32BE(this.advance(4, end, ': length'))
   }
 
   private bytes(size: number, end: number, what: string): Buffer {

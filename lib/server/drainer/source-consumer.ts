@@ -27,7 +27,11 @@ export type SourceConsumerOptions = {
   onEnd: (reason: string) => void
 }
 
-type Pending = { row: IngestRow; message: ConsumeMessage; bytes: number; arrivedAt: number }
+/** What ack and nack read of a delivery; keeping only this lets the decoded headers go while the row waits. */
+type Ackable = Pick<ConsumeMessage, 'fields'>
+type Pending = { row: IngestRow; message: Ackable; bytes: number; arrivedAt: number }
+/** amqplib's ack and nack read nothing of a message but fields.deliveryTag. */
+const asMessage = (ackable: Ackable) => ackable as ConsumeMessage
 
 const MAX_BATCH_BYTES = 32 * 1024 * 1024
 const MAX_PARTIAL_WAIT_MS = 1_000
@@ -114,7 +118,7 @@ export class SourceConsumer {
       maxBodyBytes: this.options.maxBodyBytes,
       status: this.options.source.kind === 'hold' ? 'held' : 'dead',
     })
-    this.pending.push({ row, message, bytes: message.content.length, arrivedAt: Date.now() })
+    this.pending.push({ row, message: { fields: message.fields }, bytes: message.content.length, arrivedAt: Date.now() })
     this.pendingBytes += message.content.length
     this.adaptPrefetch(message.content.length)
     if (this.pendingBytes > PENDING_BYTES_HIGH && !this.throttled) {
@@ -210,7 +214,7 @@ export class SourceConsumer {
         if (!(await previous) || !ok) return false
         // If the channel died meanwhile, these deliveries will be redelivered and de-duplicated by fingerprint.
         if (channel && channel === this.channel && !this.ended) {
-          channel.ack(batch[batch.length - 1].message, true)
+          channel.ack(asMessage(batch[batch.length - 1].message), true)
           this.stored += batch.length
         }
         return true
@@ -291,7 +295,7 @@ export class SourceConsumer {
     const all = [...batch, ...this.pending]
     this.pending = []
     this.pendingBytes = 0
-    if (channel && all.length > 0) channel.nack(all[all.length - 1].message, true, true)
+    if (channel && all.length > 0) channel.nack(asMessage(all[all.length - 1].message), true, true)
     this.options.log.warn('returned held deliveries to the queue after the hold bound', { queue: this.queue, count: all.length })
     void this.close('database unavailable past the hold bound')
   }

@@ -99,10 +99,18 @@ function safeNormalise(view: DeliveryView): DerivedFailure {
   }
 }
 
+/**
+ * amqplib hands out bodies as slices of the socket's read buffers: a row that waits for its batch would keep a
+ * whole 64 KiB chunk alive for a 1 KiB body. A small body gets its own copy (from Node's pool, cheap).
+ */
+function ownBytes(content: Buffer): Buffer {
+  return content.length * 4 < content.buffer.byteLength ? Buffer.from(content) : content
+}
+
 /** Turns one delivery into a storable row: exact bytes and typed headers, plus everything derived from them. */
 export function buildRow(options: BuildRowOptions): IngestRow {
   const { message, queue } = options
-  const body = message.content
+  const body = ownBytes(message.content)
   const flags = new Set<string>()
   const typedHeaders: TypedTable = getTypedHeaders(message.properties.headers) ?? {}
   const headerError = getTypedHeadersError(message.properties.headers)
@@ -111,7 +119,6 @@ export function buildRow(options: BuildRowOptions): IngestRow {
   const properties = propertiesOf(message.properties)
   const propertiesJson = jsonbSafe(properties, flags)
   const headersJson = jsonbSafe(typedHeaders, flags)
-  const xDeath = typedHeaders['x-death']
   const { encoding, text } = classifyBody(body)
   if (body.length > options.maxBodyBytes) flags.add('oversized')
   if (encoding === 'text' && (text?.trimStart()[0] === '{' || text?.trimStart()[0] === '[')) flags.add('malformed-json')
@@ -135,10 +142,10 @@ export function buildRow(options: BuildRowOptions): IngestRow {
     redelivered: message.fields.redelivered,
     body,
     bodyEncoding: encoding,
-    bodyPreview: text === null ? null : pgText(text.slice(0, PREVIEW_CHARS)),
+    // Text bodies hold no U+0000 (classifyBody calls those binary); store-batch derives short previews in SQL.
+    bodyPreview: text === null ? null : text.length <= PREVIEW_CHARS ? text : text.slice(0, PREVIEW_CHARS),
     propertiesJson,
     headersJson,
-    xDeathJson: xDeath ? jsonbSafe(xDeath, flags) : null,
     deliveryExchange: pgText(message.fields.exchange) ?? '',
     deliveryRoutingKey: pgText(message.fields.routingKey) ?? '',
     deathReason: pgText(derived.deathReason, 64),

@@ -10,7 +10,6 @@ export type IngestRow = {
   bodyPreview: string | null
   propertiesJson: string
   headersJson: string
-  xDeathJson: string | null
   deliveryExchange: string
   deliveryRoutingKey: string
   deathReason: string | null
@@ -71,18 +70,35 @@ FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
 ORDER BY signature
 ON CONFLICT (signature) DO NOTHING`
 
-const COLUMNS = [
+/** Columns with a parameter of their own, in rowParams order. */
+const PARAM_COLUMNS = [
   'source_id', 'group_id', 'fingerprint', 'seen_count', 'redelivered', 'body', 'body_size', 'body_encoding', 'body_preview',
-  'properties', 'headers', 'x_death', 'delivery_exchange', 'delivery_routing_key', 'death_reason', 'attempts',
+  'properties', 'headers', 'delivery_exchange', 'delivery_routing_key', 'death_reason', 'attempts',
   'origin_exchange', 'origin_routing_keys', 'origin_queue', 'first_death_at', 'last_death_at', 'failed_at',
   'error_type', 'error_message', 'error_stack', 'failure_kind', 'service', 'service_version', 'framework',
   'entity_key', 'flags', 'lineage_origin_id', 'replay_count', 'status', 'lineage_replay_id', 'held_from',
 ] as const
+type ParamColumn = (typeof PARAM_COLUMNS)[number]
+
+/**
+ * Values PostgreSQL derives from parameters the row sends anyway, rather than receiving them twice: x_death is
+ * the headers' x-death entry (the same typed form), and the preview of a short text body is the body itself
+ * (rowParams sends a preview only for bodies longer than one).
+ */
+const SQL_VALUES: Partial<Record<ParamColumn | 'x_death', (param: (column: ParamColumn) => string) => string>> = {
+  body_preview: (p) => `CASE WHEN ${p('body_encoding')}::text = 'binary' THEN NULL ELSE coalesce(${p('body_preview')}::text, convert_from(${p('body')}::bytea, 'UTF8')) END`,
+  x_death: (p) => `(${p('headers')}::json -> 'x-death')`,
+}
+const COLUMNS = [...PARAM_COLUMNS, 'x_death'] as const
+
+/** Bodies up to this many bytes have at most this many characters: their preview is the whole body. */
+export const PREVIEW_CHARS = 8 * 1024
 
 function rowParams(row: IngestRow, sourceId: string, groupId: string, extraSeen: number): unknown[] {
   return [
-    sourceId, groupId, row.fingerprint, 1 + extraSeen, row.redelivered, row.body, row.body.length, row.bodyEncoding, row.bodyPreview,
-    row.propertiesJson, row.headersJson, row.xDeathJson, row.deliveryExchange, row.deliveryRoutingKey, row.deathReason, row.attempts,
+    sourceId, groupId, row.fingerprint, 1 + extraSeen, row.redelivered, row.body, row.body.length, row.bodyEncoding,
+    row.body.length <= PREVIEW_CHARS ? null : row.bodyPreview,
+    row.propertiesJson, row.headersJson, row.deliveryExchange, row.deliveryRoutingKey, row.deathReason, row.attempts,
     row.originExchange, row.originRoutingKeys, row.originQueue, row.firstDeathAt, row.lastDeathAt, row.failedAt,
     row.errorType, row.errorMessage, row.errorStack, row.failureKind, row.service, row.serviceVersion, row.framework,
     row.entityKey, row.flags, row.lineageOriginId, row.replayCount, row.status, row.lineageReplayId ?? null, row.heldFrom ?? null,
@@ -100,11 +116,11 @@ function insertStatement(rowCount: number): string {
   const cached = statements.get(rowCount)
   if (cached) return cached
   if (statements.size > 64) statements.clear()
-  const width = COLUMNS.length
+  const width = PARAM_COLUMNS.length
   const values: string[] = []
   for (let r = 0; r < rowCount; r++) {
-    const base = r * width + 1
-    values.push(`(${COLUMNS.map((_, c) => `$${base + c}`).join(', ')})`)
+    const param = (column: ParamColumn) => `$${r * width + 1 + PARAM_COLUMNS.indexOf(column)}`
+    values.push(`(${COLUMNS.map((column) => SQL_VALUES[column]?.(param) ?? param(column as ParamColumn)).join(', ')})`)
   }
   const text = `
 WITH stored AS (

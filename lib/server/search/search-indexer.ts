@@ -21,10 +21,12 @@ export type StartSearchIndexerOptions = {
    * a burst is drained first, at full speed, and rows still unindexed are searched directly (slower, still complete).
    */
   maxLagIds?: number
+  /** Share of wall time spent indexing while the drainer is still storing and the lag is past maxLagIds. */
+  busyDuty?: number
 }
 
 /** The background loop that keeps dead_letter_search up with what the drainer stores. */
-export function startSearchIndexer({ sql, log, idleMs = 500, duty = 0.5, maxLagIds = 50_000 }: StartSearchIndexerOptions): SearchIndexer {
+export function startSearchIndexer({ sql, log, idleMs = 500, duty = 0.5, maxLagIds = 250_000, busyDuty = 0.25 }: StartSearchIndexerOptions): SearchIndexer {
   let stopped = false
   let indexed = 0
   let lastError: string | null = null
@@ -43,25 +45,29 @@ export function startSearchIndexer({ sql, log, idleMs = 500, duty = 0.5, maxLagI
     })
 
   let lastNewest: string | null = null
-  /** True while new ranges keep arriving and the lag is still within bounds. */
-  const ingestionBusy = async () => {
+  /** 'defer' while new ranges keep arriving and the lag is within bounds; 'share' past the bounds; else 'catch-up'. */
+  const pace = async (): Promise<'defer' | 'share' | 'catch-up'> => {
     const { rows } = await sql.query<{ newest: string | null; ids: number }>(
       'SELECT max(id)::text AS newest, coalesce(sum(last_id - first_id + 1), 0)::float8 AS ids FROM search_backlog',
     )
     const { newest, ids } = rows[0] ?? { newest: null, ids: 0 }
     const growing = newest !== null && lastNewest !== null && newest !== lastNewest
     lastNewest = newest
-    return growing && ids < maxLagIds
+    if (!growing) return 'catch-up'
+    return ids < maxLagIds ? 'defer' : 'share'
   }
 
   const loop = (async () => {
     while (!stopped) {
       const started = performance.now()
+      let share = duty
       try {
-        if (await ingestionBusy()) {
+        const mode = await pace()
+        if (mode === 'defer') {
           await rest(idleMs)
           continue
         }
+        if (mode === 'share') share = busyDuty
         const result = await indexSearchBacklog({ sql })
         indexed += result.rows
         if (lastError) log.info('search indexing resumed')
@@ -78,7 +84,7 @@ export function startSearchIndexer({ sql, log, idleMs = 500, duty = 0.5, maxLagI
         continue
       }
       const took = performance.now() - started
-      await rest((took * (1 - duty)) / duty)
+      await rest((took * (1 - share)) / share)
     }
   })()
 

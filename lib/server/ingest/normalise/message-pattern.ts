@@ -110,11 +110,24 @@ const EXTRA_RULES: ReadonlyArray<[RegExp, string]> = [
 const MAX_INPUT = 1024
 export const MAX_PATTERN_LENGTH = 256
 
+/**
+ * A flood of one failure repeats its message, often word for word, and the Sentry pass is the normaliser's
+ * costliest step: results are remembered per input (bounded, oldest first out; strings cannot be mutated).
+ */
+const patternCache = new Map<string, string | null>()
+const PATTERN_CACHE_SIZE = 4096
+
 /** Normalises an error message for grouping and titles. Returns null for a blank message. */
 export function normaliseMessage(message: string | null | undefined): string | null {
   if (!message) return null
-  let text = sentryParameterize(message.slice(0, MAX_INPUT))
+  const input = message.length > MAX_INPUT ? message.slice(0, MAX_INPUT) : message
+  const cached = patternCache.get(input)
+  if (cached !== undefined) return cached
+  let text = sentryParameterize(input)
   for (const [pattern, replacement] of EXTRA_RULES) text = text.replace(pattern, replacement)
   text = text.replace(/\s+/g, ' ').trim().slice(0, MAX_PATTERN_LENGTH)
-  return text === '' ? null : text
+  const pattern = text === '' ? null : text
+  if (patternCache.size >= PATTERN_CACHE_SIZE) patternCache.delete(patternCache.keys().next().value as string)
+  patternCache.set(input, pattern)
+  return pattern
 }

@@ -248,12 +248,28 @@ type MaskedAnalysis = ReturnType<(typeof ANALYSERS)[StackLanguage]>
  */
 const analysisCache = new Map<string, MaskedAnalysis>()
 const ANALYSIS_CACHE_SIZE = 512
+/** Longer traces are analysed every time: 512 of them at the 256 KiB cap would hold too much memory. */
+const MAX_CACHED_TEXT = 16 * 1024
+
+const languageCache = new Map<string, StackLanguage | null>()
+
+function detectLanguageOf(masked: string, hint: StackLanguage | null): StackLanguage | null {
+  const key = `${hint ?? ''}\u0000${masked}`
+  const cached = languageCache.get(key)
+  if (cached !== undefined) return cached
+  const language = detectStackLanguage(masked, hint)
+  if (masked.length > MAX_CACHED_TEXT) return language
+  if (languageCache.size >= ANALYSIS_CACHE_SIZE) languageCache.delete(languageCache.keys().next().value as string)
+  languageCache.set(key, language)
+  return language
+}
 
 function analyseMasked(language: StackLanguage, masked: string): MaskedAnalysis {
   const key = `${language}\u0000${masked}`
   const cached = analysisCache.get(key)
   if (cached) return cached
   const result = ANALYSERS[language](masked.split(/\r?\n/, MAX_LINES))
+  if (masked.length > MAX_CACHED_TEXT) return result
   if (analysisCache.size >= ANALYSIS_CACHE_SIZE) analysisCache.delete(analysisCache.keys().next().value as string)
   analysisCache.set(key, result)
   return result
@@ -263,9 +279,10 @@ function analyseMasked(language: StackLanguage, masked: string): MaskedAnalysis 
 export function analyseStack(text: string | null | undefined, options: AnalyseOptions = {}): StackAnalysis {
   if (!text || text.trim() === '') return EMPTY
   const capped = text.length > MAX_TEXT ? text.slice(0, MAX_TEXT) : text
-  const language = detectStackLanguage(capped, options.hint ?? null)
-  if (!language) return EMPTY
+  // The message is masked before detection too: its text says nothing about the language, and it varies.
   const { text: masked, unmask } = maskMessage(capped, options.knownMessage)
+  const language = detectLanguageOf(masked, options.hint ?? null)
+  if (!language) return EMPTY
   const result = analyseMasked(language, masked)
   const restore = (h: ExceptionHeader): ExceptionHeader => ({
     type: unmask(h.type),
