@@ -11,7 +11,7 @@
  *       RSS is the export's alone.
  * Targets: (c) ≥ 20,000 rows/s with peak memory < 300 MB.
  *
- * Options: BENCH_ROWS (default 1000000), BENCH_KEEP=1 (keep the database), BENCH_DB=<name> (measure a database an
+ * Options: EXPORT_PROF=<dir> (CPU profile of the export process), BENCH_ROWS (default 1000000), BENCH_KEEP=1 (keep the database), BENCH_DB=<name> (measure a database an
  * earlier BENCH_KEEP=1 run loaded; nothing is loaded or dropped), BENCH_FORMAT (default jsonl; csv works too).
  */
 import { execFile } from 'node:child_process'
@@ -61,7 +61,9 @@ async function selectRate(db: Db): Promise<{ rate: number; ms: number; count: nu
 type ChildResult = { lines: number; bytes: number; seconds: number; firstByteMs: number; peakRssMiB: number; cpuSeconds: number }
 
 async function exportRate(url: string): Promise<ChildResult> {
-  const { stdout } = await run(process.execPath, ['--conditions=react-server', '--import', 'tsx', 'lib/bench/export-child.ts', url, `format=${format}`], {
+  // EXPORT_PROF=<dir> writes a V8 CPU profile of the export process there.
+  const prof = process.env.EXPORT_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.EXPORT_PROF}`] : []
+  const { stdout } = await run(process.execPath, [...prof, '--conditions=react-server', '--import', 'tsx', 'lib/bench/export-child.ts', url, `format=${format}`], {
     env: { ...process.env, LAZARUS_LOG_LEVEL: 'warn' },
     maxBuffer: 1024 * 1024,
   })

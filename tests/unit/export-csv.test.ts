@@ -44,7 +44,7 @@ describe('CSV rows', () => {
     id: '7', source_id: '1', source_vhost: '/', source_queue: 'orders.dlq', status: 'dead', status_reason: null, status_changed_at: null,
     status_changed_by: null, seen_count: 1, fingerprint: 'ab', body: null, body_text: '{"a":1}', body_size: 7, body_encoding: 'json',
     properties_json: '{"contentType":"application/json","messageId":"m-1","correlationId":"c-1"}', headers_json: '{"x-retries":{"t":"I","v":3}}',
-    x_death_json: null, delivery_exchange: '', delivery_routing_key: 'orders', redelivered: false, death_reason: 'rejected', attempts: 2,
+    delivery_exchange: '', delivery_routing_key: 'orders', redelivered: false, death_reason: 'rejected', attempts: 2,
     origin_exchange: 'orders', origin_routing_keys: ['a', 'b'], origin_queue: 'orders.q', first_death_at: null, last_death_at: null,
     failed_at: '2026-12-01T00:00:00.000000Z', error_type: 'E', error_message: 'boom', error_stack: null, failure_kind: 'exhausted',
     service: 'orders', service_version: '1.0', framework: 'spring', entity_key: null, group_id: '3', group_title: 'E: boom', flags: [],

@@ -2,6 +2,7 @@ import 'server-only'
 import { createHash } from 'node:crypto'
 import type { Sql } from '@/lib/server/db/sql'
 import { messageFilterSql, rowSearchTextSql, searchPattern } from '@/lib/server/messages/message-filter-sql'
+import type { TypedTable, TypedValue } from '@/lib/server/amqp/typed-fields'
 import type { Redactor } from '@/lib/server/redaction/redactor'
 import type { MessageFilter } from '@/lib/shared/schemas/message'
 
@@ -29,7 +30,6 @@ export type ExportRow = {
   /** The jsonb/json columns as stored text: parsed only where needed, and passed through unchanged when nothing is redacted. */
   properties_json: string
   headers_json: string
-  x_death_json: string | null
   delivery_exchange: string
   delivery_routing_key: string
   redelivered: boolean
@@ -71,7 +71,7 @@ const toIso = (text: string | null) => (text === null ? null : `${text.replace('
 
 const COMMON_COLUMNS = `d.id::text, d.source_id::text, s.vhost AS source_vhost, s.queue AS source_queue, d.status, d.status_reason,
   d.status_changed_by, d.seen_count, encode(d.fingerprint, 'hex') AS fingerprint, d.body_size, d.body_encoding,
-  d.properties::text AS properties_json, d.headers::text AS headers_json, d.x_death::text AS x_death_json, d.delivery_exchange,
+  d.properties::text AS properties_json, d.headers::text AS headers_json, d.delivery_exchange,
   d.delivery_routing_key, d.redelivered, d.death_reason, d.attempts, d.origin_exchange, d.origin_routing_keys, d.origin_queue,
   d.error_type, d.error_message, d.error_stack, d.failure_kind, d.service, d.service_version, d.framework, d.entity_key,
   d.group_id::text, g.title AS group_title, d.flags, d.lineage_origin_id, d.lineage_replay_id, d.replay_count, d.held_from,
@@ -108,6 +108,12 @@ export async function queryExportRows(sql: Sql, text: string, params: unknown[],
 
 /** invalid_byte_sequence / untranslatable_character: a stored body that is not the UTF-8 its encoding claims. */
 const NOT_UTF8 = new Set(['22021', '22P05'])
+
+/** The x-death value of a (parsed) stored header table: the same value the x_death column holds, read once. */
+export function storedXDeath(headers: unknown): TypedValue | null {
+  if (headers === null || typeof headers !== 'object' || !Object.hasOwn(headers, 'x-death')) return null
+  return (headers as TypedTable)['x-death'] ?? null
+}
 
 /** The body as stored, whichever way it was read. */
 export const storedBody = (row: ExportRow): Buffer => row.body ?? Buffer.from(row.body_text ?? '', 'utf8')

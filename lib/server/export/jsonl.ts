@@ -2,7 +2,7 @@ import 'server-only'
 import type { TypedTable, TypedValue } from '@/lib/server/amqp/typed-fields'
 import { xDeathDto } from '@/lib/server/messages/to-message-dto'
 import type { Redactor } from '@/lib/server/redaction/redactor'
-import { redactedBody, type ExportRow } from './export-rows'
+import { redactedBody, storedXDeath, type ExportRow } from './export-rows'
 
 /** A stored JSON column after redaction, as JSON text: the stored text itself when nothing was redacted. */
 export function redactedJson<T>(raw: string, redact: (value: T) => T): { value: T; json: string } {
@@ -36,8 +36,9 @@ const redactedString = (redactor: Redactor, text: string | null) => (text === nu
 export function toJsonLine(row: ExportRow, redactor: Redactor): string {
   const text = (value: string | null) => redactedString(redactor, value)
   const body = redactedBody(row, redactor)
-  const headers = redactedJson<TypedTable>(row.headers_json, redactor.typedTable).json
-  const xDeath = row.x_death_json === null ? null : redactedJson<TypedValue>(row.x_death_json, redactor.typedValue)
+  const headers = redactedJson<TypedTable>(row.headers_json, redactor.typedTable)
+  // The x_death column is the headers' own x-death entry: taken from the redacted headers, not parsed a second time.
+  const xDeath = storedXDeath(headers.value)
   const properties = redactedJson<Record<string, unknown>>(row.properties_json, redactor.json).json
   const routingKeys = row.origin_routing_keys ? `[${row.origin_routing_keys.map(text).join(',')}]` : '[]'
   return (
@@ -46,14 +47,14 @@ export function toJsonLine(row: ExportRow, redactor: Redactor): string {
     `"statusChangedBy":${str(row.status_changed_by)},"failedAt":"${row.failed_at}","firstDeathAt":${str(row.first_death_at)},` +
     `"lastDeathAt":${str(row.last_death_at)},"ingestedAt":"${row.ingested_at}","seenCount":${row.seen_count},"fingerprint":"${row.fingerprint}",` +
     `"delivery":{"exchange":${str(row.delivery_exchange)},"routingKey":${text(row.delivery_routing_key)},"redelivered":${row.redelivered}},` +
-    `"deathReason":${str(row.death_reason)},"attempts":${row.attempts ?? 'null'},"xDeath":${JSON.stringify(xDeathSummary(xDeath?.value ?? null))},` +
+    `"deathReason":${str(row.death_reason)},"attempts":${row.attempts ?? 'null'},"xDeath":${JSON.stringify(xDeathSummary(xDeath))},` +
     `"origin":{"exchange":${str(row.origin_exchange)},"routingKeys":${routingKeys},"queue":${str(row.origin_queue)}},` +
     `"error":{"type":${text(row.error_type)},"message":${text(row.error_message)},"stack":${text(row.error_stack)}},` +
     `"failureKind":${str(row.failure_kind)},"service":${str(row.service)},"serviceVersion":${str(row.service_version)},` +
     `"framework":${str(row.framework)},"entityKey":${text(row.entity_key)},"group":{"id":"${row.group_id}","title":${text(row.group_title)}},` +
     `"flags":${JSON.stringify(row.flags)},"lineage":{"originId":${str(row.lineage_origin_id)},"replayId":${str(row.lineage_replay_id)},` +
-    `"replayCount":${row.replay_count}},"heldFrom":${str(row.held_from)},"properties":${properties},"headersTyped":${headers},` +
-    `"xDeathTyped":${xDeath?.json ?? 'null'},"body":{"size":${row.body_size},"encoding":${str(row.body_encoding)},"redacted":${body.redacted},` +
+    `"replayCount":${row.replay_count}},"heldFrom":${str(row.held_from)},"properties":${properties},"headersTyped":${headers.json},` +
+    `"xDeathTyped":${xDeath === null ? 'null' : JSON.stringify(xDeath)},"body":{"size":${row.body_size},"encoding":${str(row.body_encoding)},"redacted":${body.redacted},` +
     `"base64":"${body.bytes.toString('base64')}","text":${str(body.text)}}}`
   )
 }

@@ -8,7 +8,7 @@ import { parseId } from '@/lib/server/http/parse-id'
 import { xDeathDto } from '@/lib/server/messages/to-message-dto'
 import type { Redactor } from '@/lib/server/redaction/redactor'
 import type { MessageFilter } from '@/lib/shared/schemas/message'
-import { EXPORT_JOINS, queryExportRows, redactedBody, SEARCH_JOIN, selectionWhere, type ExportRow, type ExportSelection } from './export-rows'
+import { EXPORT_JOINS, queryExportRows, redactedBody, SEARCH_JOIN, storedXDeath, selectionWhere, type ExportRow, type ExportSelection } from './export-rows'
 import { apiHeaders } from './csv'
 import { codeBlock, escapeInline, firstLines, formatCount, inlineCode, link, truncate } from './markdown'
 
@@ -47,7 +47,7 @@ function messageSection(row: ExportRow, { redactor, baseUrl }: TicketOptions, he
   const headers = redactor.typedTable(JSON.parse(row.headers_json) as TypedTable)
   let xDeath: ReturnType<typeof xDeathDto>
   try {
-    xDeath = xDeathDto(row.x_death_json ? redactor.typedValue(JSON.parse(row.x_death_json) as TypedValue) : null)
+    xDeath = xDeathDto(storedXDeath(headers))
   } catch {
     xDeath = []
   }

@@ -86,6 +86,9 @@ export function createRedactor(rules: readonly RedactionRule[]): Redactor {
 const KEY_CACHE_LIMIT = 20_000
 const SHORT_TEXT_CHARS = 160
 const SHORT_TEXT_CACHE = 10_000
+/** Stack traces and error messages repeat within a group; up to this long they are remembered too, fewer of them. */
+const LONG_TEXT_CHARS = 4096
+const LONG_TEXT_CACHE = 1_000
 
 /** The compiled rules. A class rather than closures: redaction runs per string of every exported row. */
 class RuleSet implements JsonRedactionHooks {
@@ -146,15 +149,18 @@ class RuleSet implements JsonRedactionHooks {
    * their redaction is remembered. Long ones (stacks, bodies) are mostly unique and would only fill the cache.
    */
   private readonly shortTexts = new Map<string, string>()
+  private readonly longTexts = new Map<string, string>()
 
   textAt(text: string, depth: number, mode: Mode): string {
     if (!this.active || text.length < 3) return text
-    if (depth === 0 && mode === 'replace' && text.length <= SHORT_TEXT_CHARS) {
-      let clean = this.shortTexts.get(text)
+    if (depth === 0 && mode === 'replace' && text.length <= LONG_TEXT_CHARS) {
+      const short = text.length <= SHORT_TEXT_CHARS
+      const cache = short ? this.shortTexts : this.longTexts
+      let clean = cache.get(text)
       if (clean === undefined) {
         clean = this.redactText(text, depth, mode)
-        if (this.shortTexts.size >= SHORT_TEXT_CACHE) this.shortTexts.clear()
-        this.shortTexts.set(text, clean)
+        if (cache.size >= (short ? SHORT_TEXT_CACHE : LONG_TEXT_CACHE)) cache.clear()
+        cache.set(text, clean)
       }
       return clean
     }
