@@ -1,0 +1,124 @@
+import { execFileSync } from 'node:child_process'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import type { Channel, ChannelModel } from '@/lib/server/amqp/amqplib'
+import { getConfig } from '@/lib/server/config'
+import { createReplay } from '@/lib/server/replay/create-replay'
+import type { ReplayExecutor } from '@/lib/server/replay/executor'
+import { replaySettings } from '@/lib/server/replay/replay-settings'
+import type { ReplayCreatedDto } from '@/lib/shared/schemas/replay'
+import { brokerConnection, uniqueName, waitFor } from '../helpers/broker'
+import { bulkRows, collect, jobState, startTestExecutor, storeBulk, waitForJob } from '../helpers/replay'
+import { createTestDb, type TestDb } from '../helpers/test-db'
+
+/**
+ * rabbitmq.md rule 7: under a resource alarm RabbitMQ blocks publishing connections. A real memory alarm is raised
+ * (the watermark set below what the node uses) and lifted again; integration files run one at a time, so no other
+ * test publishes meanwhile. The broker's own setting is read first and always restored.
+ */
+const rabbitmqctl = (...args: string[]) => execFileSync('rabbitmqctl', args, { encoding: 'utf8', timeout: 60_000 }).trim()
+
+function readWatermark(): string[] {
+  const raw = rabbitmqctl('eval', 'vm_memory_monitor:get_vm_memory_high_watermark().')
+  const absolute = /^\{absolute,\s*(\d+)\}$/.exec(raw)
+  return absolute ? ['absolute', absolute[1]] : [raw]
+}
+
+describe('replay under a broker resource alarm', () => {
+  let db: TestDb
+  let connection: ChannelModel
+  let channel: Channel
+  let executor: ReplayExecutor | null = null
+  let original: string[]
+  const exchange = uniqueName('blk_x')
+  const work = uniqueName('blk_work')
+  let serial = 0
+
+  const raiseAlarm = () => rabbitmqctl('set_vm_memory_high_watermark', 'absolute', '1')
+  const liftAlarm = () => rabbitmqctl('set_vm_memory_high_watermark', ...original)
+
+  async function storeMessages(count: number): Promise<string[]> {
+    const rows = bulkRows(count, { originExchange: exchange, originKey: 'k', originQueue: work, start: serial })
+    serial += count
+    await storeBulk(db.sql, uniqueName('blk_dlq'), rows)
+    const { rows: stored } = await db.sql.query<{ id: string }>(`SELECT id::text FROM dead_letters WHERE status = 'dead' AND status_reason IS NULL ORDER BY id`)
+    return stored.map((r) => r.id)
+  }
+
+  async function replay(ids: string[]): Promise<string> {
+    const created = (await createReplay({ input: { selection: { ids }, ratePerSecond: 10_000 }, actor: 'ops', settings: replaySettings(getConfig()) })) as ReplayCreatedDto
+    executor?.wake()
+    return created.id
+  }
+
+  beforeAll(async () => {
+    original = readWatermark()
+    db = await createTestDb()
+    connection = await brokerConnection()
+    channel = await connection.createChannel()
+    await channel.assertExchange(exchange, 'direct', { durable: false })
+    await channel.assertQueue(work, { durable: false })
+    await channel.bindQueue(work, exchange, 'k')
+  })
+
+  afterEach(async () => {
+    liftAlarm()
+    await executor?.stop()
+    executor = null
+    await channel.purgeQueue(work)
+  })
+
+  afterAll(async () => {
+    liftAlarm()
+    await channel?.deleteQueue(work).catch(() => {})
+    await channel?.deleteExchange(exchange).catch(() => {})
+    await connection?.close()
+    await db?.drop()
+  })
+
+  it('holds publishing while the broker blocks it, then confirms every message once the alarm clears', async () => {
+    const ids = await storeMessages(40)
+    executor = startTestExecutor(db.sql)
+    raiseAlarm()
+    const jobId = await replay(ids)
+    const blocked = await waitFor(async () => executor!.status().blocked, { what: 'the executor to report the block', timeoutMs: 30_000 })
+    expect(blocked).toMatch(/memory/i)
+    // Nothing confirmed, nothing delivered, nothing given up on while blocked.
+    await new Promise((resolve) => setTimeout(resolve, 1_500))
+    expect(await jobState(db.sql, jobId)).toMatchObject({ status: 'running', confirmed: 0, failed: 0 })
+    expect((await channel.checkQueue(work)).messageCount).toBe(0)
+
+    liftAlarm()
+    const job = await waitForJob(db.sql, jobId)
+    expect(job).toMatchObject({ status: 'completed', confirmed: 40, failed: 0, unroutable: 0 })
+    expect(executor.status().blocked).toBeNull()
+    const received = await collect(connection, work, 40)
+    expect(new Set(received.map((m) => m.properties.messageId)).size).toBe(40)
+    const { rows } = await db.sql.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM dead_letters WHERE id = ANY($1::bigint[]) GROUP BY 1', [ids])
+    expect(rows).toEqual([{ status: 'replayed', n: 40 }])
+  })
+
+  it('a confirm that never comes (blocked past the timeout) leaves the messages dead with the reason, none marked replayed', async () => {
+    const ids = await storeMessages(20)
+    executor = startTestExecutor(db.sql, { confirmTimeoutMs: 1_500 })
+    raiseAlarm()
+    const jobId = await replay(ids)
+    const job = await waitForJob(db.sql, jobId, ['completed', 'failed'], 60_000)
+    expect(job).toMatchObject({ confirmed: 0, failed: 20 })
+    const { rows } = await db.sql.query<{ status: string; status_reason: string | null }>('SELECT status, status_reason FROM dead_letters WHERE id = ANY($1::bigint[])', [ids])
+    expect(rows).toHaveLength(20)
+    for (const row of rows) {
+      expect(row.status).toBe('dead')
+      expect(row.status_reason).toMatch(/^not confirmed: no answer from the broker within 1500 ms \(publishing blocked: .*memory/i)
+    }
+
+    // Whatever the broker still takes in once the alarm clears carries its replay id, so consumers can de-duplicate,
+    // and the stored copies stay dead: a later replay can send them again, nothing is lost either way.
+    liftAlarm()
+    await new Promise((resolve) => setTimeout(resolve, 1_000))
+    const arrived = (await channel.checkQueue(work)).messageCount
+    const late = arrived > 0 ? await collect(connection, work, arrived) : []
+    for (const message of late) expect(String(message.properties.headers?.['x-lazarus-replay-id'] ?? '')).not.toBe('')
+    const { rows: after } = await db.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM dead_letters WHERE id = ANY($1::bigint[]) AND status = 'dead'`, [ids])
+    expect(after[0].n).toBe(20)
+  })
+})
