@@ -31,7 +31,9 @@ export async function freshDatabase(prefix: string): Promise<{ url: string; drop
  * of it there (node --cpu-prof); WORKER_NODE_OPTIONS becomes the worker's NODE_OPTIONS (e.g. --import a probe).
  */
 export function startWorker(env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [...(process.env.WORKER_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.WORKER_PROF] : []), '--conditions=react-server', '--import', 'tsx', 'lib/worker/main.ts'], {
+  // The flags of package.json's "worker" script.
+  const flags = ['--max-semi-space-size=8', '--conditions=react-server', '--import', 'tsx']
+  return spawn(process.execPath, [...(process.env.WORKER_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.WORKER_PROF] : []), ...flags, 'lib/worker/main.ts'], {
     env: { ...process.env, LAZARUS_LOG_LEVEL: 'warn', ...(process.env.WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.WORKER_NODE_OPTIONS } : {}), ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   })
