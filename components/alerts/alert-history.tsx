@@ -3,7 +3,7 @@
 import { Fragment, useMemo, useState } from 'react'
 import { Badge } from '@/components/ui/badge'
 import { Button } from '@/components/ui/button'
-import { SkeletonRows } from '@/components/ui/skeleton'
+import { DataTable, type DataColumn } from '@/components/ui/data-table'
 import { ErrorState, InlineError } from '@/components/ui/states'
 import { AbsoluteTime, RelativeTime } from '@/components/ui/time'
 import { cn } from '@/lib/client/cn'
@@ -13,7 +13,15 @@ import type { AlertEventDto } from '@/lib/shared/schemas/alert'
 import { AlertKindBadge, EventSubject, RateVsThreshold } from './alert-format'
 import { DeliverySummary } from './delivery-summary'
 
-const COLUMNS = 7
+const COLUMNS: DataColumn[] = [
+  { header: 'When', width: 'w-56' },
+  { header: 'State', width: 'w-24' },
+  { header: 'Rule', width: 'w-28' },
+  { header: 'Subject' },
+  { header: 'Rate', width: 'w-48' },
+  { header: 'Notified', width: 'w-56' },
+  { width: 'w-20' },
+]
 
 function EventRow({ event }: { event: AlertEventDto }) {
   const [open, setOpen] = useState(false)
@@ -55,7 +63,7 @@ function EventRow({ event }: { event: AlertEventDto }) {
       </tr>
       {open && (
         <tr>
-          <td colSpan={COLUMNS} className="h-auto! bg-zinc-50 py-2">
+          <td colSpan={COLUMNS.length} className="h-auto! bg-zinc-50 py-2">
             <p className="text-xs font-medium text-zinc-500">Message</p>
             <p className="mt-0.5 font-mono text-xs break-words whitespace-pre-wrap text-zinc-800">{visibleText(event.text)}</p>
             {event.delivery.length > 0 && (
@@ -86,29 +94,9 @@ export function AlertHistory() {
   if (query.error && events.length === 0) return <ErrorState className="m-3" title="Could not load the alert history" error={query.error} onRetry={() => void query.refetch()} />
   return (
     <>
-      <table className="data-table" aria-label="Alert history" aria-busy={query.isPending || undefined}>
-        <colgroup>
-          <col className="w-56" />
-          <col className="w-24" />
-          <col className="w-28" />
-          <col />
-          <col className="w-48" />
-          <col className="w-56" />
-          <col className="w-20" />
-        </colgroup>
-        <thead>
-          <tr>
-            <th>When</th>
-            <th>State</th>
-            <th>Rule</th>
-            <th>Subject</th>
-            <th>Rate</th>
-            <th>Notified</th>
-            <th />
-          </tr>
-        </thead>
-        <tbody>{query.isPending ? <SkeletonRows columns={COLUMNS} rows={3} /> : events.map((e) => <EventRow key={e.id} event={e} />)}</tbody>
-      </table>
+      <DataTable label="Alert history" columns={COLUMNS} pending={query.isPending} skeletonRows={3}>
+        {events.map((e) => <EventRow key={e.id} event={e} />)}
+      </DataTable>
       {!query.isPending && !query.error && events.length === 0 && (
         <p className="px-3 py-3 text-zinc-500" data-testid="no-alert-events">
           No alerts yet. Breaches and recoveries are recorded here as the rules are evaluated.

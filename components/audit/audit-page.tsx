@@ -5,7 +5,7 @@ import { Fragment, useMemo, useState } from 'react'
 import { Badge, type Tone } from '@/components/ui/badge'
 import { Button } from '@/components/ui/button'
 import { Select } from '@/components/ui/fields'
-import { SkeletonRows } from '@/components/ui/skeleton'
+import { DataTable, type DataColumn } from '@/components/ui/data-table'
 import { EmptyState, ErrorState, InlineError } from '@/components/ui/states'
 import { AbsoluteTime, RelativeTime } from '@/components/ui/time'
 import { cn } from '@/lib/client/cn'
@@ -16,7 +16,15 @@ import { AUDIT_ACTIONS, type AuditEntryDto } from '@/lib/shared/schemas/audit'
 
 const KEYS = ['action', 'subjectType', 'subjectId'] as const
 const SUBJECT_TYPES = ['replay', 'message', 'group', 'pause'] as const
-const COLUMNS = 7
+const COLUMNS: DataColumn[] = [
+  { header: 'When', width: 'w-60' },
+  { header: 'Who', width: 'w-36' },
+  { header: 'Action', width: 'w-40' },
+  { header: 'Subject', width: 'w-32' },
+  { header: 'What' },
+  { header: 'Outcome', width: 'w-[16%]' },
+  { width: 'w-20' },
+]
 
 const ACTION_TONES: Record<AuditEntryDto['action'], Tone> = {
   'replay.created': 'blue',
@@ -116,7 +124,7 @@ function EntryRow({ entry }: { entry: AuditEntryDto }) {
       </tr>
       {open && (
         <tr>
-          <td colSpan={COLUMNS} className="h-auto! bg-zinc-50 py-2">
+          <td colSpan={COLUMNS.length} className="h-auto! bg-zinc-50 py-2">
             <pre className="max-h-64 overflow-auto font-mono text-[11px] leading-4 break-all whitespace-pre-wrap text-zinc-700">{visibleText(JSON.stringify(entry.details, null, 2))}</pre>
           </td>
         </tr>
@@ -178,29 +186,9 @@ export function AuditPage() {
       ) : (
         <div className="overflow-hidden rounded-md border border-zinc-200 bg-white">
           <div className={query.isPlaceholderData ? 'opacity-60 transition-opacity' : undefined}>
-            <table className="data-table" aria-label="Audit log" aria-busy={query.isPending || undefined}>
-              <colgroup>
-                <col className="w-60" />
-                <col className="w-36" />
-                <col className="w-40" />
-                <col className="w-32" />
-                <col />
-                <col className="w-[16%]" />
-                <col className="w-20" />
-              </colgroup>
-              <thead>
-                <tr>
-                  <th>When</th>
-                  <th>Who</th>
-                  <th>Action</th>
-                  <th>Subject</th>
-                  <th>What</th>
-                  <th>Outcome</th>
-                  <th />
-                </tr>
-              </thead>
-              <tbody>{query.isPending ? <SkeletonRows columns={COLUMNS} rows={10} /> : entries.map((e) => <EntryRow key={e.id} entry={e} />)}</tbody>
-            </table>
+            <DataTable label="Audit log" columns={COLUMNS} pending={query.isPending} skeletonRows={10}>
+              {entries.map((e) => <EntryRow key={e.id} entry={e} />)}
+            </DataTable>
           </div>
           {!query.isPending && !query.error && entries.length === 0 && (
             <div className="p-4">

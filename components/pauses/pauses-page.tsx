@@ -7,7 +7,7 @@ import { Button } from '@/components/ui/button'
 import { Dialog } from '@/components/ui/dialog'
 import { Checkbox } from '@/components/ui/fields'
 import { Panel } from '@/components/ui/panel'
-import { SkeletonRows } from '@/components/ui/skeleton'
+import { DataTable, type DataColumn } from '@/components/ui/data-table'
 import { EmptyState, ErrorState, InlineError } from '@/components/ui/states'
 import { RelativeTime } from '@/components/ui/time'
 import { cn } from '@/lib/client/cn'
@@ -19,7 +19,17 @@ import type { PauseDto } from '@/lib/shared/schemas/pause'
 import { PauseForm } from './pause-form'
 
 const KEYS = ['show'] as const
-const COLUMNS = 9
+const COLUMNS: DataColumn[] = [
+  { header: 'Entity', width: 'w-[16%]' },
+  { header: 'Queue ← source', width: 'w-[20%]' },
+  { header: 'Status', width: 'w-24' },
+  { header: 'Held', width: 'w-16', align: 'right' },
+  { header: 'Why' },
+  { header: 'Who', width: 'w-32' },
+  { header: 'Since', width: 'w-24' },
+  { header: 'Resumed', width: 'w-36' },
+  { width: 'w-24' },
+]
 
 const STATUS_TONE = { active: 'amber', releasing: 'blue', resumed: 'green' } as const
 
@@ -165,39 +175,9 @@ export function PausesPage() {
         <ErrorState title="Could not load pauses" error={query.error} onRetry={() => void query.refetch()} />
       ) : (
         <div className="overflow-hidden rounded-md border border-zinc-200 bg-white">
-          <table className="data-table" aria-label="Pauses" aria-busy={query.isPending || undefined}>
-            <colgroup>
-              <col className="w-[16%]" />
-              <col className="w-[20%]" />
-              <col className="w-24" />
-              <col className="w-16" />
-              <col />
-              <col className="w-32" />
-              <col className="w-24" />
-              <col className="w-36" />
-              <col className="w-24" />
-            </colgroup>
-            <thead>
-              <tr>
-                <th>Entity</th>
-                <th>Queue ← source</th>
-                <th>Status</th>
-                <th className="text-right">Held</th>
-                <th>Why</th>
-                <th>Who</th>
-                <th>Since</th>
-                <th>Resumed</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {query.isPending ? (
-                <SkeletonRows columns={COLUMNS} rows={3} />
-              ) : (
-                pauses.map((p) => <PauseRow key={p.id} pause={p} sourceQueue={p.sourceId ? (sourceQueues.get(p.sourceId) ?? null) : null} onResume={setResuming} />)
-              )}
-            </tbody>
-          </table>
+          <DataTable label="Pauses" columns={COLUMNS} pending={query.isPending} skeletonRows={3}>
+            {pauses.map((p) => <PauseRow key={p.id} pause={p} sourceQueue={p.sourceId ? (sourceQueues.get(p.sourceId) ?? null) : null} onResume={setResuming} />)}
+          </DataTable>
           {!query.isPending && pauses.length === 0 && (
             <div className="p-4">
               <EmptyState title={showAll ? 'No pauses yet' : 'Nothing is paused'}>Every entity&apos;s messages flow to their consumers.</EmptyState>

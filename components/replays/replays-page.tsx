@@ -6,7 +6,7 @@ import { useMemo, useRef } from 'react'
 import { Badge } from '@/components/ui/badge'
 import { Button } from '@/components/ui/button'
 import { Select } from '@/components/ui/fields'
-import { SkeletonRows } from '@/components/ui/skeleton'
+import { DataTable, type DataColumn } from '@/components/ui/data-table'
 import { EmptyState, ErrorState, InlineError } from '@/components/ui/states'
 import { AbsoluteTime, RelativeTime } from '@/components/ui/time'
 import { cn } from '@/lib/client/cn'
@@ -19,7 +19,18 @@ import { JobStatusBadge, selectionText, targetText } from './replay-format'
 import { ReplayProgress } from './replay-progress'
 
 const KEYS = ['status'] as const
-const COLUMNS = 10
+const COLUMNS: DataColumn[] = [
+  { header: 'Job', width: 'w-28' },
+  { header: 'Status', width: 'w-24' },
+  { header: 'Progress', width: 'w-48' },
+  { header: 'Total', width: 'w-20', align: 'right' },
+  { header: 'Confirmed', width: 'w-28', align: 'right' },
+  { header: 'Still dead', width: 'w-28', align: 'right', title: 'Unroutable or failed: these stay dead' },
+  { header: 'What → where' },
+  { header: 'By', width: 'w-32' },
+  { header: 'Created', width: 'w-40' },
+  { header: 'Finished', width: 'w-24' },
+]
 
 function JobRow({ job, index, cursorStore }: { job: ReplayJobDto; index: number; cursorStore: CursorStore }) {
   const cursor = useIsCursor(cursorStore, index)
@@ -91,37 +102,9 @@ export function ReplaysPage() {
       ) : (
         <div className="overflow-hidden rounded-md border border-zinc-200 bg-white">
           <div className={query.isPlaceholderData ? 'opacity-60 transition-opacity' : undefined}>
-            <table className="data-table" aria-label="Replays" aria-busy={query.isPending || undefined}>
-              <colgroup>
-                <col className="w-28" />
-                <col className="w-24" />
-                <col className="w-48" />
-                <col className="w-20" />
-                <col className="w-28" />
-                <col className="w-28" />
-                <col />
-                <col className="w-32" />
-                <col className="w-40" />
-                <col className="w-24" />
-              </colgroup>
-              <thead>
-                <tr>
-                  <th>Job</th>
-                  <th>Status</th>
-                  <th>Progress</th>
-                  <th className="text-right">Total</th>
-                  <th className="text-right">Confirmed</th>
-                  <th className="text-right" title="Unroutable or failed: these stay dead">
-                    Still dead
-                  </th>
-                  <th>What → where</th>
-                  <th>By</th>
-                  <th>Created</th>
-                  <th>Finished</th>
-                </tr>
-              </thead>
-              <tbody ref={body}>{query.isPending ? <SkeletonRows columns={COLUMNS} rows={8} /> : jobs.map((j, i) => <JobRow key={j.id} job={j} index={i} cursorStore={cursorStore} />)}</tbody>
-            </table>
+            <DataTable label="Replays" columns={COLUMNS} pending={query.isPending} skeletonRows={8} bodyRef={body}>
+              {jobs.map((j, i) => <JobRow key={j.id} job={j} index={i} cursorStore={cursorStore} />)}
+            </DataTable>
           </div>
           {!query.isPending && !query.error && jobs.length === 0 && (
             <div className="p-4">
