@@ -1,6 +1,15 @@
+import { createRequire } from 'node:module'
+import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { encodeTypedTable, type TypedTable } from '@/lib/server/amqp/typed-fields'
+import '@/lib/server/amqp/amqplib'
+import { encodeTypedTable, getTypedHeaders, type AmqplibCodec, type TypedTable } from '@/lib/server/amqp/typed-fields'
 import { buildPublish, MAX_HEADER_TABLE_BYTES, replayHeaderBytes, replayHeaders, replayProperties, type StoredMessage } from '@/lib/server/replay/publish-message'
+
+/** amqplib's codec module as the app patched it (importing the app's amqplib wrapper installs the patch). */
+function installedCodec(): AmqplibCodec {
+  const require = createRequire(import.meta.url)
+  return require(path.join(path.dirname(require.resolve('amqplib')), 'lib', 'codec.js')) as AmqplibCodec
+}
 
 const headers: TypedTable = {
   'app-header': { t: 'S', v: 'keep me' },
@@ -77,7 +86,13 @@ describe('the message a replay publishes', () => {
     expect(built.options.mandatory).toBe(true)
     expect(built.content.equals(message.body)).toBe(true)
     expect(Object.isSealed(built.options.headers)).toBe(true)
-    expect(built.options.headers['retry-count']).toBe(3)
+    const typed = getTypedHeaders(built.options.headers)!
+    expect(typed['retry-count']).toEqual(message.headers['retry-count'])
+    expect(typed['x-lazarus-replay-id']).toEqual({ t: 'S', v: 'r' })
+    // What the patched encoder writes for these headers is exactly the typed table's encoding.
+    const wire = Buffer.alloc(65536)
+    const size = installedCodec().encodeTable(wire, built.options.headers!, 0)
+    expect(wire.subarray(4, size).equals(encodeTypedTable(typed))).toBe(true)
   })
 
   it('refuses a body over the limit without publishing', () => {

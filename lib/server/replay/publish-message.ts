@@ -1,6 +1,6 @@
 import 'server-only'
 import type { Options } from '@/lib/server/amqp/amqplib'
-import { encodeTypedTable, withTypedHeaders, type TypedTable } from '@/lib/server/amqp/typed-fields'
+import { encodedHeaders, encodeTypedTable, type TypedTable } from '@/lib/server/amqp/typed-fields'
 
 /**
  * Broker-owned headers a replay never sends back (rabbitmq.md §1.5, rule 10): RabbitMQ 4.x ignores a client's
@@ -102,7 +102,7 @@ export function buildPublish(message: StoredMessage, stamp: ReplayStamp, context
   }
   let headers
   try {
-    headers = withTypedHeaders(replayHeaders(message, stamp))
+    headers = encodedHeaders(replayHeaders(message, stamp))
   } catch (error) {
     return { ok: false, reason: 'invalid-headers', message: `cannot replay: stored headers cannot be encoded (${(error as Error).message.slice(0, 200)})` }
   }
