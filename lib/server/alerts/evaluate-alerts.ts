@@ -2,6 +2,7 @@ import 'server-only'
 import type { Sql } from '@/lib/server/db/sql'
 import type { AlertEventDto } from '@/lib/shared/schemas/alert'
 import { ALERT_EVENT_COLUMNS, toAlertEventDto, type AlertEventRow } from './alert-dto'
+import { deliverPendingAlerts } from './deliver-pending-alerts'
 import { deliverWebhooks } from './deliver-webhooks'
 
 export type EvaluateAlertsOptions = {
@@ -45,8 +46,8 @@ export async function evaluateAlerts({ sql, now = new Date(), publicUrl, deliver
     const events: AlertEventRow[] = []
     for (const p of pending) {
       const { rows } = await tx.query<AlertEventRow>(
-        `INSERT INTO alert_events (rule_id, kind, state, subject_type, subject_id, subject_label, rate_per_minute, threshold_per_minute, text, notified, at)
-         VALUES ($1::bigint, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${ALERT_EVENT_COLUMNS}`,
+        `INSERT INTO alert_events (rule_id, kind, state, subject_type, subject_id, subject_label, rate_per_minute, threshold_per_minute, text, notified, at, next_delivery_at)
+         VALUES ($1::bigint, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $10 THEN $11::timestamptz END) RETURNING ${ALERT_EVENT_COLUMNS}`,
         [p.ruleId, p.kind, p.state, p.subject.type, p.subject.id, p.subject.label, p.kind === 'new-group' ? null : round(p.subject.rate), p.threshold, p.text, p.notify, now],
       )
       events.push(rows[0])
@@ -55,18 +56,14 @@ export async function evaluateAlerts({ sql, now = new Date(), publicUrl, deliver
   })
   if (stored === null) return { evaluated: false, events: [] }
 
-  // Sent after the commit: a webhook that hangs must not hold the evaluation's locks.
-  const { rows: hooks } = await sql.query<{ url: string }>('SELECT url FROM alert_webhooks WHERE enabled ORDER BY id')
-  const events: AlertEventDto[] = []
-  for (const row of stored) {
-    let dto = toAlertEventDto(row)
-    if (row.notified && hooks.length > 0) {
-      const delivery = await deliver({ urls: hooks.map((h) => h.url), text: row.text, alert: dto })
-      await sql.query('UPDATE alert_events SET delivery = $2::jsonb WHERE id = $1::bigint', [row.id, JSON.stringify(delivery)])
-      dto = { ...dto, delivery }
-    }
-    events.push(dto)
-  }
+  // Sent after the commit (a webhook that hangs must not hold the evaluation's locks), together with any earlier alert
+  // still due: recorded events are delivered at least once, so a crash or a receiver that was down loses nothing.
+  const delivered = await deliverPendingAlerts({ sql, now, deliver })
+  const events = stored.map((row): AlertEventDto => {
+    const dto = toAlertEventDto(row)
+    const delivery = delivered.get(row.id)
+    return delivery ? { ...dto, delivery } : dto
+  })
   return { evaluated: true, events }
 }
 
