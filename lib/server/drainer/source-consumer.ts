@@ -285,7 +285,7 @@ export class SourceConsumer {
       }
       // A single row refused for its content is kept in a degraded but lossless form; if even that fails,
       // the error propagates and this source pauses rather than acking something that was not stored.
-      await storeBatch(sql, { ...target, rows: [degrade(rows[0], error as Error)] })
+      await storeBatch(sql, { ...target, rows: [degradeRow(rows[0], error as Error)] })
     }
   }
 
@@ -326,11 +326,13 @@ export class SourceConsumer {
   }
 }
 
-function degrade(row: IngestRow, error: Error): IngestRow {
+/** A row PostgreSQL refused for its content, in a form it accepts: the exact body, the headers as raw bytes, flagged. */
+export function degradeRow(row: IngestRow, error: Error): IngestRow {
   const rawHeaders = Buffer.from(row.headersJson, 'utf8').toString('base64')
   return {
     ...row,
-    headersJson: JSON.stringify({ 'x-lazarus-unstorable-headers': { t: 'x', v: rawHeaders } }),
+    // A typed byte array ('x' carries b64), so every reader of typed headers can show it.
+    headersJson: JSON.stringify({ 'x-lazarus-unstorable-headers': { t: 'x', b64: rawHeaders } }),
     propertiesJson: row.propertiesJson.includes('\\u') ? '{}' : row.propertiesJson,
     flags: [...row.flags, 'stored-degraded', `store-error: ${error.message}`.slice(0, 200)],
   }

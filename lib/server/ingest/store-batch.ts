@@ -230,19 +230,25 @@ function idBound(aggregates: StoredAggregate[], key: 'first_id' | 'last_id', bet
 /** Group ids by signature, per database; groups are never deleted, so a process may remember them. */
 const groupIdsByDb = new WeakMap<Sql, Map<string, string>>()
 
-async function resolveGroups(tx: Sql, rows: IngestRow[], groupIds: Map<string, string>): Promise<Map<string, string>> {
+/**
+ * The group id of every row's signature: known ones from the process-wide cache, the others created (or found) in
+ * this transaction and returned apart, for the caller to remember only once the transaction has committed. A group
+ * created by a batch that then rolled back does not exist, and remembering its id would fail every later batch of
+ * that signature on the foreign key.
+ */
+async function resolveGroups(tx: Sql, rows: IngestRow[], known: Map<string, string>): Promise<{ ids: Map<string, string>; found: Map<string, string> }> {
+  const found = new Map<string, string>()
   const seen = new Set<string>()
-  const missing = rows.filter((r) => !groupIds.has(r.signature) && !seen.has(r.signature) && seen.add(r.signature))
-  if (missing.length > 0) {
-    const col = <T>(pick: (row: IngestRow) => T) => missing.map(pick)
-    await tx.query(ENSURE_GROUPS, [col((r) => r.signature), col((r) => r.title), col((r) => r.errorType), col((r) => r.messagePattern), col((r) => r.failedAt)])
-    const { rows: found } = await tx.query<{ id: string; signature: string }>(
-      'SELECT id::text, signature FROM error_groups WHERE signature = ANY($1::text[])',
-      [col((r) => r.signature)],
-    )
-    for (const g of found) groupIds.set(g.signature, g.id)
-  }
-  return groupIds
+  const missing = rows.filter((r) => !known.has(r.signature) && !seen.has(r.signature) && seen.add(r.signature))
+  if (missing.length === 0) return { ids: known, found }
+  const col = <T>(pick: (row: IngestRow) => T) => missing.map(pick)
+  await tx.query(ENSURE_GROUPS, [col((r) => r.signature), col((r) => r.title), col((r) => r.errorType), col((r) => r.messagePattern), col((r) => r.failedAt)])
+  const { rows: groups } = await tx.query<{ id: string; signature: string }>(
+    'SELECT id::text, signature FROM error_groups WHERE signature = ANY($1::text[])',
+    [col((r) => r.signature)],
+  )
+  for (const g of groups) found.set(g.signature, g.id)
+  return { ids: new Map([...known, ...found]), found }
 }
 
 /** Stores one batch atomically; the caller acks the deliveries only after this resolves. */
@@ -252,10 +258,12 @@ export async function storeBatch(sql: Sql, options: { sourceId: string; sourceLa
   let knownGroups = groupIdsByDb.get(sql)
   if (!knownGroups) groupIdsByDb.set(sql, (knownGroups = new Map()))
   const cache = knownGroups
-  return sql.transaction(async (tx) => {
+  let created = new Map<string, string>()
+  const result = await sql.transaction(async (tx) => {
     // Planning a 500-row VALUES list costs more than executing it; a named statement reuses one generic plan.
     if (tx.kind === 'postgres') await tx.query('SET LOCAL plan_cache_mode = force_generic_plan')
-    const groups = await resolveGroups(tx, rows, cache)
+    const { ids: groups, found } = await resolveGroups(tx, rows, cache)
+    created = found
     const params: unknown[] = []
     for (const row of rows) {
       const groupId = groups.get(row.signature)
@@ -273,4 +281,6 @@ export async function storeBatch(sql: Sql, options: { sourceId: string; sourceLa
     const inserted = await updateCounters(tx, aggregates, options)
     return { inserted, duplicates: options.rows.length - inserted }
   })
+  for (const [signature, id] of created) cache.set(signature, id)
+  return result
 }
