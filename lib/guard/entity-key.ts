@@ -2,9 +2,9 @@ import { DEFAULT_ENTITY_HEADER, type EntityKeyRule } from './protocol'
 
 /**
  * Finds a message's entity key the way Lazarus' drainer does (lib/server/ingest/normalise/entity-key.ts),
- * so a pause created from a stored dead letter matches the live messages of the same entity. Written again
- * here because the guard runs inside applications and must not depend on Lazarus' server code; a unit test
- * checks both agree.
+ * so a pause created from a stored dead letter matches the live messages of the same entity. The guard runs
+ * inside applications and must not depend on Lazarus' server code, so the drainer takes the JSON-pointer functions
+ * from here; the rest is written for each side's value types, and a unit test checks both agree.
  */
 
 /** Longer values are payloads, not keys (same bound as the drainer). */
@@ -56,7 +56,8 @@ export function parseJsonPointer(pointer: string): string[] | null {
   return tokens.map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'))
 }
 
-function resolvePointer(document: unknown, tokens: readonly string[]): unknown {
+/** Resolves a parsed pointer; undefined when any step is missing. The drainer uses these two functions too. */
+export function resolveJsonPointer(document: unknown, tokens: readonly string[]): unknown {
   let current = document
   for (const token of tokens) {
     if (Array.isArray(current)) {
@@ -106,7 +107,7 @@ export function extractEntityKey(rule: EntityKeyRule | null, message: KeyedMessa
       const tokens = parseJsonPointer(effective.pointer)
       if (!tokens) return null
       const parsed = parseBody(message)
-      return parsed ? keyText(resolvePointer(parsed.value, tokens)) : null
+      return parsed ? keyText(resolveJsonPointer(parsed.value, tokens)) : null
     }
     default:
       return null

@@ -1,7 +1,11 @@
 import 'server-only'
 import type { EntityKeyRule } from '../types'
-import { asRecord, asText, getField } from './header-values'
+import { asText, getField } from './header-values'
 import type { ParsedJson } from './delivery-body'
+// The guard's pointer functions (dependency-free, so applications can run them): one definition of what a rule finds.
+import { parseJsonPointer, resolveJsonPointer } from '@/lib/guard/entity-key'
+
+export { parseJsonPointer, resolveJsonPointer }
 
 /** Longer values are payloads, not keys; grouping or pausing by them would be meaningless. */
 export const MAX_ENTITY_KEY_LENGTH = 1024
@@ -13,41 +17,6 @@ export type EntityKeySource = {
   headers: unknown
   /** The JSON document a pointer applies to; null when the body is not JSON. */
   json: () => ParsedJson | null
-}
-
-/** RFC 6901 pointer, also in its URI-fragment form (`#/a/b`); null when the syntax is invalid. */
-export function parseJsonPointer(pointer: string): string[] | null {
-  let text = pointer
-  if (text.startsWith('#')) {
-    try {
-      text = decodeURIComponent(text.slice(1))
-    } catch {
-      return null
-    }
-  }
-  if (text === '') return []
-  if (!text.startsWith('/')) return null
-  const tokens = text.slice(1).split('/')
-  // "~" may only introduce "~0" or "~1".
-  if (tokens.some((t) => /~(?![01])/.test(t))) return null
-  return tokens.map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'))
-}
-
-/** Resolves a parsed pointer; undefined when any step is missing. */
-export function resolveJsonPointer(document: unknown, tokens: readonly string[]): unknown {
-  let current: unknown = document
-  for (const token of tokens) {
-    if (Array.isArray(current)) {
-      if (!/^(?:0|[1-9]\d*)$/.test(token)) return undefined
-      const index = Number(token)
-      if (index >= current.length) return undefined
-      current = current[index]
-    } else if (asRecord(current)) {
-      if (!Object.hasOwn(current as object, token)) return undefined
-      current = (current as Record<string, unknown>)[token]
-    } else return undefined
-  }
-  return current
 }
 
 /** Scalars only: an object or array is not a key. */
