@@ -3,7 +3,7 @@
 import { Fragment, useMemo, useState } from 'react'
 import { Badge } from '@/components/ui/badge'
 import { Button } from '@/components/ui/button'
-import { DataTable, type DataColumn } from '@/components/ui/data-table'
+import { DataTable, DetailRow, DetailsToggle, type DataColumn } from '@/components/ui/data-table'
 import { ErrorState, InlineError } from '@/components/ui/states'
 import { AbsoluteTime, RelativeTime } from '@/components/ui/time'
 import { cn } from '@/lib/client/cn'
@@ -50,37 +50,27 @@ function EventRow({ event }: { event: AlertEventDto }) {
           <DeliverySummary event={event} />
         </td>
         <td className="text-right">
-          <button
-            type="button"
-            onClick={() => setOpen(!open)}
-            aria-expanded={open}
-            aria-label={open ? 'Hide details' : 'Show details'}
-            className="rounded px-1.5 text-xs whitespace-nowrap text-zinc-500 hover:bg-zinc-100 hover:text-zinc-900"
-          >
-            {open ? 'hide' : 'details'}
-          </button>
+          <DetailsToggle open={open} onToggle={() => setOpen(!open)} />
         </td>
       </tr>
       {open && (
-        <tr>
-          <td colSpan={COLUMNS.length} className="h-auto! bg-zinc-50 py-2">
-            <p className="text-xs font-medium text-zinc-500">Message</p>
-            <p className="mt-0.5 font-mono text-xs break-words whitespace-pre-wrap text-zinc-800">{visibleText(event.text)}</p>
-            {event.delivery.length > 0 && (
-              <ul className="mt-2 space-y-0.5 text-xs">
-                {event.delivery.map((d, i) => (
-                  <li key={`${i}:${d.url}`} className="flex min-w-0 gap-2">
-                    <span className={cn('w-20 shrink-0', d.ok ? 'text-emerald-700' : 'text-red-700')}>{d.ok ? `HTTP ${d.status}` : 'failed'}</span>
-                    <span className="min-w-0 truncate font-mono text-zinc-700" title={visibleText(d.url)}>
-                      {visibleText(d.url)}
-                    </span>
-                    {d.error && <span className="min-w-0 truncate text-red-700">{visibleText(d.error)}</span>}
-                  </li>
-                ))}
-              </ul>
-            )}
-          </td>
-        </tr>
+        <DetailRow columns={COLUMNS}>
+          <p className="text-xs font-medium text-zinc-500">Message</p>
+          <p className="mt-0.5 font-mono text-xs break-words whitespace-pre-wrap text-zinc-800">{visibleText(event.text)}</p>
+          {event.delivery.length > 0 && (
+            <ul className="mt-2 space-y-0.5 text-xs">
+              {event.delivery.map((d, i) => (
+                <li key={`${i}:${d.url}`} className="flex min-w-0 gap-2">
+                  <span className={cn('w-20 shrink-0', d.ok ? 'text-emerald-700' : 'text-red-700')}>{d.ok ? `HTTP ${d.status}` : 'failed'}</span>
+                  <span className="min-w-0 truncate font-mono text-zinc-700" title={visibleText(d.url)}>
+                    {visibleText(d.url)}
+                  </span>
+                  {d.error && <span className="min-w-0 truncate text-red-700">{visibleText(d.error)}</span>}
+                </li>
+              ))}
+            </ul>
+          )}
+        </DetailRow>
       )}
     </Fragment>
   )

@@ -5,7 +5,7 @@ import { Fragment, useMemo, useState } from 'react'
 import { Badge, type Tone } from '@/components/ui/badge'
 import { Button } from '@/components/ui/button'
 import { Select } from '@/components/ui/fields'
-import { DataTable, type DataColumn } from '@/components/ui/data-table'
+import { DataTable, DetailRow, DetailsToggle, type DataColumn } from '@/components/ui/data-table'
 import { EmptyState, ErrorState, InlineError } from '@/components/ui/states'
 import { AbsoluteTime, RelativeTime } from '@/components/ui/time'
 import { cn } from '@/lib/client/cn'
@@ -110,24 +110,14 @@ function EntryRow({ entry }: { entry: AuditEntryDto }) {
         </td>
         <td className="text-right">
           {hasDetails && (
-            <button
-              type="button"
-              onClick={() => setOpen(!open)}
-              aria-expanded={open}
-              aria-label={open ? 'Hide details' : 'Show details'}
-              className="rounded px-1.5 text-xs whitespace-nowrap text-zinc-500 hover:bg-zinc-100 hover:text-zinc-900"
-            >
-              {open ? 'hide' : 'details'}
-            </button>
+            <DetailsToggle open={open} onToggle={() => setOpen(!open)} />
           )}
         </td>
       </tr>
       {open && (
-        <tr>
-          <td colSpan={COLUMNS.length} className="h-auto! bg-zinc-50 py-2">
-            <pre className="max-h-64 overflow-auto font-mono text-[11px] leading-4 break-all whitespace-pre-wrap text-zinc-700">{visibleText(JSON.stringify(entry.details, null, 2))}</pre>
-          </td>
-        </tr>
+        <DetailRow columns={COLUMNS}>
+          <pre className="max-h-64 overflow-auto font-mono text-[11px] leading-4 break-all whitespace-pre-wrap text-zinc-700">{visibleText(JSON.stringify(entry.details, null, 2))}</pre>
+        </DetailRow>
       )}
     </Fragment>
   )

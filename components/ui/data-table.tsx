@@ -46,3 +46,29 @@ export function DataTable({
     </table>
   )
 }
+
+/** The row-end button that opens a row's details (DetailRow) under it. */
+export function DetailsToggle({ open, onToggle }: { open: boolean; onToggle: () => void }) {
+  return (
+    <button
+      type="button"
+      onClick={onToggle}
+      aria-expanded={open}
+      aria-label={open ? 'Hide details' : 'Show details'}
+      className="rounded px-1.5 text-xs whitespace-nowrap text-zinc-500 hover:bg-zinc-100 hover:text-zinc-900"
+    >
+      {open ? 'hide' : 'details'}
+    </button>
+  )
+}
+
+/** A full-width row of details under the row it belongs to. */
+export function DetailRow({ columns, children }: { columns: readonly DataColumn[]; children: ReactNode }) {
+  return (
+    <tr>
+      <td colSpan={columns.length} className="h-auto! bg-zinc-50 py-2">
+        {children}
+      </td>
+    </tr>
+  )
+}
