@@ -3,7 +3,7 @@
 import { useState } from 'react'
 import { Badge } from '@/components/ui/badge'
 import { Button } from '@/components/ui/button'
-import { Dialog } from '@/components/ui/dialog'
+import { ConfirmDialog } from '@/components/ui/dialog'
 import { SkeletonRows } from '@/components/ui/skeleton'
 import { InlineError } from '@/components/ui/states'
 import { cn } from '@/lib/client/cn'
@@ -51,30 +51,21 @@ function EnabledSwitch({ rule }: { rule: AlertRuleDto }) {
 function DeleteRuleDialog({ rule, onClose }: { rule: AlertRuleDto; onClose: () => void }) {
   const remove = useDeleteAlertRule()
   return (
-    <Dialog
+    <ConfirmDialog
       title="Delete this alert rule?"
       description={ruleName(rule)}
       onClose={onClose}
-      onSubmit={() => remove.mutate(rule.id, { onSuccess: onClose })}
-      canSubmit={!remove.isPending}
-      footer={
-        <>
-          {remove.error && (
-            <span className="mr-auto min-w-0 truncate text-xs">
-              <InlineError error={remove.error} />
-            </span>
-          )}
-          <Button onClick={onClose}>Keep it</Button>
-          <Button type="submit" variant="danger" disabled={remove.isPending} data-autofocus>
-            {remove.isPending ? 'Deleting…' : 'Delete rule'}
-          </Button>
-        </>
-      }
+      onConfirm={() => remove.mutate(rule.id, { onSuccess: onClose })}
+      pending={remove.isPending}
+      error={remove.error}
+      keepLabel="Keep it"
+      confirmLabel="Delete rule"
+      pendingLabel="Deleting…"
     >
       <p className="text-zinc-700">
         It stops being evaluated{rule.firing > 0 ? ', and what it has firing leaves the banner' : ''}. Its past alerts stay in the history.
       </p>
-    </Dialog>
+    </ConfirmDialog>
   )
 }
 

@@ -2,7 +2,7 @@
 
 import { useState } from 'react'
 import { Button } from '@/components/ui/button'
-import { Dialog } from '@/components/ui/dialog'
+import { ConfirmDialog } from '@/components/ui/dialog'
 import { Field, Input } from '@/components/ui/fields'
 import { SkeletonRows } from '@/components/ui/skeleton'
 import { InlineError } from '@/components/ui/states'
@@ -15,28 +15,19 @@ import type { AlertWebhookDto } from '@/lib/shared/schemas/alert'
 function DeleteWebhookDialog({ webhook, onClose }: { webhook: AlertWebhookDto; onClose: () => void }) {
   const remove = useDeleteWebhook()
   return (
-    <Dialog
+    <ConfirmDialog
       title="Remove this webhook?"
       description={visibleText(webhook.url)}
       onClose={onClose}
-      onSubmit={() => remove.mutate(webhook.id, { onSuccess: onClose })}
-      canSubmit={!remove.isPending}
-      footer={
-        <>
-          {remove.error && (
-            <span className="mr-auto min-w-0 truncate text-xs">
-              <InlineError error={remove.error} />
-            </span>
-          )}
-          <Button onClick={onClose}>Keep it</Button>
-          <Button type="submit" variant="danger" disabled={remove.isPending} data-autofocus>
-            {remove.isPending ? 'Removing…' : 'Remove webhook'}
-          </Button>
-        </>
-      }
+      onConfirm={() => remove.mutate(webhook.id, { onSuccess: onClose })}
+      pending={remove.isPending}
+      error={remove.error}
+      keepLabel="Keep it"
+      confirmLabel="Remove webhook"
+      pendingLabel="Removing…"
     >
       <p className="text-zinc-700">Alerts are no longer posted to it. What was delivered before stays in the history.</p>
-    </Dialog>
+    </ConfirmDialog>
   )
 }
 

@@ -4,7 +4,7 @@ import Link from 'next/link'
 import { useEffect, useMemo, useRef, useState } from 'react'
 import { Badge } from '@/components/ui/badge'
 import { Button } from '@/components/ui/button'
-import { Dialog } from '@/components/ui/dialog'
+import { ConfirmDialog } from '@/components/ui/dialog'
 import { Select } from '@/components/ui/fields'
 import { Panel } from '@/components/ui/panel'
 import { Skeleton, SkeletonRows } from '@/components/ui/skeleton'
@@ -73,25 +73,16 @@ function Numbers({ job }: { job: ReplayJobDetailDto }) {
 function CancelDialog({ job, onClose }: { job: ReplayJobDetailDto; onClose: () => void }) {
   const cancel = useCancelReplay(job.id)
   return (
-    <Dialog
+    <ConfirmDialog
       title={`Cancel replay #${job.id}?`}
       description={`${formatCount(job.total - job.published)} of ${formatCount(job.total)} messages not yet published`}
       onClose={onClose}
-      onSubmit={() => cancel.mutate(undefined, { onSuccess: onClose })}
-      canSubmit={!cancel.isPending}
-      footer={
-        <>
-          {cancel.error && (
-            <span className="mr-auto min-w-0 truncate text-xs">
-              <InlineError error={cancel.error} />
-            </span>
-          )}
-          <Button onClick={onClose}>Keep running</Button>
-          <Button type="submit" variant="danger" disabled={cancel.isPending} data-autofocus>
-            {cancel.isPending ? 'Cancelling…' : 'Cancel replay'}
-          </Button>
-        </>
-      }
+      onConfirm={() => cancel.mutate(undefined, { onSuccess: onClose })}
+      pending={cancel.isPending}
+      error={cancel.error}
+      keepLabel="Keep running"
+      confirmLabel="Cancel replay"
+      pendingLabel="Cancelling…"
     >
       <ul className="list-disc space-y-1 pl-5 text-zinc-700">
         <li>Publishing stops within a second.</li>
@@ -99,7 +90,7 @@ function CancelDialog({ job, onClose }: { job: ReplayJobDetailDto; onClose: () =
         <li>Messages already confirmed stay replayed.</li>
         {job.pauses.length > 0 && <li>Its paused entities are released and resumed.</li>}
       </ul>
-    </Dialog>
+    </ConfirmDialog>
   )
 }
 

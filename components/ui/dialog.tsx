@@ -2,6 +2,8 @@
 
 import { useEffect, useId, useRef, type FormEvent, type KeyboardEvent, type ReactNode } from 'react'
 import { cn } from '@/lib/client/cn'
+import { Button } from './button'
+import { InlineError } from './states'
 
 type DialogProps = {
   title: ReactNode
@@ -103,5 +105,58 @@ export function Dialog({ title, description, onClose, onSubmit, canSubmit = true
         {footer && <footer className="flex shrink-0 items-center justify-end gap-2 border-t border-zinc-100 bg-zinc-50/60 px-4 py-2.5">{footer}</footer>}
       </form>
     </dialog>
+  )
+}
+
+/**
+ * A dialog that asks before a destructive action: a "keep" button, a danger button that submits (with Enter too),
+ * the action's error beside them, and both disabled while it runs.
+ */
+export function ConfirmDialog({
+  title,
+  description,
+  onClose,
+  onConfirm,
+  pending,
+  error,
+  keepLabel,
+  confirmLabel,
+  pendingLabel,
+  children,
+}: {
+  title: string
+  description?: string
+  onClose: () => void
+  onConfirm: () => void
+  pending: boolean
+  error: unknown
+  keepLabel: string
+  confirmLabel: string
+  pendingLabel: string
+  children: ReactNode
+}) {
+  return (
+    <Dialog
+      title={title}
+      description={description}
+      onClose={onClose}
+      onSubmit={onConfirm}
+      canSubmit={!pending}
+      footer={
+        <>
+          {error ? (
+            <span className="mr-auto min-w-0 truncate text-xs">
+              <InlineError error={error} />
+            </span>
+          ) : null}
+          <Button onClick={onClose}>{keepLabel}</Button>
+          <Button type="submit" variant="danger" disabled={pending} data-autofocus>
+            {pending ? pendingLabel : confirmLabel}
+          </Button>
+        </>
+      }
+    >
+      {children}
+    </Dialog>
   )
 }
