@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { expect as baseExpect, test, type APIRequestContext, type Page } from '@playwright/test'
+import { pollJson } from './support/api-json'
 import amqp from 'amqplib'
 
 /*
@@ -208,10 +209,10 @@ test('alerts: one webhook notice per breach, shown in the banner, the firing lis
     await expect(enabled).toHaveAttribute('aria-checked', 'true')
     await enabled.click()
     await expect(enabled).toHaveAttribute('aria-checked', 'false')
-    await expect.poll(async () => (await (await request.get('/api/alerts')).json()).rules[0].enabled).toBe(false)
+    await expect.poll(async () => (await pollJson(request, '/api/alerts'))?.rules?.[0]?.enabled).toBe(false)
     await enabled.press('Space')
     await expect(enabled).toHaveAttribute('aria-checked', 'true')
-    await expect.poll(async () => (await (await request.get('/api/alerts')).json()).rules[0].enabled).toBe(true)
+    await expect.poll(async () => (await pollJson(request, '/api/alerts'))?.rules?.[0]?.enabled).toBe(true)
     expect(received).toHaveLength(0)
 
     // A storm: 15 more dead letters within the window, over 3/min against a threshold of 2/min.

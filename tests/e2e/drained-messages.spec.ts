@@ -1,4 +1,5 @@
 import { expect as baseExpect, test } from '@playwright/test'
+import { pollJson } from './support/api-json'
 import amqp from 'amqplib'
 
 // Two cores shared with the server, PostgreSQL and RabbitMQ: allow a loaded machine some slack.
@@ -34,7 +35,7 @@ test.beforeAll(async () => {
 
 test('a drained dead letter is listed, grouped and readable, and its content never executes', async ({ page, request }) => {
   await expect
-    .poll(async () => (await (await request.get(`/api/messages?q=${MARKER}`)).json()).messages.length, { timeout: 30_000 })
+    .poll(async () => (await pollJson(request, `/api/messages?q=${MARKER}`))?.messages?.length, { timeout: 30_000 })
     .toBe(1)
 
   await page.goto('/')

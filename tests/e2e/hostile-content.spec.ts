@@ -1,4 +1,5 @@
 import { expect as baseExpect, test, type APIRequestContext, type Page } from '@playwright/test'
+import { pollJson } from './support/api-json'
 import amqp from 'amqplib'
 
 /*
@@ -91,7 +92,7 @@ test.beforeAll(async ({ request }) => {
   await channel.waitForConfirms()
   await connection.close()
   await expect
-    .poll(async () => (await (await request.get(`/api/messages?q=${RUN}&limit=50`)).json()).messages?.length, { timeout: 30_000 })
+    .poll(async () => (await pollJson(request, `/api/messages?q=${RUN}&limit=50`))?.messages?.length, { timeout: 30_000 })
     .toBe(letters.length)
 })
 

@@ -1,4 +1,5 @@
 import { expect as baseExpect, test, type Page } from '@playwright/test'
+import { pollJson } from './support/api-json'
 import amqp from 'amqplib'
 
 /*
@@ -136,7 +137,7 @@ test.beforeAll(async ({ request }) => {
   await channel.waitForConfirms()
   await connection.close()
   await expect
-    .poll(async () => (await (await request.get(`/api/messages?q=${RUN}&limit=100`)).json()).messages?.length, { timeout: 30_000 })
+    .poll(async () => (await pollJson(request, `/api/messages?q=${RUN}&limit=100`))?.messages?.length, { timeout: 30_000 })
     .toBe(5 + CANCEL_COUNT)
 })
 

@@ -1,4 +1,5 @@
 import { expect as baseExpect, test, type APIRequestContext, type Page } from '@playwright/test'
+import { pollJson } from './support/api-json'
 import amqp from 'amqplib'
 
 /*
@@ -114,7 +115,7 @@ test.beforeAll(async ({ request }) => {
   await useOrderIdAsEntity(request)
   await publish(LETTERS)
   await expect
-    .poll(async () => (await (await request.get(`/api/messages?q=${RUN}&limit=100`)).json()).messages?.length, { timeout: 30_000 })
+    .poll(async () => (await pollJson(request, `/api/messages?q=${RUN}&limit=100`))?.messages?.length, { timeout: 30_000 })
     .toBe(LETTERS.length)
 })
 
