@@ -103,4 +103,22 @@ describe('HTTP API', () => {
     expect(response.headers.get('content-disposition')).toContain('attachment')
     expect(Buffer.from(await response.arrayBuffer())).toEqual(Buffer.from([0xff, 0x00, 0xfe]))
   })
+
+  it('keeps a short preview of long text bodies, whole bodies beside it, and x-death in the headers only', async () => {
+    const text = JSON.stringify({ orderId: 'order-long', note: 'é'.repeat(3000) })
+    const death = { t: 'A', v: [{ t: 'F', v: { count: { t: 'l', v: '2' }, queue: { t: 'S', v: 'orders.work' }, reason: { t: 'S', v: 'rejected' } } }] }
+    const long = row({ body: Buffer.from(text), bodyPreview: text, entityKey: 'order-long', headersJson: JSON.stringify({ 'x-death': death }) })
+    const huge = row({ body: Buffer.from(text.repeat(4)), bodyPreview: text.repeat(4), entityKey: 'order-huge' })
+    await storeBatch(db.sql, { sourceId, sourceLabel: 'orders.dlq', rows: [long, huge] })
+    const { rows } = await db.sql.query<{ id: string; entity_key: string; preview: number; body: number; x_death: unknown }>(
+      `SELECT id::text, entity_key, length(body_preview) AS preview, octet_length(body) AS body, x_death FROM dead_letters WHERE entity_key IN ('order-long', 'order-huge') ORDER BY entity_key`,
+    )
+    // Both the SQL-cut preview (bodies up to 8 KiB) and the one sent for longer bodies stop at 512 characters.
+    expect(rows.map((r) => [r.entity_key, r.preview, r.body])).toEqual([['order-huge', 512, Buffer.byteLength(text) * 4], ['order-long', 512, Buffer.byteLength(text)]])
+    expect(rows[1].x_death).toBeNull()
+    const detail = await (await message.GET(get(`/api/messages/${rows[1].id}`), ctx({ id: rows[1].id }))).json()
+    expect(detail.xDeath).toEqual([expect.objectContaining({ queue: 'orders.work', reason: 'rejected', count: 2 })])
+    const body = await messageBody.GET(get(`/api/messages/${rows[1].id}/body`), ctx({ id: rows[1].id }))
+    expect(await body.text()).toBe(text)
+  })
 })

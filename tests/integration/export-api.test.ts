@@ -85,7 +85,7 @@ describe('export API', () => {
   const now = Date.now()
 
   async function stored(id: string): Promise<{ body: Buffer; headers: TypedTable; x_death: TypedValue | null }> {
-    const { rows } = await db.sql.query<{ body: Buffer; headers: TypedTable; x_death: TypedValue | null }>('SELECT body, headers, x_death FROM dead_letters WHERE id = $1', [id])
+    const { rows } = await db.sql.query<{ body: Buffer; headers: TypedTable; x_death: TypedValue | null }>("SELECT body, headers, headers -> 'x-death' AS x_death FROM dead_letters WHERE id = $1", [id])
     return rows[0]
   }
   const idsInOrder = async (where = 'TRUE', params: unknown[] = []) =>

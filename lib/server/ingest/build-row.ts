@@ -4,10 +4,9 @@ import type { ConsumeMessage } from '@/lib/server/amqp/amqplib'
 import { getTypedHeaders, getTypedHeadersError, typedTableToPlain, type TypedTable } from '@/lib/server/amqp/typed-fields'
 import { asHeldRow } from '@/lib/server/pauses/held-row'
 import { normaliseDelivery } from './normalise/normalise-delivery'
-import type { IngestRow } from './store-batch'
+import { PREVIEW_CHARS, type IngestRow } from './store-batch'
 import type { AmqpProperties, DeliveryView, DerivedFailure, EntityKeyRule } from './types'
 
-const PREVIEW_CHARS = 8 * 1024
 /** Error texts are kept whole in the stored headers; the derived columns are capped for display and search. */
 const ERROR_TEXT_CAP = 64 * 1024
 

@@ -81,23 +81,30 @@ const PARAM_COLUMNS = [
 type ParamColumn = (typeof PARAM_COLUMNS)[number]
 
 /**
- * Values PostgreSQL derives from parameters the row sends anyway, rather than receiving them twice: x_death is
- * the headers' x-death entry (the same typed form), and the preview of a short text body is the body itself
- * (rowParams sends a preview only for bodies longer than one).
+ * Characters of a text body kept as its preview: what search indexes (512, dead_letter_search_text_v2) and more
+ * than the list shows (200). Not more: the whole body is stored beside it, and a longer preview only widens the row.
  */
-const SQL_VALUES: Partial<Record<ParamColumn | 'x_death', (param: (column: ParamColumn) => string) => string>> = {
-  body_preview: (p) => `CASE WHEN ${p('body_encoding')}::text = 'binary' THEN NULL ELSE coalesce(${p('body_preview')}::text, convert_from(${p('body')}::bytea, 'UTF8')) END`,
-  x_death: (p) => `(${p('headers')}::json -> 'x-death')`,
-}
-const COLUMNS = [...PARAM_COLUMNS, 'x_death'] as const
+export const PREVIEW_CHARS = 512
+/** Bodies up to this many bytes get their preview cut in SQL, so their text is not sent twice. */
+const SQL_PREVIEW_MAX_BODY_BYTES = 8 * 1024
 
-/** Bodies up to this many bytes have at most this many characters: their preview is the whole body. */
-export const PREVIEW_CHARS = 8 * 1024
+/**
+ * Values PostgreSQL derives from parameters the row sends anyway, rather than receiving them twice: the preview of
+ * a short text body is cut from the body itself (rowParams sends a preview only for longer bodies).
+ * x_death is not stored any more: it is the headers' own x-death entry, read from them (get-message, export). The
+ * column stays for rows stored before; not writing it saves PostgreSQL a parse of every header table and keeps
+ * the row narrower, which every later status change copies.
+ */
+const SQL_VALUES: Partial<Record<ParamColumn, (param: (column: ParamColumn) => string) => string>> = {
+  body_preview: (p) =>
+    `CASE WHEN ${p('body_encoding')}::text = 'binary' THEN NULL ELSE left(coalesce(${p('body_preview')}::text, convert_from(${p('body')}::bytea, 'UTF8')), ${PREVIEW_CHARS}) END`,
+}
+const COLUMNS = PARAM_COLUMNS
 
 function rowParams(row: IngestRow, sourceId: string, groupId: string, extraSeen: number): unknown[] {
   return [
     sourceId, groupId, row.fingerprint, 1 + extraSeen, row.redelivered, row.body, row.body.length, row.bodyEncoding,
-    row.body.length <= PREVIEW_CHARS ? null : row.bodyPreview,
+    row.body.length <= SQL_PREVIEW_MAX_BODY_BYTES ? null : row.bodyPreview,
     row.propertiesJson, row.headersJson, row.deliveryExchange, row.deliveryRoutingKey, row.deathReason, row.attempts,
     row.originExchange, row.originRoutingKeys, row.originQueue, row.firstDeathAt, row.lastDeathAt, row.failedAt,
     row.errorType, row.errorMessage, row.errorStack, row.failureKind, row.service, row.serviceVersion, row.framework,

@@ -16,7 +16,9 @@ export async function getMessage({ id }: { id: string }): Promise<MessageDetailD
   const { sql } = await getDb()
   const messageId = parseId(id, 'message')
   const { rows } = await sql.query<DetailRow>(
-    `SELECT ${SUMMARY_COLUMNS}, substring(d.body FROM 1 FOR ${MAX_INLINE_BODY + 1}) AS body, d.properties, d.headers, d.x_death,
+    `SELECT ${SUMMARY_COLUMNS}, substring(d.body FROM 1 FOR ${MAX_INLINE_BODY + 1}) AS body, d.properties, d.headers,
+       -- New rows leave x_death empty and keep it in their headers only (store-batch.ts); older rows hold both.
+       coalesce(d.x_death, d.headers -> 'x-death') AS x_death,
        d.origin_exchange, d.origin_routing_keys, d.origin_queue, d.delivery_exchange, d.delivery_routing_key, d.redelivered,
        d.error_stack, d.error_message AS full_error_message, d.last_death_at, g.title AS group_title,
        d.lineage_origin_id, d.replay_count, d.status_reason, d.status_changed_at, d.status_changed_by, d.lineage_replay_id

@@ -20,6 +20,7 @@ import {
 } from './job-store'
 import { buildPublish, type PublishBuild } from './publish-message'
 import type { ReplaySettings } from './replay-settings'
+import { InFlightWindow } from './in-flight-window'
 import { RateMeter, TokenBucket } from './token-bucket'
 
 export type JobRunContext = { sql: Sql; settings: ReplaySettings; owner: string; link: BrokerLink; log: Logger }
@@ -67,6 +68,7 @@ export class JobRun {
   private readonly waiters = new Set<() => void>()
   private readonly exchanges = new Map<string, boolean>()
   private readonly bucket: TokenBucket
+  private readonly window: InFlightWindow
   private readonly meter = new RateMeter()
   private heartbeat: NodeJS.Timeout | null = null
   private beating = false
@@ -85,6 +87,7 @@ export class JobRun {
     private readonly job: JobRow,
   ) {
     this.bucket = new TokenBucket(job.rate_per_second)
+    this.window = new InFlightWindow(ctx.settings.window)
     this.cancelRequested = job.cancel_requested_at !== null
     this.flushSize = Math.max(1, Math.min(ctx.settings.window, job.rate_per_second, 1000))
   }
@@ -275,7 +278,7 @@ export class JobRun {
     const { settings } = this.ctx
     if (this.shouldStopPublishing() || !this.channel || this.ctx.link.blocked !== null || this.drainWait) return false
     if (Date.now() - this.lastRenewal >= settings.leaseMs * 0.75) return false
-    if (this.unconfirmed.size >= settings.window || this.settled.length >= settings.window * 4) return false
+    if (this.window.closed(this.unconfirmed.size) || this.settled.length >= settings.window * 4) return false
     return this.bucket.take() === 0
   }
 
@@ -289,7 +292,7 @@ export class JobRun {
         continue
       }
       const leaseFresh = Date.now() - this.lastRenewal < settings.leaseMs * 0.75
-      if (this.ctx.link.blocked !== null || this.drainWait || !leaseFresh || this.unconfirmed.size >= settings.window || this.settled.length >= settings.window * 4) {
+      if (this.ctx.link.blocked !== null || this.drainWait || !leaseFresh || this.window.closed(this.unconfirmed.size) || this.settled.length >= settings.window * 4) {
         await this.pause(100)
         continue
       }
