@@ -1,7 +1,7 @@
 /** Shared pieces of the `npm run bench:*` scripts: fresh databases, child processes, memory sampling. */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import pg from 'pg'
 
 export const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
@@ -49,3 +49,44 @@ export function peakRssMiB(pid: number): number {
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 export const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
+
+type CpuSample = { node: number; nodePid: number; postgres: Map<number, number>; rabbitmq: number }
+/** Anything that runs a query on the bench database (a pg.Client, or Lazarus' Sql). */
+type CpuQuery = { query<R extends object>(text: string): Promise<{ rows: R[] }> }
+
+function processCpu(pid: number | string): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return 0
+  }
+}
+
+/**
+ * CPU seconds used so far by this process, the PostgreSQL backends serving the bench database, and RabbitMQ (from
+ * /proc). Other databases' backends (other processes on the machine) are not counted; RabbitMQ is shared.
+ */
+export async function cpuSample(sql: CpuQuery, nodePid: number = process.pid): Promise<CpuSample> {
+  const { rows } = await sql.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()')
+  const postgres = new Map(rows.map((r) => [r.pid, processCpu(r.pid)]))
+  let rabbitmq = 0
+  for (const pid of readdirSync('/proc').filter((d) => /^[0-9]+$/.test(d))) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'beam.smp') rabbitmq += processCpu(pid)
+    } catch {
+      // gone
+    }
+  }
+  return { node: processCpu(nodePid), nodePid, postgres, rabbitmq }
+}
+
+/** CPU per message since `before`; backends that ended meanwhile are not counted (the bench keeps its pools open). */
+export async function cpuSince(sql: CpuQuery, before: CpuSample, count: number): Promise<string> {
+  const now = await cpuSample(sql, before.nodePid)
+  let postgres = 0
+  for (const [pid, used] of now.postgres) postgres += used - (before.postgres.get(pid) ?? 0)
+  const us = (seconds: number) => `${((seconds / count) * 1e6).toFixed(0)} µs`
+  return `CPU per message: node ${us(now.node - before.node)}, postgres ${us(postgres)}, rabbitmq ${us(now.rabbitmq - before.rabbitmq)}`
+}

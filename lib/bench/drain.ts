@@ -11,7 +11,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import amqp from 'amqplib'
 import pg from 'pg'
-import { AMQP_URL, fmt, freshDatabase, peakRssMiB, sleep, startWorker } from './bench-support'
+import { AMQP_URL, cpuSample, cpuSince, fmt, freshDatabase, peakRssMiB, sleep, startWorker } from './bench-support'
 
 const total = Number(process.env.BENCH_MESSAGES ?? 100_000)
 const batch = Number(process.env.LAZARUS_DRAIN_BATCH ?? 500)
@@ -139,14 +139,17 @@ async function main() {
     await publish(setup, bareQueue)
     await publish(setup, drainQueue)
 
+    const client = new pg.Client({ connectionString: db.url })
+    await client.connect()
+    let cpu = await cpuSample(client)
     const rawRate = await rawConsume(connection, rawQueue)
-    console.log(`raw amqplib consume+ack (prefetch ${prefetch}, ack multiple every ${batch}): ${fmt(rawRate)} msg/s`)
+    console.log(`raw amqplib consume+ack (prefetch ${prefetch}, ack multiple every ${batch}): ${fmt(rawRate)} msg/s (${await cpuSince(client, cpu, total)})`)
 
     const bareRate = await barePipeline(connection, bareQueue, db.url)
     console.log(`bare consume + prepared INSERT (id, body) + ack after commit: ${fmt(bareRate)} msg/s (${(bareRate / rawRate * 100).toFixed(1)}% of raw)`)
 
     const worker = startWorker({ DATABASE_URL: db.url, LAZARUS_SOURCES: drainQueue, LAZARUS_DRAIN_BATCH: String(batch), LAZARUS_DRAIN_PREFETCH: String(prefetch), AMQP_URL })
-    const client = new pg.Client({ connectionString: db.url })
+    cpu = await cpuSample(client, worker.pid)
     let peak = 0
     let stored = 0
     let progressAt = 0
@@ -154,7 +157,6 @@ async function main() {
       await sleep(250)
       if (worker.pid) peak = Math.max(peak, peakRssMiB(worker.pid))
       try {
-        if (!(client as unknown as { _connected?: boolean })._connected) await client.connect()
         const now = (await client.query<{ n: number }>('SELECT count(*)::int AS n FROM dead_letters')).rows[0].n
         if (now > stored) progressAt = waited
         stored = now
@@ -173,11 +175,13 @@ async function main() {
     // ingested_at is the transaction time of each batch: add one batch's share so N rows span N intervals, not N-1.
     const seconds = rows[0].seconds * (total / (total - batch))
     const drainRate = total / seconds
+    // The worker's own CPU (node) and its PostgreSQL backends', from its start to the last row (start-up included).
+    const drainCpu = await cpuSince(client, cpu, total)
     await client.end()
     worker.kill('SIGTERM')
     await new Promise((r) => worker.once('exit', r))
     const peakMB = Math.round(peak * 1.048576)
-    console.log(`lazarus drainer into PostgreSQL: ${fmt(drainRate)} msg/s, peak RSS ${peak} MiB (${peakMB} MB)`)
+    console.log(`lazarus drainer into PostgreSQL: ${fmt(drainRate)} msg/s, peak RSS ${peak} MiB (${peakMB} MB); worker ${drainCpu}`)
     const ratio = drainRate / rawRate
     console.log(`ratio drainer/raw: ${(ratio * 100).toFixed(1)}% (target ≥ 60%: ${ratio >= 0.6 ? 'met' : 'MISSED'}); drainer/bare pipeline: ${(drainRate / bareRate * 100).toFixed(1)}%; peak memory < 300 MB: ${peakMB < 300 ? 'met' : 'MISSED'}`)
   } finally {

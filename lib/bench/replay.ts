@@ -11,19 +11,17 @@
  * Options: BENCH_MESSAGES (default 100000), LAZARUS_REPLAY_WINDOW (default 1000).
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
-import { readdirSync, readFileSync } from 'node:fs'
 import { connect, type ConfirmChannel } from '@/lib/server/amqp/amqplib'
 import { typedTableToAmqplib, type TypedTable } from '@/lib/server/amqp/typed-fields'
 import { getConfig } from '@/lib/server/config'
 import { openDb } from '@/lib/server/db'
 import { storeBatch, type IngestRow } from '@/lib/server/ingest/store-batch'
-import type { Sql } from '@/lib/server/db/sql'
 import { createReplay } from '@/lib/server/replay/create-replay'
 import { startReplayExecutor } from '@/lib/server/replay/executor'
 import { replayHeaders } from '@/lib/server/replay/publish-message'
 import { replaySettings } from '@/lib/server/replay/replay-settings'
 import type { ReplayCreatedDto } from '@/lib/shared/schemas/replay'
-import { AMQP_URL, fmt, freshDatabase, sleep } from './bench-support'
+import { AMQP_URL, cpuSample, cpuSince, fmt, freshDatabase, sleep } from './bench-support'
 
 const total = Number(process.env.BENCH_MESSAGES ?? 100_000)
 const window = Number(process.env.LAZARUS_REPLAY_WINDOW ?? 1000)
@@ -136,44 +134,6 @@ async function rawWindowed(channel: ConfirmChannel, messages: { body: Buffer; op
   }
   await channel.waitForConfirms()
   return messages.length / ((performance.now() - start) / 1000)
-}
-
-type CpuSample = { node: number; postgres: Map<number, number>; rabbitmq: number }
-
-function processCpu(pid: number | string): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / 100
-  } catch {
-    return 0
-  }
-}
-
-/**
- * CPU seconds used so far by this process, the PostgreSQL backends serving the bench database, and RabbitMQ (from
- * /proc). Other databases' backends (other processes on the machine) are not counted; RabbitMQ is shared.
- */
-async function cpuSample(sql: Sql): Promise<CpuSample> {
-  const { rows } = await sql.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()')
-  const postgres = new Map(rows.map((r) => [r.pid, processCpu(r.pid)]))
-  let rabbitmq = 0
-  for (const pid of readdirSync('/proc').filter((d) => /^[0-9]+$/.test(d))) {
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'beam.smp') rabbitmq += processCpu(pid)
-    } catch {
-      // gone
-    }
-  }
-  return { node: processCpu(process.pid), postgres, rabbitmq }
-}
-
-async function cpuSince(sql: Sql, before: CpuSample, count: number): Promise<string> {
-  const now = await cpuSample(sql)
-  let postgres = 0
-  for (const [pid, used] of now.postgres) postgres += used - (before.postgres.get(pid) ?? 0)
-  const us = (seconds: number) => `${((seconds / count) * 1e6).toFixed(0)} µs`
-  return `CPU per message: node ${us(now.node - before.node)}, postgres ${us(postgres)}, rabbitmq ${us(now.rabbitmq - before.rabbitmq)}`
 }
 
 async function main() {
