@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 import { storeBatch } from '@/lib/server/ingest/store-batch'
 import { ingestRow } from '../helpers/ingest-row'
@@ -13,10 +12,9 @@ const SECOND = 1_000
 describe('alert webhook delivery', () => {
   let db: TestDb
   let sourceId: string
-  let receiver: Server
-  /** Status the receiver answers with; every request is recorded with it. */
-  let answer = 503
-  const requests: { status: number; text: string }[] = []
+  let receiver: WebhookReceiver
+  /** What the receiver got: each alert's text with the status it was answered with (503 until a test changes it). */
+  const requests = () => receiver.requests.map((r) => ({ status: r.status, text: (r.body as { text: string }).text }))
   const t0 = new Date(Math.floor(Date.now() / MINUTE) * MINUTE - 3 * 60 * MINUTE)
   const at = (ms: number) => new Date(t0.getTime() + ms)
   const evaluate = (ms: number) => evaluateAlerts({ sql: db.sql, now: at(ms) })
@@ -34,16 +32,9 @@ describe('alert webhook delivery', () => {
   beforeAll(async () => {
     db = await createTestDb()
     sourceId = (await db.sql.query<{ id: string }>(`INSERT INTO sources (queue) VALUES ('payments.dlq') RETURNING id::text`)).rows[0].id
-    receiver = createServer((request, response) => {
-      let body = ''
-      request.on('data', (chunk) => (body += chunk))
-      request.on('end', () => {
-        requests.push({ status: answer, text: (JSON.parse(body) as { text: string }).text })
-        response.writeHead(answer).end()
-      })
-    })
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
-    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
+    receiver = await startWebhookReceiver()
+    receiver.answer = 503
+    const { url } = receiver
     await db.sql.query('INSERT INTO alert_webhooks (url) VALUES ($1)', [url])
     await db.sql.query(
       `INSERT INTO alert_rules (kind, source_id, threshold_per_minute, window_minutes, cooldown_minutes, created_by)
@@ -52,29 +43,29 @@ describe('alert webhook delivery', () => {
     )
   })
   afterAll(async () => {
-    receiver?.close()
+    await receiver?.close()
     await db?.drop()
   })
 
   it('a webhook that refuses an alert gets it again, with backoff, until it accepts it, then never again', async () => {
     await breach(1 * MINUTE, 'v1:delivery-a')
     const first = await evaluate(1 * MINUTE)
-    expect(requests).toEqual([{ status: 503, text: expect.stringMatching(/payments\.dlq receives/) }])
+    expect(requests()).toEqual([{ status: 503, text: expect.stringMatching(/payments\.dlq receives/) }])
     expect(first.events[0].delivery).toEqual([expect.objectContaining({ ok: false, status: 503 })])
     expect(await pending()).toEqual([expect.objectContaining({ attempts: 1, next: at(1 * MINUTE + 30 * SECOND) })])
 
     await evaluate(1 * MINUTE + 10 * SECOND) // not due yet
-    expect(requests).toHaveLength(1)
+    expect(requests()).toHaveLength(1)
     await evaluate(1 * MINUTE + 30 * SECOND) // due, still refused: the next wait doubles
-    expect(requests).toHaveLength(2)
+    expect(requests()).toHaveLength(2)
     expect(await pending()).toEqual([expect.objectContaining({ attempts: 2, next: at(2 * MINUTE + 30 * SECOND) })])
 
-    answer = 200
+    receiver.answer = 200
     await evaluate(2 * MINUTE + 30 * SECOND)
-    expect(requests.map((r) => r.status)).toEqual([503, 503, 200])
+    expect(requests().map((r) => r.status)).toEqual([503, 503, 200])
     expect(await pending()).toEqual([expect.objectContaining({ attempts: 3, next: null, delivery: [expect.objectContaining({ ok: true, status: 200 })] })])
     await evaluate(4 * MINUTE)
-    expect(requests).toHaveLength(3)
+    expect(requests()).toHaveLength(3)
   })
 
   it('an alert recorded but never sent (the process died after the commit) is sent by the next evaluation', async () => {
@@ -85,16 +76,16 @@ describe('alert webhook delivery', () => {
       [sourceId, at(5 * MINUTE)],
     )
     await evaluate(5 * MINUTE + SECOND)
-    expect(requests.at(-1)).toEqual({ status: 200, text: 'Dead letters: recorded before a crash' })
+    expect(requests().at(-1)).toEqual({ status: 200, text: 'Dead letters: recorded before a crash' })
     expect((await pending()).every((e) => e.next === null)).toBe(true)
   })
 
   it('gives up after an hour, keeping the failed deliveries in the history', async () => {
-    answer = 500
+    receiver.answer = 500
     await evaluate(40 * MINUTE) // the earlier breach recovers, so the next one is a new breach after the cool-down
     await breach(50 * MINUTE, 'v1:delivery-b')
     await evaluate(50 * MINUTE)
-    const sent = requests.length
+    const sent = requests().length
     for (let ms = 50 * MINUTE; ms <= 115 * MINUTE; ms += 5 * MINUTE) await evaluate(ms)
     const last = (await pending()).at(-1)!
     expect(last.next).toBeNull()
@@ -102,9 +93,9 @@ describe('alert webhook delivery', () => {
     // 30 s, 1, 2, 4, 8 then every 10 minutes: a handful of attempts in the hour, none after it.
     expect(last.attempts).toBeGreaterThanOrEqual(5)
     expect(last.attempts).toBeLessThanOrEqual(14)
-    expect(requests.length - sent).toBe(last.attempts - 1)
-    const after = requests.length
+    expect(requests().length - sent).toBe(last.attempts - 1)
+    const after = requests().length
     await evaluate(130 * MINUTE)
-    expect(requests.length).toBe(after)
+    expect(requests().length).toBe(after)
   })
 })

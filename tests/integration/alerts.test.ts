@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 import { storeBatch } from '@/lib/server/ingest/store-batch'
 import { ingestRow } from '../helpers/ingest-row'
@@ -21,8 +20,7 @@ const post = (handler: typeof rulesRoute.POST, body: unknown) =>
 describe('inflow alerts', () => {
   let db: TestDb
   let sourceId: string
-  let receiver: Server
-  const received: { text: string; alert: any }[] = []
+  let receiver: WebhookReceiver
   const t0 = new Date(Math.floor(Date.now() / MINUTE) * MINUTE - 60 * MINUTE)
   const at = (minutes: number) => new Date(t0.getTime() + minutes * MINUTE)
   const store = (minute: number, count: number, signature?: string, title?: string) =>
@@ -32,39 +30,31 @@ describe('inflow alerts', () => {
   beforeAll(async () => {
     db = await createTestDb()
     sourceId = (await db.sql.query<{ id: string }>(`INSERT INTO sources (queue) VALUES ('orders.dlq') RETURNING id::text`)).rows[0].id
-    receiver = createServer((request, response) => {
-      let body = ''
-      request.on('data', (chunk) => (body += chunk))
-      request.on('end', () => {
-        received.push(JSON.parse(body))
-        response.writeHead(200).end('ok')
-      })
-    })
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
-    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
+    receiver = await startWebhookReceiver()
+    const { url } = receiver
     expect((await post(webhooksRoute.POST, { url })).status).toBe(201)
     const rule = await post(rulesRoute.POST, { kind: 'source-rate', sourceId, thresholdPerMinute: 10, windowMinutes: 5, cooldownMinutes: 30 })
     expect(rule.status).toBe(201)
     expect(await rule.json()).toMatchObject({ kind: 'source-rate', source: { id: sourceId, queue: 'orders.dlq' }, thresholdPerMinute: 10, createdBy: 'ops' })
   })
   afterAll(async () => {
-    receiver?.close()
+    await receiver?.close()
     await db?.drop()
   })
 
   it('a breach is sent once, with a Slack-compatible text, however often it is evaluated', async () => {
     await store(1, 30) // 6/min over 5 min: below 10
     await evaluate(2)
-    expect(received).toHaveLength(0)
+    expect(receiver.bodies).toHaveLength(0)
     await store(2, 40) // 70 in the window: 14/min
     await evaluate(2)
     await evaluate(3)
     await store(3, 50)
     await evaluate(4)
-    expect(received).toHaveLength(1)
-    expect(received[0].text).toMatch(/orders\.dlq receives 14\/min over the last 5 min \(threshold 10\/min\)/)
-    expect(received[0].text).toContain('<https://lazarus.example.com/messages?source=')
-    expect(received[0].alert).toMatchObject({ state: 'firing', subject: { type: 'source', label: 'orders.dlq' }, ratePerMinute: 14, notified: true })
+    expect(receiver.bodies).toHaveLength(1)
+    expect(receiver.bodies[0].text).toMatch(/orders\.dlq receives 14\/min over the last 5 min \(threshold 10\/min\)/)
+    expect(receiver.bodies[0].text).toContain('<https://lazarus.example.com/messages?source=')
+    expect(receiver.bodies[0].alert).toMatchObject({ state: 'firing', subject: { type: 'source', label: 'orders.dlq' }, ratePerMinute: 14, notified: true })
     const overview = await (await alertsRoute.GET(new Request('http://lazarus.test/api/alerts'), { params: Promise.resolve({}) })).json()
     expect(overview.firing).toHaveLength(1)
     expect(overview.rules[0].firing).toBe(1)
@@ -72,10 +62,10 @@ describe('inflow alerts', () => {
 
   it('a recovery is recorded but not reported as a breach, and a new breach inside the cool-down stays quiet', async () => {
     await evaluate(20) // nothing in the last 5 minutes
-    expect(received).toHaveLength(1)
+    expect(receiver.bodies).toHaveLength(1)
     await store(24, 80)
     await evaluate(25) // breach again, 20 minutes after the notification: inside the 30-minute cool-down
-    expect(received).toHaveLength(1)
+    expect(receiver.bodies).toHaveLength(1)
     const history = await (await eventsRoute.GET(new Request('http://lazarus.test/api/alerts/events'), { params: Promise.resolve({}) })).json()
     expect(history.events.map((e: any) => [e.state, e.notified])).toEqual([['firing', false], ['recovered', false], ['firing', true]])
   })
@@ -84,8 +74,8 @@ describe('inflow alerts', () => {
     await evaluate(40) // recovers
     await store(44, 80)
     await evaluate(45)
-    expect(received).toHaveLength(2)
-    expect(received[1].alert.state).toBe('firing')
+    expect(receiver.bodies).toHaveLength(2)
+    expect(receiver.bodies[1].alert.state).toBe('firing')
   })
 
   it('a new error group is announced once', async () => {
@@ -94,7 +84,7 @@ describe('inflow alerts', () => {
     await store(46, 1, 'v1:alert-brand-new', 'BrandNewException: first of its kind')
     await evaluate(47)
     await evaluate(48)
-    const announcements = received.filter((r) => r.alert.kind === 'new-group')
+    const announcements = receiver.bodies.filter((r) => r.alert.kind === 'new-group')
     expect(announcements).toHaveLength(1)
     expect(announcements[0].text).toMatch(/New error group in orders\.dlq: “BrandNewException: first of its kind”/)
   })
@@ -104,10 +94,10 @@ describe('inflow alerts', () => {
     const sourceRule = overview.rules.find((r: any) => r.kind === 'source-rate')
     const patched = await ruleRoute.PATCH(new Request('http://x', { method: 'PATCH', body: JSON.stringify({ enabled: false }) }), { params: Promise.resolve({ id: sourceRule.id }) })
     expect((await patched.json()).enabled).toBe(false)
-    const before = received.length
+    const before = receiver.bodies.length
     await store(80, 200)
     await evaluate(80)
-    expect(received.length).toBe(before)
+    expect(receiver.bodies.length).toBe(before)
     for (const [body, message] of [
       [{ kind: 'source-rate', thresholdPerMinute: -1 }, /thresholdPerMinute/],
       [{ kind: 'source-rate', thresholdPerMinute: 5, sourceId: '999999' }, /does not exist/],
