@@ -275,7 +275,10 @@ test('alerts: one webhook notice per breach, shown in the banner, the firing lis
     await expect(event).toHaveCount(1)
 
     await webhooks.getByRole('button', { name: `Remove webhook ${hook}` }).click()
-    await page.getByRole('dialog', { name: 'Remove this webhook?' }).getByRole('button', { name: 'Remove webhook' }).click()
+    const removeDialog = page.getByRole('dialog', { name: 'Remove this webhook?' })
+    await expect(removeDialog).toContainText(hook)
+    await shot(page, 'alerts-remove-webhook')
+    await removeDialog.getByRole('button', { name: 'Remove webhook' }).click()
     await expect(webhooks.locator('tbody tr')).toHaveCount(0)
     expect(received).toHaveLength(1)
   } finally {

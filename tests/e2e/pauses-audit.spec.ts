@@ -94,6 +94,7 @@ test('pause an entity, see it listed, resume it, and find both in the audit log'
   await expect(log.locator('tr[data-action]')).toHaveCount(1)
   await log.locator('tr[data-action="pause.resumed"]').getByRole('button', { name: 'Show details' }).click()
   await expect(log).toContainText(QUEUE)
+  await shot(page, 'audit-details')
   await page.getByRole('button', { name: 'Clear filters' }).click()
   await expect(page).not.toHaveURL(/action=/)
   await expect(log.locator('tr[data-action="pause.created"]').first()).toBeVisible()
