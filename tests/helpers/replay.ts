@@ -5,7 +5,34 @@ import type { Sql } from '@/lib/server/db/sql'
 import { storeBatch, type IngestRow } from '@/lib/server/ingest/store-batch'
 import { startReplayExecutor, type ReplayExecutor } from '@/lib/server/replay/executor'
 import { replaySettings, type ReplaySettings } from '@/lib/server/replay/replay-settings'
-import { waitFor } from './broker'
+import { brokerConnection, waitFor } from './broker'
+import { createTestDb, type TestDb } from './test-db'
+
+export type ReplayBed = { db: TestDb; connection: ChannelModel; channel: Channel; close(): Promise<void> }
+
+/**
+ * What the replay tests publish to: a test database, and on the real broker a direct exchange routing `key` to the
+ * work queue the replayed messages should reach. close() removes both and drops the database.
+ */
+export async function openReplayBed(names: { exchange: string; work: string; key: string }): Promise<ReplayBed> {
+  const db = await createTestDb()
+  const connection = await brokerConnection()
+  const channel = await connection.createChannel()
+  await channel.assertExchange(names.exchange, 'direct', { durable: false })
+  await channel.assertQueue(names.work, { durable: false })
+  await channel.bindQueue(names.work, names.exchange, names.key)
+  return {
+    db,
+    connection,
+    channel,
+    async close() {
+      await channel.deleteQueue(names.work).catch(() => {})
+      await channel.deleteExchange(names.exchange).catch(() => {})
+      await connection.close()
+      await db.drop()
+    },
+  }
+}
 
 /** An in-process replay executor with test-friendly timings. */
 export function startTestExecutor(sql: Sql, overrides: Partial<ReplaySettings> = {}): ReplayExecutor {

@@ -6,9 +6,9 @@ import { createReplay } from '@/lib/server/replay/create-replay'
 import type { ReplayExecutor } from '@/lib/server/replay/executor'
 import { replaySettings } from '@/lib/server/replay/replay-settings'
 import type { ReplayCreatedDto } from '@/lib/shared/schemas/replay'
-import { brokerConnection, uniqueName, waitFor } from '../helpers/broker'
-import { bulkRows, collect, jobState, startTestExecutor, storeBulk, waitForJob } from '../helpers/replay'
-import { createTestDb, type TestDb } from '../helpers/test-db'
+import { uniqueName, waitFor } from '../helpers/broker'
+import { type ReplayBed, bulkRows, collect, jobState, openReplayBed, startTestExecutor, storeBulk, waitForJob } from '../helpers/replay'
+import type { TestDb } from '../helpers/test-db'
 
 /**
  * rabbitmq.md rule 7: under a resource alarm RabbitMQ blocks publishing connections. A real memory alarm is raised
@@ -25,6 +25,7 @@ function readWatermark(): string[] {
 
 describe('replay under a broker resource alarm', () => {
   let db: TestDb
+  let bed: ReplayBed
   let connection: ChannelModel
   let channel: Channel
   let executor: ReplayExecutor | null = null
@@ -52,12 +53,8 @@ describe('replay under a broker resource alarm', () => {
 
   beforeAll(async () => {
     original = readWatermark()
-    db = await createTestDb()
-    connection = await brokerConnection()
-    channel = await connection.createChannel()
-    await channel.assertExchange(exchange, 'direct', { durable: false })
-    await channel.assertQueue(work, { durable: false })
-    await channel.bindQueue(work, exchange, 'k')
+    bed = await openReplayBed({ exchange, work, key: 'k' })
+    ;({ db, connection, channel } = bed)
   })
 
   afterEach(async () => {
@@ -69,10 +66,7 @@ describe('replay under a broker resource alarm', () => {
 
   afterAll(async () => {
     liftAlarm()
-    await channel?.deleteQueue(work).catch(() => {})
-    await channel?.deleteExchange(exchange).catch(() => {})
-    await connection?.close()
-    await db?.drop()
+    await bed?.close()
   })
 
   it('holds publishing while the broker blocks it, then confirms every message once the alarm clears', async () => {

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Channel, ChannelModel } from '@/lib/server/amqp/amqplib'
 import { createReplay } from '@/lib/server/replay/create-replay'
 import type { ReplayCreatedDto } from '@/lib/shared/schemas/replay'
-import { brokerConnection, uniqueName, waitFor } from '../helpers/broker'
-import { bulkRows, collect, jobState, replayIdOf, storeBulk, waitForJob } from '../helpers/replay'
-import { createTestDb, type TestDb } from '../helpers/test-db'
+import { uniqueName, waitFor } from '../helpers/broker'
+import { type ReplayBed, bulkRows, collect, jobState, openReplayBed, replayIdOf, storeBulk, waitForJob } from '../helpers/replay'
+import type { TestDb } from '../helpers/test-db'
 import { exited, spawnWorker } from '../helpers/worker-process'
 
 const TOTAL = 10_000
@@ -14,6 +14,7 @@ const TOTAL = 10_000
 // next worker once the dead one's lease expires.
 describe('replay crash safety', () => {
   let db: TestDb
+  let bed: ReplayBed
   let connection: ChannelModel
   let channel: Channel
   const exchange = uniqueName('crash_x')
@@ -21,20 +22,13 @@ describe('replay crash safety', () => {
   const env = () => ({ DATABASE_URL: db.url, LAZARUS_REPLAY_LEASE_MS: '1500', LAZARUS_REPLAY_POLL_MS: '100', LAZARUS_REPLAY_WINDOW: '500' })
 
   beforeAll(async () => {
-    db = await createTestDb()
-    connection = await brokerConnection()
-    channel = await connection.createChannel()
-    await channel.assertExchange(exchange, 'direct', { durable: false })
-    await channel.assertQueue(work, { durable: false })
-    await channel.bindQueue(work, exchange, 'order.created')
+    bed = await openReplayBed({ exchange, work, key: 'order.created' })
+    ;({ db, connection, channel } = bed)
     await storeBulk(db.sql, uniqueName('crash_dlq'), bulkRows(TOTAL, { originExchange: exchange, originKey: 'order.created', originQueue: work }))
   })
 
   afterAll(async () => {
-    await channel?.deleteQueue(work).catch(() => {})
-    await channel?.deleteExchange(exchange).catch(() => {})
-    await connection?.close()
-    await db?.drop()
+    await bed?.close()
   })
 
   it('delivers every message at least once across SIGKILLs, duplicating only what was in flight', async () => {

@@ -5,14 +5,15 @@ import { createReplay } from '@/lib/server/replay/create-replay'
 import type { ReplayExecutor } from '@/lib/server/replay/executor'
 import { replaySettings } from '@/lib/server/replay/replay-settings'
 import type { ReplayCreatedDto, ReplayDryRunDto } from '@/lib/shared/schemas/replay'
-import { brokerConnection, uniqueName } from '../helpers/broker'
-import { bulkRows, collect, startTestExecutor, storeBulk, waitForJob } from '../helpers/replay'
-import { createTestDb, type TestDb } from '../helpers/test-db'
+import { uniqueName } from '../helpers/broker'
+import { type ReplayBed, bulkRows, collect, openReplayBed, startTestExecutor, storeBulk, waitForJob } from '../helpers/replay'
+import type { TestDb } from '../helpers/test-db'
 
 // rabbitmq.md rule 13: sizes are checked before publishing; a message that cannot go out is reported "cannot replay"
 // and never takes the channel (or the rest of the job) down with it.
 describe('replay size limits', () => {
   let db: TestDb
+  let bed: ReplayBed
   let connection: ChannelModel
   let channel: Channel
   let executor: ReplayExecutor
@@ -22,12 +23,8 @@ describe('replay size limits', () => {
   const hugeHeaders = JSON.stringify({ 'x-exception-stacktrace': { t: 'S', v: 'at com.acme.Deep(Deep.java:1)\n'.repeat(2500) } })
 
   beforeAll(async () => {
-    db = await createTestDb()
-    connection = await brokerConnection()
-    channel = await connection.createChannel()
-    await channel.assertExchange(exchange, 'direct', { durable: false })
-    await channel.assertQueue(work, { durable: false })
-    await channel.bindQueue(work, exchange, 'k')
+    bed = await openReplayBed({ exchange, work, key: 'k' })
+    ;({ db, connection, channel } = bed)
     const rows = bulkRows(5, { originExchange: exchange, originKey: 'k', originQueue: work })
     rows[2] = { ...rows[2], body: Buffer.alloc(4096, 'b') }
     rows[4] = { ...rows[4], headersJson: hugeHeaders }
@@ -41,10 +38,7 @@ describe('replay size limits', () => {
   afterAll(async () => {
     await channel?.deleteQueue(full).catch(() => {})
     await executor?.stop()
-    await channel?.deleteQueue(work).catch(() => {})
-    await channel?.deleteExchange(exchange).catch(() => {})
-    await connection?.close()
-    await db?.drop()
+    await bed?.close()
   })
 
   it('excludes oversized bodies and header tables in the plan', async () => {

@@ -4,14 +4,15 @@ import { createReplay } from '@/lib/server/replay/create-replay'
 import type { ReplayExecutor } from '@/lib/server/replay/executor'
 import type { ReplayCreatedDto } from '@/lib/shared/schemas/replay'
 import * as cancelRoute from '@/app/api/replays/[id]/cancel/route'
-import { brokerConnection, uniqueName, waitFor } from '../helpers/broker'
-import { bulkRows, jobState, startTestExecutor, storeBulk, waitForJob } from '../helpers/replay'
-import { createTestDb, type TestDb } from '../helpers/test-db'
+import { uniqueName, waitFor } from '../helpers/broker'
+import { type ReplayBed, bulkRows, jobState, openReplayBed, startTestExecutor, storeBulk, waitForJob } from '../helpers/replay'
+import type { TestDb } from '../helpers/test-db'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 describe('replay rate limit and cancel', () => {
   let db: TestDb
+  let bed: ReplayBed
   let connection: ChannelModel
   let channel: Channel
   let executor: ReplayExecutor
@@ -22,12 +23,8 @@ describe('replay rate limit and cancel', () => {
   let cancelSource: string
 
   beforeAll(async () => {
-    db = await createTestDb()
-    connection = await brokerConnection()
-    channel = await connection.createChannel()
-    await channel.assertExchange(exchange, 'direct', { durable: false })
-    await channel.assertQueue(work, { durable: false })
-    await channel.bindQueue(work, exchange, 'k')
+    bed = await openReplayBed({ exchange, work, key: 'k' })
+    ;({ db, connection, channel } = bed)
     const origin = { originExchange: exchange, originKey: 'k', originQueue: work }
     rateSource = await storeBulk(db.sql, uniqueName('rate_dlq'), bulkRows(1_000, origin))
     cancelSource = await storeBulk(db.sql, uniqueName('cancel_dlq'), bulkRows(2_000, { ...origin, start: 10_000 }))
@@ -37,10 +34,7 @@ describe('replay rate limit and cancel', () => {
 
   afterAll(async () => {
     await executor?.stop()
-    await channel?.deleteQueue(work).catch(() => {})
-    await channel?.deleteExchange(exchange).catch(() => {})
-    await connection?.close()
-    await db?.drop()
+    await bed?.close()
   })
 
   it('holds the job rate within 10%', async () => {

@@ -4,14 +4,15 @@ import { getTypedHeaders } from '@/lib/server/amqp/typed-fields'
 import { createReplay } from '@/lib/server/replay/create-replay'
 import type { ReplayExecutor } from '@/lib/server/replay/executor'
 import type { ReplayCreatedDto } from '@/lib/shared/schemas/replay'
-import { brokerConnection, uniqueName } from '../helpers/broker'
-import { bulkRows, collect, startTestExecutor, storeBulk, waitForJob } from '../helpers/replay'
-import { createTestDb, type TestDb } from '../helpers/test-db'
+import { uniqueName } from '../helpers/broker'
+import { type ReplayBed, bulkRows, collect, openReplayBed, startTestExecutor, storeBulk, waitForJob } from '../helpers/replay'
+import type { TestDb } from '../helpers/test-db'
 
 // An order-sensitive source: the replay pauses the entity, publishes its dead letters (marked x-lazarus-release so a
 // guard lets them through), then the messages held for it meanwhile, in arrival order, then resumes the pause.
 describe('replay with paused entities', () => {
   let db: TestDb
+  let bed: ReplayBed
   let connection: ChannelModel
   let channel: Channel
   let executor: ReplayExecutor | undefined
@@ -19,20 +20,13 @@ describe('replay with paused entities', () => {
   const work = uniqueName('rel_work')
 
   beforeAll(async () => {
-    db = await createTestDb()
-    connection = await brokerConnection()
-    channel = await connection.createChannel()
-    await channel.assertExchange(exchange, 'direct', { durable: false })
-    await channel.assertQueue(work, { durable: false })
-    await channel.bindQueue(work, exchange, 'k')
+    bed = await openReplayBed({ exchange, work, key: 'k' })
+    ;({ db, connection, channel } = bed)
   })
 
   afterAll(async () => {
     await executor?.stop()
-    await channel?.deleteQueue(work).catch(() => {})
-    await channel?.deleteExchange(exchange).catch(() => {})
-    await connection?.close()
-    await db?.drop()
+    await bed?.close()
   })
 
   it('replays the entity, then releases what was held for it, then resumes', async () => {
