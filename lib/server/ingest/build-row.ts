@@ -142,7 +142,7 @@ export function buildRow(options: BuildRowOptions): IngestRow {
     body,
     bodyEncoding: encoding,
     // Text bodies hold no U+0000 (classifyBody calls those binary); store-batch derives short previews in SQL.
-    bodyPreview: text === null ? null : text.length <= PREVIEW_CHARS ? text : text.slice(0, PREVIEW_CHARS),
+    bodyPreview: text === null ? null : text.slice(0, PREVIEW_CHARS),
     propertiesJson,
     headersJson,
     deliveryExchange: pgText(message.fields.exchange) ?? '',

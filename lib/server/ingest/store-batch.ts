@@ -70,7 +70,7 @@ FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
 ORDER BY signature
 ON CONFLICT (signature) DO NOTHING`
 
-/** Columns with a parameter of their own, in rowParams order. */
+/** The columns each row sets, one parameter each in rowParams order (SQL_VALUES derives some from others). */
 const PARAM_COLUMNS = [
   'source_id', 'group_id', 'fingerprint', 'seen_count', 'redelivered', 'body', 'body_size', 'body_encoding', 'body_preview',
   'properties', 'headers', 'delivery_exchange', 'delivery_routing_key', 'death_reason', 'attempts',
@@ -99,7 +99,6 @@ const SQL_VALUES: Partial<Record<ParamColumn, (param: (column: ParamColumn) => s
   body_preview: (p) =>
     `CASE WHEN ${p('body_encoding')}::text = 'binary' THEN NULL ELSE left(coalesce(${p('body_preview')}::text, convert_from(${p('body')}::bytea, 'UTF8')), ${PREVIEW_CHARS}) END`,
 }
-const COLUMNS = PARAM_COLUMNS
 
 function rowParams(row: IngestRow, sourceId: string, groupId: string, extraSeen: number): unknown[] {
   return [
@@ -127,11 +126,11 @@ function insertStatement(rowCount: number): string {
   const values: string[] = []
   for (let r = 0; r < rowCount; r++) {
     const param = (column: ParamColumn) => `$${r * width + 1 + PARAM_COLUMNS.indexOf(column)}`
-    values.push(`(${COLUMNS.map((column) => SQL_VALUES[column]?.(param) ?? param(column as ParamColumn)).join(', ')})`)
+    values.push(`(${PARAM_COLUMNS.map((column) => SQL_VALUES[column]?.(param) ?? param(column)).join(', ')})`)
   }
   const text = `
 WITH stored AS (
-  INSERT INTO dead_letters (${COLUMNS.join(', ')})
+  INSERT INTO dead_letters (${PARAM_COLUMNS.join(', ')})
   VALUES ${values.join(',\n')}
   ON CONFLICT (source_id, fingerprint) DO UPDATE
     SET seen_count = dead_letters.seen_count + excluded.seen_count - CASE WHEN excluded.redelivered THEN 1 ELSE 0 END
