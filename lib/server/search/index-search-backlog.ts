@@ -24,13 +24,11 @@ export async function indexSearchBacklog({ sql, ranges = 8 }: IndexSearchBacklog
     if (taken.length === 0) return { ranges: 0, rows: 0, more: false }
     // Ranges can overlap: a drainer writes two batches at once, so their ids interleave. Each row is indexed once.
     const { rowCount } = await tx.query(
-      `WITH ids AS (
-         SELECT DISTINCT d.id FROM unnest($1::bigint[], $2::bigint[]) AS r(first_id, last_id)
-         JOIN dead_letters d ON d.id BETWEEN r.first_id AND r.last_id
-       )
-       INSERT INTO dead_letter_search (dead_letter_id, text)
-       SELECT d.id, dead_letter_search_text_v2(d.error_type, d.error_message, d.entity_key, d.body_preview)
-       FROM ids JOIN dead_letters d ON d.id = ids.id
+      `INSERT INTO dead_letter_search (dead_letter_id, text)
+       SELECT DISTINCT ON (d.id) d.id, dead_letter_search_text_v2(d.error_type, d.error_message, d.entity_key, d.body_preview)
+       FROM unnest($1::bigint[], $2::bigint[]) AS r(first_id, last_id)
+       JOIN dead_letters d ON d.id BETWEEN r.first_id AND r.last_id
+       ORDER BY d.id
        ON CONFLICT (dead_letter_id) DO UPDATE SET text = excluded.text`,
       [taken.map((r) => r.first_id), taken.map((r) => r.last_id)],
     )
