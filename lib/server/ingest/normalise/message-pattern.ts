@@ -1,4 +1,5 @@
 import 'server-only'
+import { BoundedCache } from './bounded-cache'
 
 /**
  * Message parameterisation (framework-headers.md §10 step 3): Sentry's parameterizer
@@ -114,20 +115,16 @@ export const MAX_PATTERN_LENGTH = 256
  * A flood of one failure repeats its message, often word for word, and the Sentry pass is the normaliser's
  * costliest step: results are remembered per input (bounded, oldest first out; strings cannot be mutated).
  */
-const patternCache = new Map<string, string | null>()
-const PATTERN_CACHE_SIZE = 4096
+const patternCache = new BoundedCache<string | null>({ entries: 4096, maxKeyLength: MAX_INPUT })
 
 /** Normalises an error message for grouping and titles. Returns null for a blank message. */
 export function normaliseMessage(message: string | null | undefined): string | null {
   if (!message) return null
   const input = message.length > MAX_INPUT ? message.slice(0, MAX_INPUT) : message
-  const cached = patternCache.get(input)
-  if (cached !== undefined) return cached
-  let text = sentryParameterize(input)
-  for (const [pattern, replacement] of EXTRA_RULES) text = text.replace(pattern, replacement)
-  text = text.replace(/\s+/g, ' ').trim().slice(0, MAX_PATTERN_LENGTH)
-  const pattern = text === '' ? null : text
-  if (patternCache.size >= PATTERN_CACHE_SIZE) patternCache.delete(patternCache.keys().next().value as string)
-  patternCache.set(input, pattern)
-  return pattern
+  return patternCache.get(input, () => {
+    let text = sentryParameterize(input)
+    for (const [pattern, replacement] of EXTRA_RULES) text = text.replace(pattern, replacement)
+    text = text.replace(/\s+/g, ' ').trim().slice(0, MAX_PATTERN_LENGTH)
+    return text === '' ? null : text
+  })
 }

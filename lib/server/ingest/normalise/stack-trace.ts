@@ -1,5 +1,6 @@
 import 'server-only'
 import { detectStackLanguage, matchDotnetFrame, parseFrameLine, type Frame, type StackLanguage } from './stack-frames'
+import { BoundedCache } from './bounded-cache'
 
 export type ExceptionHeader = { type: string; message: string | null }
 
@@ -244,36 +245,18 @@ type MaskedAnalysis = ReturnType<(typeof ANALYSERS)[StackLanguage]>
 
 /**
  * A flood of one failure repeats the same trace with at most the message changing, and the message is masked
- * before parsing, so the parse of a masked trace is remembered (bounded; results are never mutated).
+ * before detection and parsing, so both are remembered per masked trace (results are never mutated). Traces over
+ * 16 KiB are analysed every time: 512 of them at the 256 KiB cap would hold too much memory.
  */
-const analysisCache = new Map<string, MaskedAnalysis>()
-const ANALYSIS_CACHE_SIZE = 512
-/** Longer traces are analysed every time: 512 of them at the 256 KiB cap would hold too much memory. */
-const MAX_CACHED_TEXT = 16 * 1024
+const CACHE = { entries: 512, maxKeyLength: 16 * 1024 }
+const languageCache = new BoundedCache<StackLanguage | null>(CACHE)
+const analysisCache = new BoundedCache<MaskedAnalysis>(CACHE)
 
-const languageCache = new Map<string, StackLanguage | null>()
+const detectLanguageOf = (masked: string, hint: StackLanguage | null) =>
+  languageCache.get(`${hint ?? ''}\u0000${masked}`, () => detectStackLanguage(masked, hint))
 
-function detectLanguageOf(masked: string, hint: StackLanguage | null): StackLanguage | null {
-  const key = `${hint ?? ''}\u0000${masked}`
-  const cached = languageCache.get(key)
-  if (cached !== undefined) return cached
-  const language = detectStackLanguage(masked, hint)
-  if (masked.length > MAX_CACHED_TEXT) return language
-  if (languageCache.size >= ANALYSIS_CACHE_SIZE) languageCache.delete(languageCache.keys().next().value as string)
-  languageCache.set(key, language)
-  return language
-}
-
-function analyseMasked(language: StackLanguage, masked: string): MaskedAnalysis {
-  const key = `${language}\u0000${masked}`
-  const cached = analysisCache.get(key)
-  if (cached) return cached
-  const result = ANALYSERS[language](masked.split(/\r?\n/, MAX_LINES))
-  if (masked.length > MAX_CACHED_TEXT) return result
-  if (analysisCache.size >= ANALYSIS_CACHE_SIZE) analysisCache.delete(analysisCache.keys().next().value as string)
-  analysisCache.set(key, result)
-  return result
-}
+const analyseMasked = (language: StackLanguage, masked: string) =>
+  analysisCache.get(`${language}\u0000${masked}`, () => ANALYSERS[language](masked.split(/\r?\n/, MAX_LINES)))
 
 /** Finds the root exception and its frames in a stack trace of any supported language. Never throws. */
 export function analyseStack(text: string | null | undefined, options: AnalyseOptions = {}): StackAnalysis {
