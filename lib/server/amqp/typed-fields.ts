@@ -66,6 +66,16 @@ function setOwn<T>(target: Record<string, T>, key: string, value: T): void {
   else target[key] = value
 }
 
+type Latin1Slicing = Buffer & { latin1Slice?: (start: number, end: number) => string }
+/**
+ * ASCII bytes as a string. Node's Buffer#latin1Slice skips toString's encoding lookup, measurable at tens of strings
+ * per message; it is not a documented API, so a Node without it gets toString.
+ */
+const latin1: (buf: Buffer, start: number, end: number) => string =
+  typeof (Buffer.prototype as Latin1Slicing).latin1Slice === 'function'
+    ? (buf, start, end) => (buf as Latin1Slicing).latin1Slice!(start, end)
+    : (buf, start, end) => buf.toString('latin1', start, end)
+
 /** Decodes bytes as UTF-8 only when re-encoding the string gives the same bytes back. */
 function exactUtf8(bytes: Buffer): string | undefined {
   // Valid UTF-8 decodes and re-encodes to the same bytes; the native check avoids the round trip on every string.
@@ -224,8 +234,7 @@ class Decoder {
           break
         }
       }
-      // latin1Slice skips toString's encoding lookup, measurable at tens of strings per message.
-      if (ascii) return (buf as Buffer & { latin1Slice(start: number, end: number): string }).latin1Slice(at, at + size)
+      if (ascii) return latin1(buf, at, at + size)
     }
     return exactUtf8(buf.subarray(at, at + size))
   }
