@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import pg from 'pg'
 
 export const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
@@ -50,7 +51,7 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 
 export const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 
-type CpuSample = { node: number; nodePid: number; postgres: Map<number, number>; rabbitmq: number }
+type CpuSample = { node: number; nodePid: number; postgres: Map<number, number>; rabbitmq: number; machine: number }
 /** Anything that runs a query on the bench database (a pg.Client, or Lazarus' Sql). */
 type CpuQuery = { query<R extends object>(text: string): Promise<{ rows: R[] }> }
 
@@ -79,14 +80,44 @@ export async function cpuSample(sql: CpuQuery, nodePid: number = process.pid): P
       // gone
     }
   }
-  return { node: processCpu(nodePid), nodePid, postgres, rabbitmq }
+  return { node: processCpu(nodePid), nodePid, postgres, rabbitmq, machine: machineBusySeconds() }
 }
 
-/** CPU per message since `before`; backends that ended meanwhile are not counted (the bench keeps its pools open). */
-export async function cpuSince(sql: CpuQuery, before: CpuSample, count: number): Promise<string> {
+/**
+ * Busy CPU seconds of the whole machine so far (/proc/stat: every process and the kernel's own work, such as loopback
+ * networking, which no process is charged for). On a machine running nothing but the bench, the difference over a
+ * phase is what that phase cost, however many processes did the work.
+ */
+export function machineBusySeconds(): number {
+  const [user, nice, system, , , irq, softirq, steal = 0] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number)
+  return (user + nice + system + irq + softirq + steal) / 100
+}
+
+export const machineCores = availableParallelism()
+
+/** The cores `perItemSeconds` of CPU per item keeps busy at `rate` items per second, as "3.1 cores (… µs each)". */
+export function coresAt(perItemSeconds: number, rate: number): string {
+  return `${(perItemSeconds * rate).toFixed(1)} cores (${microseconds(perItemSeconds)} each)`
+}
+
+export const microseconds = (seconds: number) => `${(seconds * 1e6).toFixed(0)} µs`
+
+/**
+ * CPU per message since `before`: the text for the bench's output, and the whole machine's share per message.
+ * Backends that ended meanwhile are not counted per process (the bench keeps its pools open); the machine counts all.
+ */
+export async function cpuUse(sql: CpuQuery, before: CpuSample, count: number): Promise<{ text: string; machinePerItem: number }> {
   const now = await cpuSample(sql, before.nodePid)
   let postgres = 0
   for (const [pid, used] of now.postgres) postgres += used - (before.postgres.get(pid) ?? 0)
-  const us = (seconds: number) => `${((seconds / count) * 1e6).toFixed(0)} µs`
-  return `CPU per message: node ${us(now.node - before.node)}, postgres ${us(postgres)}, rabbitmq ${us(now.rabbitmq - before.rabbitmq)}`
+  const per = (seconds: number) => microseconds(seconds / count)
+  const machinePerItem = (now.machine - before.machine) / count
+  return {
+    text: `CPU per message: node ${per(now.node - before.node)}, postgres ${per(postgres)}, rabbitmq ${per(now.rabbitmq - before.rabbitmq)}; whole machine ${microseconds(machinePerItem)}`,
+    machinePerItem,
+  }
+}
+
+export async function cpuSince(sql: CpuQuery, before: CpuSample, count: number): Promise<string> {
+  return (await cpuUse(sql, before, count)).text
 }

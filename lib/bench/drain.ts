@@ -11,7 +11,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import amqp from 'amqplib'
 import pg from 'pg'
-import { AMQP_URL, cpuSample, cpuSince, fmt, freshDatabase, peakRssMiB, sleep, startWorker } from './bench-support'
+import { AMQP_URL, coresAt, cpuSample, cpuSince, cpuUse, fmt, freshDatabase, machineCores, peakRssMiB, sleep, startWorker } from './bench-support'
 
 const total = Number(process.env.BENCH_MESSAGES ?? 100_000)
 const batch = Number(process.env.LAZARUS_DRAIN_BATCH ?? 500)
@@ -145,8 +145,10 @@ async function main() {
     const rawRate = await rawConsume(connection, rawQueue)
     console.log(`raw amqplib consume+ack (prefetch ${prefetch}, ack multiple every ${batch}): ${fmt(rawRate)} msg/s (${await cpuSince(client, cpu, total)})`)
 
+    cpu = await cpuSample(client)
     const bareRate = await barePipeline(connection, bareQueue, db.url)
-    console.log(`bare consume + prepared INSERT (id, body) + ack after commit: ${fmt(bareRate)} msg/s (${(bareRate / rawRate * 100).toFixed(1)}% of raw)`)
+    const bareCpu = await cpuUse(client, cpu, total)
+    console.log(`bare consume + prepared INSERT (id, body) + ack after commit: ${fmt(bareRate)} msg/s (${(bareRate / rawRate * 100).toFixed(1)}% of raw; ${bareCpu.text})`)
 
     const worker = startWorker({ DATABASE_URL: db.url, LAZARUS_SOURCES: drainQueue, LAZARUS_DRAIN_BATCH: String(batch), LAZARUS_DRAIN_PREFETCH: String(prefetch), AMQP_URL })
     cpu = await cpuSample(client, worker.pid)
@@ -176,14 +178,19 @@ async function main() {
     const seconds = rows[0].seconds * (total / (total - batch))
     const drainRate = total / seconds
     // The worker's own CPU (node) and its PostgreSQL backends', from its start to the last row (start-up included).
-    const drainCpu = await cpuSince(client, cpu, total)
+    const drainCpu = await cpuUse(client, cpu, total)
     await client.end()
     worker.kill('SIGTERM')
     await new Promise((r) => worker.once('exit', r))
     const peakMB = Math.round(peak * 1.048576)
-    console.log(`lazarus drainer into PostgreSQL: ${fmt(drainRate)} msg/s, peak RSS ${peak} MiB (${peakMB} MB); worker ${drainCpu}`)
+    console.log(`lazarus drainer into PostgreSQL: ${fmt(drainRate)} msg/s, peak RSS ${peak} MiB (${peakMB} MB); worker ${drainCpu.text}`)
     const ratio = drainRate / rawRate
     console.log(`ratio drainer/raw: ${(ratio * 100).toFixed(1)}% (target ≥ 60%: ${ratio >= 0.6 ? 'met' : 'MISSED'}); drainer/bare pipeline: ${(drainRate / bareRate * 100).toFixed(1)}%; peak memory < 300 MB: ${peakMB < 300 ? 'met' : 'MISSED'}`)
+    const targetRate = rawRate * 0.6
+    console.log(
+      `at the target rate (${fmt(targetRate)} msg/s), with the whole machine's CPU per message measured above: the drainer would keep ` +
+        `${coresAt(drainCpu.machinePerItem, targetRate)} busy, the bare pipeline ${coresAt(bareCpu.machinePerItem, targetRate)}; this machine has ${machineCores}`,
+    )
   } finally {
     await setup.deleteQueue(rawQueue).catch(() => {})
     await setup.deleteQueue(bareQueue).catch(() => {})

@@ -21,7 +21,7 @@ import { startReplayExecutor } from '@/lib/server/replay/executor'
 import { replayHeaders } from '@/lib/server/replay/publish-message'
 import { replaySettings } from '@/lib/server/replay/replay-settings'
 import type { ReplayCreatedDto } from '@/lib/shared/schemas/replay'
-import { AMQP_URL, cpuSample, cpuSince, fmt, freshDatabase, sleep } from './bench-support'
+import { AMQP_URL, coresAt, cpuSample, cpuSince, cpuUse, fmt, freshDatabase, machineCores, sleep } from './bench-support'
 
 const total = Number(process.env.BENCH_MESSAGES ?? 100_000)
 const window = Number(process.env.LAZARUS_REPLAY_WINDOW ?? 1000)
@@ -163,8 +163,9 @@ async function main() {
     const slidingRate = await rawSliding(publisher, messages)
     console.log(`raw amqplib confirmed publish, sliding window of ${window}: ${fmt(slidingRate)} msg/s (${await cpuSince(db.sql, cpu, total)})`)
     await setup.purgeQueue(queue)
+    cpu = await cpuSample(db.sql)
     const windowedRate = await rawWindowed(publisher, messages)
-    console.log(`raw amqplib confirmed publish, ${window} then waitForConfirms: ${fmt(windowedRate)} msg/s`)
+    console.log(`raw amqplib confirmed publish, ${window} then waitForConfirms: ${fmt(windowedRate)} msg/s (${await cpuSince(db.sql, cpu, total)})`)
     await setup.purgeQueue(queue)
     await publisher.close()
     const rawRate = Math.max(slidingRate, windowedRate)
@@ -189,15 +190,17 @@ async function main() {
       if (['completed', 'failed', 'cancelled'].includes(job.status)) break
     }
     const endToEnd = (performance.now() - started) / 1000
-    const executorCpu = await cpuSince(db.sql, cpu, total)
+    const executorCpu = await cpuUse(db.sql, cpu, total)
     await executor.stop()
     const { messageCount } = await setup.checkQueue(queue)
     if (job.status !== 'completed' || job.confirmed !== total || messageCount !== total) {
       throw new Error(`replay did not deliver everything: ${JSON.stringify(job)}, queue depth ${messageCount}`)
     }
     const replayRate = total / job.seconds!
-    console.log(`lazarus replay executor: ${fmt(replayRate)} msg/s over the job's run (${job.seconds!.toFixed(1)} s; ${executorCpu}); end to end incl. creating the job: ${fmt(total / endToEnd)} msg/s`)
+    console.log(`lazarus replay executor: ${fmt(replayRate)} msg/s over the job's run (${job.seconds!.toFixed(1)} s; ${executorCpu.text}); end to end incl. creating the job: ${fmt(total / endToEnd)} msg/s`)
     console.log(`ratio executor/raw: ${((replayRate / rawRate) * 100).toFixed(1)}% of the faster raw run (target ≥ 70%); vs sliding window ${((replayRate / slidingRate) * 100).toFixed(1)}%, vs windowed ${((replayRate / windowedRate) * 100).toFixed(1)}%`)
+    const targetRate = rawRate * 0.7
+    console.log(`at the target rate (${fmt(targetRate)} msg/s), the executor's CPU per message on the whole machine would keep ${coresAt(executorCpu.machinePerItem, targetRate)} busy; this machine has ${machineCores}`)
   } finally {
     await setup.deleteQueue(queue).catch(() => {})
     await setup.deleteExchange(exchange).catch(() => {})
