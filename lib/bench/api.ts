@@ -146,6 +146,9 @@ async function main() {
       { name: `messages, page ${deepPages} (cursor)`, target: TARGETS.page, call: () => listMessages(deep.query) },
       { name: `messages, large group (${fmt(load.groups[0].rows)})`, target: TARGETS.page, call: () => listMessages(`?group=${largeGroup}`) },
       { name: `messages, small group (${fmt(smallSpec.rows)})`, target: TARGETS.page, call: () => listMessages(`?group=${smallGroup}`) },
+      // Status filters: replayed is a few percent of every group's rows, held well under one percent.
+      { name: 'messages, status=replayed', target: TARGETS.page, call: () => listMessages('?status=replayed') },
+      { name: 'messages, status=held', target: TARGETS.page, call: () => listMessages('?status=held') },
       { name: `search rare q=${RARE_TERM}`, target: TARGETS.search, call: () => listMessages(`?q=${RARE_TERM}`) },
       // The same rows, by a name that sits ~150 characters into the body: found only if search covers that far.
       { name: `search body q=${BODY_TERM}`, target: TARGETS.search, call: () => listMessages(`?q=${BODY_TERM}`) },
