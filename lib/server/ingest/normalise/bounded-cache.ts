@@ -11,7 +11,9 @@ export class BoundedCache<V> {
   constructor(private readonly options: { entries: number; maxKeyLength: number }) {}
 
   get(key: string, compute: () => V): V {
-    if (this.map.has(key)) return this.map.get(key) as V
+    // One lookup on a hit (every message of a flood); has() only to tell a stored undefined from a miss.
+    const cached = this.map.get(key)
+    if (cached !== undefined || this.map.has(key)) return cached as V
     const value = compute()
     if (key.length > this.options.maxKeyLength) return value
     if (this.map.size >= this.options.entries) this.map.delete(this.map.keys().next().value as string)
