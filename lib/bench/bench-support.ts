@@ -95,12 +95,12 @@ export function machineBusySeconds(): number {
 
 export const machineCores = availableParallelism()
 
+const microseconds = (seconds: number) => `${(seconds * 1e6).toFixed(0)} µs`
+
 /** The cores `perItemSeconds` of CPU per item keeps busy at `rate` items per second, as "3.1 cores (… µs each)". */
 export function coresAt(perItemSeconds: number, rate: number): string {
   return `${(perItemSeconds * rate).toFixed(1)} cores (${microseconds(perItemSeconds)} each)`
 }
-
-export const microseconds = (seconds: number) => `${(seconds * 1e6).toFixed(0)} µs`
 
 /**
  * CPU per message since `before`: the text for the bench's output, and the whole machine's share per message.
@@ -116,8 +116,4 @@ export async function cpuUse(sql: CpuQuery, before: CpuSample, count: number): P
     text: `CPU per message: node ${per(now.node - before.node)}, postgres ${per(postgres)}, rabbitmq ${per(now.rabbitmq - before.rabbitmq)}; whole machine ${microseconds(machinePerItem)}`,
     machinePerItem,
   }
-}
-
-export async function cpuSince(sql: CpuQuery, before: CpuSample, count: number): Promise<string> {
-  return (await cpuUse(sql, before, count)).text
 }

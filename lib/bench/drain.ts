@@ -11,7 +11,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import amqp from 'amqplib'
 import pg from 'pg'
-import { AMQP_URL, coresAt, cpuSample, cpuSince, cpuUse, fmt, freshDatabase, machineCores, peakRssMiB, sleep, startWorker } from './bench-support'
+import { AMQP_URL, coresAt, cpuSample, cpuUse, fmt, freshDatabase, machineCores, peakRssMiB, sleep, startWorker } from './bench-support'
 
 const total = Number(process.env.BENCH_MESSAGES ?? 100_000)
 const batch = Number(process.env.LAZARUS_DRAIN_BATCH ?? 500)
@@ -143,7 +143,7 @@ async function main() {
     await client.connect()
     let cpu = await cpuSample(client)
     const rawRate = await rawConsume(connection, rawQueue)
-    console.log(`raw amqplib consume+ack (prefetch ${prefetch}, ack multiple every ${batch}): ${fmt(rawRate)} msg/s (${await cpuSince(client, cpu, total)})`)
+    console.log(`raw amqplib consume+ack (prefetch ${prefetch}, ack multiple every ${batch}): ${fmt(rawRate)} msg/s (${(await cpuUse(client, cpu, total)).text})`)
 
     cpu = await cpuSample(client)
     const bareRate = await barePipeline(connection, bareQueue, db.url)

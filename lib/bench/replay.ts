@@ -21,7 +21,7 @@ import { startReplayExecutor } from '@/lib/server/replay/executor'
 import { replayHeaders } from '@/lib/server/replay/publish-message'
 import { replaySettings } from '@/lib/server/replay/replay-settings'
 import type { ReplayCreatedDto } from '@/lib/shared/schemas/replay'
-import { AMQP_URL, coresAt, cpuSample, cpuSince, cpuUse, fmt, freshDatabase, machineCores, sleep } from './bench-support'
+import { AMQP_URL, coresAt, cpuSample, cpuUse, fmt, freshDatabase, machineCores, sleep } from './bench-support'
 
 const total = Number(process.env.BENCH_MESSAGES ?? 100_000)
 const window = Number(process.env.LAZARUS_REPLAY_WINDOW ?? 1000)
@@ -161,11 +161,11 @@ async function main() {
     publisher.on('return', () => console.error('raw publish returned (unroutable)'))
     let cpu = await cpuSample(db.sql)
     const slidingRate = await rawSliding(publisher, messages)
-    console.log(`raw amqplib confirmed publish, sliding window of ${window}: ${fmt(slidingRate)} msg/s (${await cpuSince(db.sql, cpu, total)})`)
+    console.log(`raw amqplib confirmed publish, sliding window of ${window}: ${fmt(slidingRate)} msg/s (${(await cpuUse(db.sql, cpu, total)).text})`)
     await setup.purgeQueue(queue)
     cpu = await cpuSample(db.sql)
     const windowedRate = await rawWindowed(publisher, messages)
-    console.log(`raw amqplib confirmed publish, ${window} then waitForConfirms: ${fmt(windowedRate)} msg/s (${await cpuSince(db.sql, cpu, total)})`)
+    console.log(`raw amqplib confirmed publish, ${window} then waitForConfirms: ${fmt(windowedRate)} msg/s (${(await cpuUse(db.sql, cpu, total)).text})`)
     await setup.purgeQueue(queue)
     await publisher.close()
     const rawRate = Math.max(slidingRate, windowedRate)
@@ -176,7 +176,7 @@ async function main() {
     started = performance.now()
     const created = (await createReplay({ input: { selection: { groupId: group[0].id }, ratePerSecond: 50_000 }, actor: 'bench', sql: db.sql, settings })) as ReplayCreatedDto
     const createSeconds = (performance.now() - started) / 1000
-    console.log(`lazarus: job of ${fmt(created.plan.replayable)} created in ${createSeconds.toFixed(1)} s (plan, items, messages marked replaying; ${await cpuSince(db.sql, cpu, total)})`)
+    console.log(`lazarus: job of ${fmt(created.plan.replayable)} created in ${createSeconds.toFixed(1)} s (plan, items, messages marked replaying; ${(await cpuUse(db.sql, cpu, total)).text})`)
     cpu = await cpuSample(db.sql)
     const executor = startReplayExecutor({ sql: db.sql, settings, connectionName: 'lazarus-bench-replay' })
     let job: { status: string; confirmed: number; failed: number; unroutable: number; seconds: number | null } | undefined
