@@ -5,7 +5,7 @@
  * group_arrivals and sources are derived from the stored rows so every counter matches them.
  *
  * The schema is read at run time: columns another migration adds are filled when they are NOT NULL without a
- * default, and indexes on dead_letters (whatever they are) are dropped for the load and rebuilt after it.
+ * default, and indexes on dead_letters and dead_letter_states (whatever they are) are dropped for the load and rebuilt after it.
  */
 import pg from 'pg'
 import { BODY_TERM, buildGroups, RARE_EVERY, RARE_TERM, SOURCES, toFormat, WORDS, type GroupSpec } from './api-catalog'
@@ -90,6 +90,7 @@ const PROPERTY_SLOTS = ['entity', 'message_id', 'sent_epoch'] as const
  */
 function rowsSql(target: { columns: string; select: string }): string {
   return `
+WITH stored AS (
 INSERT INTO dead_letters (${target.columns})
 SELECT
     ${target.select}
@@ -103,10 +104,6 @@ FROM (
     END AS msg,
     b.entity_prefix || b.entity_no AS entity,
     CASE WHEN b.kind = 'transient' AND b.r_kind < 0.12 THEN 'exhausted' ELSE b.kind END AS fkind,
-    CASE WHEN b.failed_at < $3::timestamptz - interval '7 days'
-      THEN CASE WHEN b.r_status < 0.12 THEN 'replayed' WHEN b.r_status < 0.20 THEN 'resolved' WHEN b.r_status < 0.205 THEN 'held' ELSE 'dead' END
-      ELSE CASE WHEN b.r_status < 0.03 THEN 'replayed' WHEN b.r_status < 0.05 THEN 'resolved' WHEN b.r_status < 0.06 THEN 'held' ELSE 'dead' END
-    END AS status_value,
     (substr(b.h, 1, 8) || '-' || substr(b.h, 9, 4) || '-' || substr(b.h, 13, 4) || '-' || substr(b.h, 17, 4) || '-' || substr(b.h, 21, 12)) AS message_id,
     to_char(b.failed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS failed_iso,
     extract(epoch FROM b.failed_at)::bigint AS failed_epoch,
@@ -131,7 +128,7 @@ FROM (
       g.versions[least(cardinality(g.versions), 1 + floor(sqrt(a.r_version) * cardinality(g.versions))::int)] AS version
     FROM (
       SELECT p.n, p.gi, p.failed_at,
-        random() AS r_source, random() AS r_version, random() AS r_status, random() AS r_kind, random() AS r_seen, random() AS r_amount,
+        random() AS r_source, random() AS r_version, random() AS r_kind, random() AS r_seen, random() AS r_amount,
         -- Entity numbers stay below 250000 (six digits), so the rare rows' seven-digit number matches no other entity.
         CASE WHEN p.n % $5::int = 1 THEN ${RARE_TERM} ELSE floor(power(random(), 2.5) * 250000)::int END AS entity_no,
         floor(random() * 180000)::int AS customer_no,
@@ -180,7 +177,22 @@ CROSS JOIN LATERAL (
     -- Arguments in PROPERTY_SLOTS order.
     format(c.properties_format, to_json(c.entity)::text, to_json(c.message_id)::text, (c.failed_epoch - c.attempts * 30 - 2)::text) AS properties_text
   OFFSET 0
-) z`
+) z
+RETURNING id, failed_at, fingerprint
+),
+-- Each row's status from its fingerprint's first two bytes (uniform, like the random() draws above): a share of the
+-- older rows replayed, resolved or held, fewer of the last week's.
+status_draw AS (
+  SELECT id, failed_at, (get_byte(fingerprint, 0) * 256 + get_byte(fingerprint, 1)) / 65536.0 AS r FROM stored
+)
+INSERT INTO dead_letter_states (dead_letter_id, status, failed_at)
+SELECT id,
+  CASE WHEN failed_at < $3::timestamptz - interval '7 days'
+    THEN CASE WHEN r < 0.12 THEN 'replayed' WHEN r < 0.20 THEN 'resolved' WHEN r < 0.205 THEN 'held' ELSE 'dead' END
+    ELSE CASE WHEN r < 0.03 THEN 'replayed' WHEN r < 0.05 THEN 'resolved' WHEN r < 0.06 THEN 'held' ELSE 'dead' END
+  END,
+  failed_at
+FROM status_draw`
 }
 
 /** SELECT expressions for the dead_letters columns, over the aliases of rowsSql. */
@@ -188,7 +200,6 @@ const DEAD_LETTER_EXPRS: Record<string, string> = {
   source_id: 'c.source_id',
   fingerprint: `sha256(convert_to(c.n::text || ':' || $4::text, 'UTF8'))`,
   seen_count: 'CASE WHEN c.r_seen < 0.02 THEN 2 ELSE 1 END',
-  status: 'c.status_value',
   body: `convert_to(x.body_text, 'UTF8')`,
   body_size: `octet_length(x.body_text)`,
   body_encoding: `'json'`,
@@ -308,7 +319,7 @@ export async function loadDataset(url: string, rows: number, options: { jobs?: n
     t = performance.now()
     const { rows: indexes } = await client.query<{ name: string; def: string }>(
       `SELECT i.indexrelid::regclass::text AS name, pg_get_indexdef(i.indexrelid) AS def FROM pg_index i
-       WHERE i.indrelid = 'dead_letters'::regclass AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)`,
+       WHERE i.indrelid IN ('dead_letters'::regclass, 'dead_letter_states'::regclass) AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)`,
     )
     for (const index of indexes) await client.query(`DROP INDEX ${index.name}`)
 

@@ -17,8 +17,8 @@
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { openDb, type Db } from '@/lib/server/db'
-import { readExportPages } from '@/lib/server/export/export-rows'
-import { EXPORT_COLUMNS, EXPORT_JOINS } from '@/lib/server/export/export-rows'
+import { EXPORT_COLUMNS, EXPORT_JOINS, readExportPages } from '@/lib/server/export/export-rows'
+import { MESSAGES_FROM } from '@/lib/server/messages/message-filter-sql'
 import { loadDataset } from './api-load'
 import { coresAt, fmt, freshDatabase, machineBusySeconds, machineCores } from './bench-support'
 
@@ -42,7 +42,7 @@ function existingDatabase(name: string): { url: string; drop(): Promise<void> } 
 /** (a) COPY (SELECT the export's columns) TO STDOUT, discarded by psql: server-side cost of producing the rows. */
 async function copyRate(url: string, count: number): Promise<{ rate: number; ms: number }> {
   const started = performance.now()
-  await run('psql', [url, '-q', '-v', 'ON_ERROR_STOP=1', '-c', `\\copy (SELECT ${EXPORT_COLUMNS.replace(/\s+/g, ' ')} FROM dead_letters d ${EXPORT_JOINS} ORDER BY d.failed_at DESC, d.id DESC) TO '/dev/null'`], {
+  await run('psql', [url, '-q', '-v', 'ON_ERROR_STOP=1', '-c', `\\copy (SELECT ${EXPORT_COLUMNS.replace(/\s+/g, ' ')} FROM ${MESSAGES_FROM} ${EXPORT_JOINS} ORDER BY d.failed_at DESC, d.id DESC) TO '/dev/null'`], {
     maxBuffer: 1024 * 1024,
   })
   const ms = performance.now() - started

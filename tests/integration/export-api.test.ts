@@ -114,6 +114,7 @@ describe('export API', () => {
     ]
     await storeBatch(db.sql, { sourceId, sourceLabel: 'orders.dlq', rows })
     await db.sql.query(`UPDATE dead_letters SET failed_at = failed_at + interval '123 microseconds' WHERE id % 3 = 0`)
+    await db.sql.query(`UPDATE dead_letter_states SET failed_at = failed_at + interval '123 microseconds' WHERE dead_letter_id % 3 = 0`)
     // A "text" body that is not UTF-8 (never written by the drainer, but possible): its page is read as bytes instead.
     await db.sql.query(`UPDATE dead_letters SET body = '\\x7b22223a22c328ff227d'::bytea, body_size = 10 WHERE id = (SELECT max(id) FROM dead_letters WHERE body_encoding = 'json' AND body_size < 20)`)
     const { rows: groups } = await db.sql.query<{ id: string; signature: string }>('SELECT id::text, signature FROM error_groups')

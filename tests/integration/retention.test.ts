@@ -15,7 +15,7 @@ const row = (tag: string) => {
 describe('retention', () => {
   let db: TestDb
   let groupId: string
-  const count = async (where: string) => (await db.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM dead_letters WHERE ${where}`)).rows[0].n
+  const count = async (where: string) => (await db.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM dead_letters JOIN dead_letter_states ON dead_letter_id = id WHERE ${where}`)).rows[0].n
 
   beforeAll(async () => {
     db = await createTestDb()
@@ -26,7 +26,8 @@ describe('retention', () => {
     }
     while ((await indexSearchBacklog({ sql: db.sql })).more);
     const set = (tag: string, status: string, daysAgo: number) =>
-      db.sql.query(`UPDATE dead_letters SET status = $2, status_changed_at = now() - make_interval(days => $3) WHERE body_preview LIKE $1`, [`{"tag":"${tag}"%`, status, daysAgo])
+      db.sql.query(`UPDATE dead_letter_states SET status = $2, status_changed_at = now() - make_interval(days => $3)
+         WHERE dead_letter_id IN (SELECT id FROM dead_letters WHERE body_preview LIKE $1)`, [`{"tag":"${tag}"%`, status, daysAgo])
     await set('dead', 'dead', 60)
     await set('held', 'held', 60)
     await set('old-replayed', 'replayed', 31)
@@ -73,7 +74,7 @@ describe('retention', () => {
   })
 
   it('two workers running at once delete each row once', async () => {
-    await db.sql.query(`UPDATE dead_letters SET status_changed_at = now() - interval '40 days' WHERE status IN ('replayed', 'resolved')`)
+    await db.sql.query(`UPDATE dead_letter_states SET status_changed_at = now() - interval '40 days' WHERE status IN ('replayed', 'resolved')`)
     const results = await Promise.all([runRetention({ sql: db.sql, days: 30, batchSize: 7 }), runRetention({ sql: db.sql, days: 30, batchSize: 7 })])
     expect(results[0].deleted + results[1].deleted).toBe(80)
     expect(await count('TRUE')).toBe(80)

@@ -1,7 +1,7 @@
 import 'server-only'
 import { createHash } from 'node:crypto'
 import type { Sql } from '@/lib/server/db/sql'
-import { messageFilterSql, rowSearchTextSql, searchPattern } from '@/lib/server/messages/message-filter-sql'
+import { afterCursorSql, MESSAGES_FROM, messageFilterSql, rowSearchTextSql, searchPattern } from '@/lib/server/messages/message-filter-sql'
 import type { TypedTable, TypedValue } from '@/lib/server/amqp/typed-fields'
 import type { Redactor } from '@/lib/server/redaction/redactor'
 import type { MessageFilter } from '@/lib/shared/schemas/message'
@@ -66,11 +66,11 @@ const TIMESTAMPS = ['status_changed_at', 'first_death_at', 'last_death_at', 'fai
  * ISO 8601 here: to_char costs the database twice as much as the rest of a page, and node-pg's Date parsing drops
  * the microseconds a keyset cursor needs.
  */
-const utcText = (column: string) => `(d.${column} AT TIME ZONE 'UTC')::text AS ${column}`
+const utcText = (column: (typeof TIMESTAMPS)[number]) => `(${column === 'status_changed_at' ? 'st' : 'd'}.${column} AT TIME ZONE 'UTC')::text AS ${column}`
 const toIso = (text: string | null) => (text === null ? null : `${text.replace(' ', 'T')}Z`)
 
-const COMMON_COLUMNS = `d.id::text, d.source_id::text, s.vhost AS source_vhost, s.queue AS source_queue, d.status, d.status_reason,
-  d.status_changed_by, d.seen_count, encode(d.fingerprint, 'hex') AS fingerprint, d.body_size, d.body_encoding,
+const COMMON_COLUMNS = `d.id::text, d.source_id::text, s.vhost AS source_vhost, s.queue AS source_queue, st.status, st.status_reason,
+  st.status_changed_by, d.seen_count, encode(d.fingerprint, 'hex') AS fingerprint, d.body_size, d.body_encoding,
   d.properties::text AS properties_json, d.headers::text AS headers_json, d.delivery_exchange,
   d.delivery_routing_key, d.redelivered, d.death_reason, d.attempts, d.origin_exchange, d.origin_routing_keys, d.origin_queue,
   d.error_type, d.error_message, d.error_stack, d.failure_kind, d.service, d.service_version, d.framework, d.entity_key,
@@ -133,7 +133,7 @@ export function redactedBody(row: ExportRow, redactor: Redactor): { bytes: Buffe
 export type ExportSelection = { ids: string[] } | { filter: MessageFilter }
 
 /**
- * The WHERE clause of a selection over alias `d` (search alias `ds`, joined LEFT when `needsSearchJoin`). A text
+ * The WHERE clause of a selection over MESSAGES_FROM (search alias `ds`, joined LEFT when `needsSearchJoin`). A text
  * search is evaluated row by row along the walk rather than through the trigram index: an export reads every match
  * anyway, and one walk in list order is linear where a per-page index lookup would repeat the whole search.
  */
@@ -179,16 +179,12 @@ export async function* readExportPages(sql: Sql, selection: ExportSelection, opt
     const params: unknown[] = []
     const { where, needsSearchJoin } = selectionWhere(selection, params)
     const join = needsSearchJoin ? SEARCH_JOIN : ''
-    let keyset = ''
-    if (after) {
-      params.push(after.failed_at, after.id)
-      keyset = ` AND (d.failed_at, d.id) < ($${params.length - 1}::timestamptz, $${params.length}::bigint)`
-    }
+    const keyset = after ? ` AND ${afterCursorSql('filter' in selection ? selection.filter : {}, { failedAt: after.failed_at, id: after.id }, params)}` : ''
     const n = params.length
     const boundaryText = `SELECT failed_at, id FROM (
          SELECT d.id::text, (d.failed_at AT TIME ZONE 'UTC')::text AS failed_at, row_number() OVER w AS position,
            sum(d.body_size::bigint) OVER w - d.body_size AS before_bytes
-         FROM dead_letters d ${join}
+         FROM ${MESSAGES_FROM} ${join}
          WHERE ${where}${keyset}
          WINDOW w AS (ORDER BY d.failed_at DESC, d.id DESC ROWS UNBOUNDED PRECEDING)
          ORDER BY d.failed_at DESC, d.id DESC LIMIT $${n + 1}
@@ -199,7 +195,7 @@ export async function* readExportPages(sql: Sql, selection: ExportSelection, opt
     if (!last) return []
     return queryExportRows(
       sql,
-      `SELECT $COLUMNS FROM dead_letters d ${EXPORT_JOINS} ${join}
+      `SELECT $COLUMNS FROM ${MESSAGES_FROM} ${EXPORT_JOINS} ${join}
        WHERE ${where}${keyset} AND (d.failed_at, d.id) >= ($${n + 1}::timestamptz, $${n + 2}::bigint)
        ORDER BY d.failed_at DESC, d.id DESC`,
       [...params, toIso(last.failed_at), last.id],

@@ -5,6 +5,7 @@ import type { Sql } from '@/lib/server/db/sql'
 import { notFound } from '@/lib/server/errors/app-error'
 import { getGroup } from '@/lib/server/groups/get-group'
 import { parseId } from '@/lib/server/http/parse-id'
+import { MESSAGES_FROM } from '@/lib/server/messages/message-filter-sql'
 import { xDeathDto } from '@/lib/server/messages/to-message-dto'
 import type { Redactor } from '@/lib/server/redaction/redactor'
 import type { MessageFilter } from '@/lib/shared/schemas/message'
@@ -30,7 +31,7 @@ const codes = (values: readonly string[]) => (values.length ? values.map(inlineC
 
 async function rowsById(sql: Sql, ids: string[]): Promise<ExportRow[]> {
   if (ids.length === 0) return []
-  return queryExportRows(sql, `SELECT $COLUMNS FROM dead_letters d ${EXPORT_JOINS} WHERE d.id = ANY($1::bigint[]) ORDER BY d.failed_at DESC, d.id DESC`, [ids])
+  return queryExportRows(sql, `SELECT $COLUMNS FROM ${MESSAGES_FROM} ${EXPORT_JOINS} WHERE d.id = ANY($1::bigint[]) ORDER BY d.failed_at DESC, d.id DESC`, [ids])
 }
 
 /** Long header strings (stack traces) are cut: the ticket shows the stack on its own. */
@@ -251,11 +252,11 @@ export async function buildSelectionTicket(selection: ExportSelection, options: 
      FROM (
        SELECT CASE WHEN GROUPING(d.group_id) = 0 THEN 'group' WHEN GROUPING(d.source_id) = 0 THEN 'source'
                    WHEN GROUPING(d.service, d.service_version) = 0 THEN 'version' WHEN GROUPING(d.failure_kind) = 0 THEN 'kind'
-                   WHEN GROUPING(d.status) = 0 THEN 'status' ELSE 'total' END AS facet,
-         d.group_id, d.source_id, d.service, d.service_version, d.failure_kind, d.status, count(*) AS n, min(d.failed_at) AS first_at, max(d.failed_at) AS last_at
-       FROM dead_letters d ${needsSearchJoin ? SEARCH_JOIN : ''}
+                   WHEN GROUPING(st.status) = 0 THEN 'status' ELSE 'total' END AS facet,
+         d.group_id, d.source_id, d.service, d.service_version, d.failure_kind, st.status, count(*) AS n, min(d.failed_at) AS first_at, max(d.failed_at) AS last_at
+       FROM ${MESSAGES_FROM} ${needsSearchJoin ? SEARCH_JOIN : ''}
        WHERE ${where}
-       GROUP BY GROUPING SETS ((d.group_id), (d.source_id), (d.service, d.service_version), (d.failure_kind), (d.status), ())
+       GROUP BY GROUPING SETS ((d.group_id), (d.source_id), (d.service, d.service_version), (d.failure_kind), (st.status), ())
      ) f
      LEFT JOIN error_groups g ON g.id = f.group_id
      LEFT JOIN sources s ON s.id = f.source_id
@@ -271,7 +272,7 @@ export async function buildSelectionTicket(selection: ExportSelection, options: 
   const sample = selectionWhere(selection, sampleParams)
   sampleParams.push(SAMPLES)
   const { rows: sampleIds } = await sql.query<{ id: string }>(
-    `SELECT d.id::text FROM dead_letters d ${sample.needsSearchJoin ? SEARCH_JOIN : ''} WHERE ${sample.where}
+    `SELECT d.id::text FROM ${MESSAGES_FROM} ${sample.needsSearchJoin ? SEARCH_JOIN : ''} WHERE ${sample.where}
      ORDER BY d.failed_at DESC, d.id DESC LIMIT $${sampleParams.length}`,
     sampleParams,
   )

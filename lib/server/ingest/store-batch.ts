@@ -76,7 +76,7 @@ const PARAM_COLUMNS = [
   'properties', 'headers', 'delivery_exchange', 'delivery_routing_key', 'death_reason', 'attempts',
   'origin_exchange', 'origin_routing_keys', 'origin_queue', 'first_death_at', 'last_death_at', 'failed_at',
   'error_type', 'error_message', 'error_stack', 'failure_kind', 'service', 'service_version', 'framework',
-  'entity_key', 'flags', 'lineage_origin_id', 'replay_count', 'status', 'lineage_replay_id', 'held_from',
+  'entity_key', 'flags', 'lineage_origin_id', 'replay_count', 'lineage_replay_id', 'held_from',
 ] as const
 type ParamColumn = (typeof PARAM_COLUMNS)[number]
 
@@ -93,7 +93,7 @@ const SQL_PREVIEW_MAX_BODY_BYTES = 8 * 1024
  * a short text body is cut from the body itself (rowParams sends a preview only for longer bodies).
  * x_death is not stored any more: it is the headers' own x-death entry, read from them (get-message, export). The
  * column stays for rows stored before; not writing it saves PostgreSQL a parse of every header table and keeps
- * the row narrower, which every later status change copies.
+ * the row narrower.
  */
 const SQL_VALUES: Partial<Record<ParamColumn, (param: (column: ParamColumn) => string) => string>> = {
   body_preview: (p) =>
@@ -107,7 +107,7 @@ function rowParams(row: IngestRow, sourceId: string, groupId: string, extraSeen:
     row.propertiesJson, row.headersJson, row.deliveryExchange, row.deliveryRoutingKey, row.deathReason, row.attempts,
     row.originExchange, row.originRoutingKeys, row.originQueue, row.firstDeathAt, row.lastDeathAt, row.failedAt,
     row.errorType, row.errorMessage, row.errorStack, row.failureKind, row.service, row.serviceVersion, row.framework,
-    row.entityKey, row.flags, row.lineageOriginId, row.replayCount, row.status, row.lineageReplayId ?? null, row.heldFrom ?? null,
+    row.entityKey, row.flags, row.lineageOriginId, row.replayCount, row.lineageReplayId ?? null, row.heldFrom ?? null,
   ]
 }
 
@@ -116,7 +116,8 @@ const statements = new Map<number, string>()
 /**
  * Phase 1: store the rows. A multi-row VALUES list with one parameter per value lets node-pg send bodies as
  * binary parameters (no hex or array escaping), and PostgreSQL keeps one prepared plan per batch size. What
- * was really new ((xmax = 0) only for inserted tuples) comes back aggregated per group and minute.
+ * was really new ((xmax = 0) only for inserted tuples) comes back aggregated per group and minute. Each new row's
+ * status row (dead_letter_states) is written by the same statement; its status, the batch's, is the last parameter.
  */
 function insertStatement(rowCount: number): string {
   const cached = statements.get(rowCount)
@@ -135,6 +136,10 @@ WITH stored AS (
   ON CONFLICT (source_id, fingerprint) DO UPDATE
     SET seen_count = dead_letters.seen_count + excluded.seen_count - CASE WHEN excluded.redelivered THEN 1 ELSE 0 END
   RETURNING id, group_id, failed_at, failure_kind, service, service_version, (xmax = 0) AS inserted
+),
+states AS (
+  INSERT INTO dead_letter_states (dead_letter_id, status, failed_at)
+  SELECT id, $${rowCount * width + 1}::text, failed_at FROM stored WHERE inserted
 )
 SELECT group_id::text, date_trunc('minute', failed_at) AS minute, count(*)::int AS stored,
   (min(id) FILTER (WHERE inserted))::text AS first_id, (max(id) FILTER (WHERE inserted))::text AS last_id,
@@ -257,8 +262,23 @@ async function resolveGroups(tx: Sql, rows: IngestRow[], known: Map<string, stri
   return { ids: new Map([...known, ...found]), found }
 }
 
-/** Stores one batch atomically; the caller acks the deliveries only after this resolves. */
+/**
+ * Stores one batch atomically; the caller acks the deliveries only after this resolves. A drainer's batch has one
+ * status (its source's); rows of several statuses are stored one status at a time, each part atomically.
+ */
 export async function storeBatch(sql: Sql, options: { sourceId: string; sourceLabel: string; rows: IngestRow[] }): Promise<StoreBatchResult> {
+  const statuses = new Set(options.rows.map((row) => row.status))
+  if (statuses.size <= 1) return storeOneStatus(sql, options)
+  const result: StoreBatchResult = { inserted: 0, duplicates: 0 }
+  for (const status of statuses) {
+    const part = await storeOneStatus(sql, { ...options, rows: options.rows.filter((row) => row.status === status) })
+    result.inserted += part.inserted
+    result.duplicates += part.duplicates
+  }
+  return result
+}
+
+async function storeOneStatus(sql: Sql, options: { sourceId: string; sourceLabel: string; rows: IngestRow[] }): Promise<StoreBatchResult> {
   const { rows, extraSeen } = collapseDuplicates(options.rows)
   if (rows.length === 0) return { inserted: 0, duplicates: 0 }
   let knownGroups = groupIdsByDb.get(sql)
@@ -276,6 +296,7 @@ export async function storeBatch(sql: Sql, options: { sourceId: string; sourceLa
       if (!groupId) throw new Error(`error group ${row.signature} could not be created`)
       params.push(...rowParams(row, options.sourceId, groupId, extraSeen.get(row.fingerprint.toString('hex')) ?? 0))
     }
+    params.push(rows[0].status)
     // Only large batches get a named (per-connection) plan: small ones are cheap to plan and vary in size.
     const name = rows.length >= 100 ? `lazarus_insert_dead_letters_${rows.length}` : undefined
     const { rows: aggregates } = await tx.query<StoredAggregate>(insertStatement(rows.length), params, { name })

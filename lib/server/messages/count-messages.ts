@@ -2,7 +2,7 @@ import 'server-only'
 import { getDb } from '@/lib/server/db'
 import type { Sql } from '@/lib/server/db/sql'
 import type { MessageCountDto, MessageFilter } from '@/lib/shared/schemas/message'
-import { messageFilterSql } from './message-filter-sql'
+import { MESSAGES_FROM, messageFilterSql } from './message-filter-sql'
 
 /** Counted exactly up to here; beyond it a count(*) of a broad filter can take seconds (product.md §11). */
 export const EXACT_COUNT_CAP = 10_000
@@ -18,7 +18,7 @@ export async function countMessages(filter: MessageFilter): Promise<MessageCount
   const where = messageFilterSql(filter, params)
   params.push(EXACT_COUNT_CAP + 1)
   const { rows } = await sql.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM (SELECT 1 FROM dead_letters d WHERE ${where} LIMIT $${params.length}) capped`,
+    `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${MESSAGES_FROM} WHERE ${where} LIMIT $${params.length}) capped`,
     params,
   )
   const exact = rows[0]?.n ?? 0
@@ -44,7 +44,7 @@ async function groupCount(sql: Sql, groupId: string): Promise<number | null> {
 type ExplainRow = { 'QUERY PLAN': string | { Plan: { 'Plan Rows': number } }[] }
 
 async function plannerEstimate(sql: Sql, where: string, params: unknown[]): Promise<number> {
-  const { rows } = await sql.query<ExplainRow>(`EXPLAIN (FORMAT JSON) SELECT 1 FROM dead_letters d WHERE ${where}`, params)
+  const { rows } = await sql.query<ExplainRow>(`EXPLAIN (FORMAT JSON) SELECT 1 FROM ${MESSAGES_FROM} WHERE ${where}`, params)
   const raw = rows[0]?.['QUERY PLAN']
   const plan = typeof raw === 'string' ? (JSON.parse(raw) as Exclude<ExplainRow['QUERY PLAN'], string>) : raw
   return Math.round(plan?.[0]?.Plan['Plan Rows'] ?? 0)

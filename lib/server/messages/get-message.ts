@@ -5,6 +5,7 @@ import { notFound } from '@/lib/server/errors/app-error'
 import { parseId } from '@/lib/server/http/parse-id'
 import type { MessageDetailDto, MessageSummaryDto } from '@/lib/shared/schemas/message'
 import type { MessageReplayDto, ReplayedFromDto } from '@/lib/shared/schemas/replay'
+import { MESSAGES_FROM } from './message-filter-sql'
 import { SUMMARY_COLUMNS, toMessageDetail, toMessageSummary, type DetailRow, type SummaryRow } from './to-message-dto'
 
 /** Bodies above this travel truncated in the detail JSON; /api/messages/{id}/body always gives the whole body. */
@@ -21,8 +22,8 @@ export async function getMessage({ id }: { id: string }): Promise<MessageDetailD
        coalesce(d.x_death, d.headers -> 'x-death') AS x_death,
        d.origin_exchange, d.origin_routing_keys, d.origin_queue, d.delivery_exchange, d.delivery_routing_key, d.redelivered,
        d.error_stack, d.error_message AS full_error_message, d.last_death_at, g.title AS group_title,
-       d.lineage_origin_id, d.replay_count, d.status_reason, d.status_changed_at, d.status_changed_by, d.lineage_replay_id
-     FROM dead_letters d JOIN sources s ON s.id = d.source_id JOIN error_groups g ON g.id = d.group_id
+       d.lineage_origin_id, d.replay_count, st.status_reason, st.status_changed_at, st.status_changed_by, d.lineage_replay_id
+     FROM ${MESSAGES_FROM} JOIN sources s ON s.id = d.source_id JOIN error_groups g ON g.id = d.group_id
      WHERE d.id = $1::bigint`,
     [messageId.toString()],
   )
@@ -83,7 +84,7 @@ type RelatedQuery = { where: string; order: 'ASC' | 'DESC'; limit: number }
  */
 async function relatedMessages(sql: Sql, query: RelatedQuery, params: [string, string]): Promise<MessageSummaryDto[]> {
   const { rows } = await sql.query<SummaryRow>(
-    `SELECT ${SUMMARY_COLUMNS} FROM dead_letters d JOIN sources s ON s.id = d.source_id
+    `SELECT ${SUMMARY_COLUMNS} FROM ${MESSAGES_FROM} JOIN sources s ON s.id = d.source_id
      WHERE d.id <> $1::bigint AND ${query.where}
      ORDER BY d.failed_at ${query.order}, d.id ${query.order} LIMIT ${query.limit}`,
     params,

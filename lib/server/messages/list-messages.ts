@@ -3,7 +3,7 @@ import { getDb } from '@/lib/server/db'
 import type { Sql } from '@/lib/server/db/sql'
 import type { ListMessagesQuery, MessageSummaryDto } from '@/lib/shared/schemas/message'
 import { decodeCursor, encodeCursor, type Cursor } from './message-cursor'
-import { messageFilterSql, rowSearchTextSql, searchPattern } from './message-filter-sql'
+import { afterCursorSql, MESSAGES_FROM, messageFilterSql, rowSearchTextSql, searchPattern } from './message-filter-sql'
 import { SUMMARY_COLUMNS, toMessageSummary, type SummaryRow } from './to-message-dto'
 
 /**
@@ -34,12 +34,8 @@ export async function listMessages(
 }
 
 function whereSql(query: ListMessagesQuery, cursor: Cursor | null, params: unknown[]): string {
-  let where = messageFilterSql(query, params)
-  if (cursor) {
-    params.push(cursor.failedAt, cursor.id)
-    where += ` AND (d.failed_at, d.id) < ($${params.length - 1}::timestamptz, $${params.length}::bigint)`
-  }
-  return where
+  const where = messageFilterSql(query, params)
+  return cursor ? `${where} AND ${afterCursorSql(query, cursor, params)}` : where
 }
 
 /** Every filter but `q` leads an index ending in (failed_at DESC, id DESC): the page is one short index range. */
@@ -48,7 +44,7 @@ async function filteredPage(sql: Sql, query: ListMessagesQuery, cursor: Cursor |
   const where = whereSql(query, cursor, params)
   params.push(query.limit + 1)
   const { rows } = await sql.query<SummaryRow>(
-    `SELECT ${SUMMARY_COLUMNS} FROM dead_letters d JOIN sources s ON s.id = d.source_id
+    `SELECT ${SUMMARY_COLUMNS} FROM ${MESSAGES_FROM} JOIN sources s ON s.id = d.source_id
      WHERE ${where} ORDER BY d.failed_at DESC, d.id DESC LIMIT $${params.length}`,
     params,
   )
@@ -78,7 +74,7 @@ async function searchPage(sql: Sql, query: ListMessagesQuery, cursor: Cursor | n
     params.push(wanted)
     // MATERIALIZED keeps ORDER BY ... LIMIT out of the scan, so the planner cannot fall back to walking failed_at.
     const { rows } = await sql.query<{ id: string }>(
-      `WITH hits AS MATERIALIZED (SELECT d.id, d.failed_at FROM dead_letters d WHERE ${where})
+      `WITH hits AS MATERIALIZED (SELECT d.id, d.failed_at FROM ${MESSAGES_FROM} WHERE ${where})
        SELECT id::text FROM hits ORDER BY failed_at DESC, id DESC LIMIT $${params.length}`,
       params,
     )
@@ -86,7 +82,7 @@ async function searchPage(sql: Sql, query: ListMessagesQuery, cursor: Cursor | n
   }
   if (ids.length === 0) return []
   const { rows } = await sql.query<SummaryRow>(
-    `SELECT ${SUMMARY_COLUMNS} FROM dead_letters d JOIN sources s ON s.id = d.source_id
+    `SELECT ${SUMMARY_COLUMNS} FROM ${MESSAGES_FROM} JOIN sources s ON s.id = d.source_id
      WHERE d.id = ANY($1::bigint[]) ORDER BY d.failed_at DESC, d.id DESC`,
     [ids],
   )
@@ -105,7 +101,7 @@ async function walkNewest(sql: Sql, query: ListMessagesQuery, cursor: Cursor | n
   const { rows } = await sql.query<{ id: string; hit: boolean; position: number }>(
     `SELECT id::text, hit, position::int FROM (
        SELECT d.id, ${rowSearchTextSql('d', 'ds')} ILIKE $${n - 2} AS hit, row_number() OVER (ORDER BY d.failed_at DESC, d.id DESC) AS position
-       FROM dead_letters d LEFT JOIN dead_letter_search ds ON ds.dead_letter_id = d.id
+       FROM ${MESSAGES_FROM} LEFT JOIN dead_letter_search ds ON ds.dead_letter_id = d.id
        WHERE ${where} ORDER BY d.failed_at DESC, d.id DESC LIMIT $${n - 1}
      ) recent
      WHERE hit OR position = $${n - 1}

@@ -23,24 +23,48 @@ export const rowSearchTextSql = (alias: string, searchAlias: string) => `coalesc
 /** The ILIKE pattern for `q`: the term anywhere, with its own %, _ and backslash taken literally. */
 export const searchPattern = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
-/** Builds the WHERE clause for the message filters of product.md §8; values always travel as parameters. */
-export function messageFilterSql(filter: MessageFilter, params: unknown[], alias = 'd'): string {
+/**
+ * The stored messages with their status: dead_letters `d` and its dead_letter_states row `st`. A LEFT JOIN on st's
+ * primary key, so PostgreSQL leaves st out of a query that never reads it (a count without a status filter); a status
+ * filter makes it an inner join. The failed_at equality (st holds a copy) puts d.failed_at and st.failed_at in one
+ * equivalence class: with a status filter the planner walks dead_letter_states_status_idx, whose order is then
+ * d's list order (failed_at DESC, id DESC).
+ */
+export const MESSAGES_FROM = 'dead_letters d LEFT JOIN dead_letter_states st ON st.dead_letter_id = d.id AND st.failed_at = d.failed_at'
+
+/**
+ * The keyset condition "after (failedAt, id) in list order"; with a status filter also on st's copies, so the walk of
+ * the status index starts at the cursor instead of filtering its way there.
+ */
+export function afterCursorSql(filter: Pick<MessageFilter, 'status'>, cursor: { failedAt: string; id: string }, params: unknown[]): string {
+  params.push(cursor.failedAt, cursor.id)
+  const at = `$${params.length - 1}::timestamptz`
+  const id = `$${params.length}::bigint`
+  const onRow = `(d.failed_at, d.id) < (${at}, ${id})`
+  return filter.status ? `${onRow} AND (st.failed_at, st.dead_letter_id) < (${at}, ${id})` : onRow
+}
+
+/**
+ * Builds the WHERE clause for the message filters of product.md §8 over MESSAGES_FROM (`d`, and `st` for the
+ * status); values always travel as parameters.
+ */
+export function messageFilterSql(filter: MessageFilter, params: unknown[]): string {
   const where: string[] = []
   const add = (sql: (p: string) => string, value: unknown) => {
     params.push(value)
     where.push(sql(`$${params.length}`))
   }
-  if (filter.group) add((p) => `${alias}.group_id = ${p}::bigint`, filter.group)
-  if (filter.source) add((p) => `${alias}.source_id = ${p}::bigint`, filter.source)
-  if (filter.status) add((p) => `${alias}.status = ${p}`, filter.status)
-  // Spelled out so the planner can use the partial index dead_letters_status_idx (WHERE status <> 'dead').
-  if (filter.status && filter.status !== 'dead') where.push(`${alias}.status <> 'dead'`)
-  if (filter.failureKind) add((p) => `${alias}.failure_kind = ${p}`, filter.failureKind)
-  if (filter.service) add((p) => `${alias}.service = ${p}`, filter.service)
-  if (filter.serviceVersion) add((p) => `${alias}.service_version = ${p}`, filter.serviceVersion)
-  if (filter.entity) add((p) => `${alias}.entity_key = ${p}`, filter.entity)
-  if (filter.from) add((p) => `${alias}.failed_at >= ${p}::timestamptz`, filter.from)
-  if (filter.to) add((p) => `${alias}.failed_at < ${p}::timestamptz`, filter.to)
-  if (filter.q) add((p) => `${alias}.id IN (${searchMatchesSql(p)})`, searchPattern(filter.q))
+  if (filter.group) add((p) => `d.group_id = ${p}::bigint`, filter.group)
+  if (filter.source) add((p) => `d.source_id = ${p}::bigint`, filter.source)
+  if (filter.status) add((p) => `st.status = ${p}`, filter.status)
+  // Spelled out so the planner can use the partial index dead_letter_states_status_idx (WHERE status <> 'dead').
+  if (filter.status && filter.status !== 'dead') where.push(`st.status <> 'dead'`)
+  if (filter.failureKind) add((p) => `d.failure_kind = ${p}`, filter.failureKind)
+  if (filter.service) add((p) => `d.service = ${p}`, filter.service)
+  if (filter.serviceVersion) add((p) => `d.service_version = ${p}`, filter.serviceVersion)
+  if (filter.entity) add((p) => `d.entity_key = ${p}`, filter.entity)
+  if (filter.from) add((p) => `d.failed_at >= ${p}::timestamptz`, filter.from)
+  if (filter.to) add((p) => `d.failed_at < ${p}::timestamptz`, filter.to)
+  if (filter.q) add((p) => `d.id IN (${searchMatchesSql(p)})`, searchPattern(filter.q))
   return where.length ? where.join(' AND ') : 'TRUE'
 }

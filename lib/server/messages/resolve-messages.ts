@@ -2,6 +2,7 @@ import 'server-only'
 import type { z } from 'zod'
 import { recordAudit } from '@/lib/server/audit/record-audit'
 import { getDb } from '@/lib/server/db'
+import { MESSAGES_FROM } from '@/lib/server/messages/message-filter-sql'
 import { addGroupCounts } from '@/lib/server/replay/job-store'
 import { describeSelection, selectionSql } from '@/lib/server/replay/selection-sql'
 import type { ResolveResultDto, resolveSchema } from '@/lib/shared/schemas/replay'
@@ -19,15 +20,16 @@ export async function resolveMessages({ input, actor }: ResolveMessagesOptions):
     const params: unknown[] = []
     const where = selectionSql(input.selection, params)
     const { rows: skipped } = await tx.query<{ status: string; n: number }>(
-      `SELECT d.status, count(*)::int AS n FROM dead_letters d WHERE ${where} AND d.status <> 'dead' GROUP BY 1 ORDER BY 2 DESC`,
+      `SELECT st.status, count(*)::int AS n FROM ${MESSAGES_FROM} WHERE ${where} AND st.status <> 'dead' GROUP BY 1 ORDER BY 2 DESC`,
       params,
     )
     params.push(input.reason, actor)
     const { rows: moved } = await tx.query<{ group_id: string; n: number }>(
+      // The status re-check under the row lock skips a message a concurrent replay or resolve took meanwhile.
       `WITH resolved AS (
-         UPDATE dead_letters d SET status = 'resolved', status_reason = $${params.length - 1}, status_changed_at = now(), status_changed_by = $${params.length}
-         WHERE d.id IN (SELECT d.id FROM dead_letters d WHERE ${where} AND d.status = 'dead' FOR UPDATE)
-           AND d.status = 'dead'
+         UPDATE dead_letter_states st SET status = 'resolved', status_reason = $${params.length - 1}, status_changed_at = now(), status_changed_by = $${params.length}
+         FROM dead_letters d
+         WHERE st.dead_letter_id = d.id AND ${where} AND st.status = 'dead'
          RETURNING d.group_id
        )
        SELECT group_id::text, count(*)::int AS n FROM resolved GROUP BY 1 ORDER BY 1`,

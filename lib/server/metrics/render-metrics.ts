@@ -46,7 +46,7 @@ export async function renderMetrics(): Promise<RenderedMetrics> {
     sql.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM replay_jobs GROUP BY status'),
     sql.query<{ active: number; held: number }>(
       `SELECT (SELECT count(*) FROM pauses WHERE status <> 'resumed')::int AS active,
-              (SELECT count(*) FROM dead_letters WHERE status = 'held')::int AS held`,
+              (SELECT count(*) FROM dead_letter_states WHERE status = 'held')::int AS held`,
     ),
     sql.query<{ ids: number }>('SELECT coalesce(sum(last_id - first_id + 1), 0)::float8 AS ids FROM search_backlog'),
   ])

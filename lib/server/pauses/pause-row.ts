@@ -5,14 +5,15 @@ import type { ControlEvent, PauseDto } from '@/lib/shared/schemas/pause'
 
 /**
  * Held messages of a pause: rows stored from a hold source whose held_from is the paused queue and whose entity
- * is the paused one (any entity for a whole-queue pause). Served by dead_letters_held_idx.
+ * is the paused one (any entity for a whole-queue pause), over dead_letters d joined to its status st. Served by
+ * dead_letter_states_held_idx (the rows held now) or dead_letters_held_from_idx (a queue's ever-held rows).
  */
-export const HELD_MATCH = `d.status = 'held' AND d.held_from = p.queue AND (p.entity_key IS NULL OR d.entity_key = p.entity_key)
+export const HELD_MATCH = `st.status = 'held' AND d.held_from = p.queue AND (p.entity_key IS NULL OR d.entity_key = p.entity_key)
   AND d.source_id IN (SELECT hs.id FROM sources hs WHERE hs.kind = 'hold' AND hs.vhost = p.vhost)`
 
 export const PAUSE_COLUMNS = `p.id::text, p.source_id::text, p.vhost, p.queue, p.entity_key, p.entity_key_rule, p.status, p.reason,
   p.created_by, p.created_at, p.replay_job_id::text, p.resumed_at, p.resumed_by, p.version::text,
-  CASE WHEN p.status = 'resumed' THEN 0 ELSE (SELECT count(*)::int FROM dead_letters d WHERE ${HELD_MATCH}) END AS held`
+  CASE WHEN p.status = 'resumed' THEN 0 ELSE (SELECT count(*)::int FROM dead_letters d JOIN dead_letter_states st ON st.dead_letter_id = d.id WHERE ${HELD_MATCH}) END AS held`
 
 export type PauseRow = {
   id: string; source_id: string | null; vhost: string; queue: string; entity_key: string | null; entity_key_rule: unknown

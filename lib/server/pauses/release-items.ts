@@ -17,7 +17,7 @@ export function notCoveredByOtherPause(isOurs: string): string {
 }
 
 /**
- * Takes held rows (status held → replaying) matching `where` (over dead_letters d and sources s, the hold
+ * Takes held rows (status held → replaying) matching `where` (over dead_letters d, its status st and sources s, the hold
  * source), oldest first. Rows another transaction is taking are skipped, and the status re-check under the row
  * lock means a held row is released by exactly one job.
  */
@@ -26,14 +26,15 @@ export async function claimHeldRows(tx: Sql, options: { where: string; params: u
   const limitParam = options.params.length + 2
   const { rows } = await tx.query<HeldRow>(
     `WITH picked AS (
-       SELECT d.id FROM dead_letters d JOIN sources s ON s.id = d.source_id AND s.kind = 'hold'
-       WHERE d.status = 'held' AND d.held_from IS NOT NULL AND (${options.where})
+       SELECT d.id, d.held_from, d.entity_key
+       FROM dead_letter_states st JOIN dead_letters d ON d.id = st.dead_letter_id JOIN sources s ON s.id = d.source_id AND s.kind = 'hold'
+       WHERE st.status = 'held' AND d.held_from IS NOT NULL AND (${options.where})
        ORDER BY d.id LIMIT $${limitParam}
-       FOR UPDATE OF d SKIP LOCKED
+       FOR UPDATE OF st SKIP LOCKED
      )
-     UPDATE dead_letters d SET status = 'replaying', status_reason = NULL, status_changed_at = now(), status_changed_by = $${actorParam}
-     FROM picked WHERE d.id = picked.id AND d.status = 'held'
-     RETURNING d.id::text, d.held_from, d.entity_key`,
+     UPDATE dead_letter_states st SET status = 'replaying', status_reason = NULL, status_changed_at = now(), status_changed_by = $${actorParam}
+     FROM picked WHERE st.dead_letter_id = picked.id AND st.status = 'held'
+     RETURNING picked.id::text, picked.held_from, picked.entity_key`,
     [...options.params, options.actor, options.limit ?? 100_000],
   )
   // RETURNING has no order: release order is arrival order, which is id order.

@@ -23,7 +23,7 @@ export async function releaseStragglers({ sql, actor = SYSTEM_ACTOR }: { sql: Sq
     const rows = await claimHeldRows(tx, {
       where: `NOT EXISTS (SELECT 1 FROM pauses p WHERE p.status <> 'resumed' AND p.vhost = s.vhost AND p.queue = d.held_from
                 AND (p.entity_key IS NULL OR d.entity_key = p.entity_key))
-              AND (d.status_reason IS NULL OR d.status_changed_at < now() - $1::int * interval '1 second')`,
+              AND (st.status_reason IS NULL OR st.status_changed_at < now() - $1::int * interval '1 second')`,
       params: [FAILED_RELEASE_RETRY_SECONDS],
       actor,
       limit: 10_000,

@@ -41,9 +41,9 @@ export async function createReplay(options: CreateReplayOptions): Promise<Replay
     // two jobs created at once never share a message; no separate FOR UPDATE pass over the selection.
     const { rowCount: total } = await tx.query(
       `WITH marked AS (
-         UPDATE dead_letters d SET status = 'replaying', status_reason = NULL, status_changed_at = now(), status_changed_by = $${actorParam}
-         FROM sources s
-         WHERE s.id = d.source_id AND ${planned.eligibleWhere}
+         UPDATE dead_letter_states st SET status = 'replaying', status_reason = NULL, status_changed_at = now(), status_changed_by = $${actorParam}
+         FROM dead_letters d JOIN sources s ON s.id = d.source_id
+         WHERE st.dead_letter_id = d.id AND st.failed_at = d.failed_at AND ${planned.eligibleWhere}
          RETURNING d.id, d.first_death_at, d.failed_at, ${planned.exchangeSql} AS exchange, ${planned.routingKeySql} AS routing_key
        )
        INSERT INTO replay_items (job_id, seq, dead_letter_id, kind, replay_id, status, exchange, routing_key)

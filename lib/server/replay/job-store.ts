@@ -115,10 +115,11 @@ export async function claimItems(sql: Sql, options: { jobId: string; afterSeq: n
        WHERE i.job_id = $1::bigint AND i.seq = ANY(ARRAY(SELECT seq FROM next)) AND i.status IN ('pending', 'in_flight')
        RETURNING i.seq, i.kind, i.replay_id, i.exchange, i.routing_key, i.dead_letter_id
      )
-     SELECT m.seq, m.kind, m.replay_id, m.exchange, m.routing_key, m.dead_letter_id::text, d.status AS row_status,
+     SELECT m.seq, m.kind, m.replay_id, m.exchange, m.routing_key, m.dead_letter_id::text, st.status AS row_status,
        d.body, d.properties, d.headers, d.replay_count, d.lineage_origin_id, d.held_from, p.id AS pause_id
      FROM marked m
      JOIN dead_letters d ON d.id = m.dead_letter_id
+     JOIN dead_letter_states st ON st.dead_letter_id = m.dead_letter_id
      -- The pause a message goes out under (its x-lazarus-release): a release's pause, or the open pause of a replayed
      -- message's entity. Pauses are few; most jobs have none.
      LEFT JOIN LATERAL (
@@ -163,14 +164,14 @@ export async function recordOutcomes(sql: Sql, options: { jobId: string; actor: 
          RETURNING i.dead_letter_id, i.kind, i.status, i.error, i.published_at IS NOT NULL AS published
        ),
        moved AS (
-         UPDATE dead_letters d SET
+         UPDATE dead_letter_states st SET
            status = CASE WHEN it.status = 'confirmed' THEN 'replayed' WHEN it.kind = 'release' THEN 'held' ELSE 'dead' END,
            status_reason = CASE WHEN it.status = 'confirmed' THEN NULL ELSE it.error END,
            status_changed_at = now(), status_changed_by = $5
          -- coalesce(): not a condition the status index can serve. Its statistics lag far behind a running job (the rows
          -- turned 'replaying' moments ago) and the planner would walk every replaying row for each outcome.
-         FROM items it WHERE d.id = it.dead_letter_id AND coalesce(d.status, '') = 'replaying'
-         RETURNING d.group_id, d.status
+         FROM items it WHERE st.dead_letter_id = it.dead_letter_id AND coalesce(st.status, '') = 'replaying'
+         RETURNING st.dead_letter_id, st.status
        ),
        job AS (
          UPDATE replay_jobs j SET
@@ -188,7 +189,8 @@ export async function recordOutcomes(sql: Sql, options: { jobId: string; actor: 
            FROM items) c
          WHERE j.id = $1::bigint RETURNING 1
        )
-       SELECT group_id::text, count(*)::int AS n FROM moved WHERE status = 'replayed' GROUP BY 1 ORDER BY 1`,
+       SELECT d.group_id::text, count(*)::int AS n FROM moved JOIN dead_letters d ON d.id = moved.dead_letter_id
+       WHERE moved.status = 'replayed' GROUP BY 1 ORDER BY 1`,
       [options.jobId, outcomes.map((o) => o.seq), outcomes.map((o) => o.status), outcomes.map((o) => o.error), options.actor, options.rate],
       { name: 'lazarus_replay_record_outcomes' },
     )
@@ -220,9 +222,9 @@ export async function closeOpenItems(tx: Sql, options: { jobId: string; actor: s
        RETURNING dead_letter_id, kind
      ),
      moved AS (
-       UPDATE dead_letters d SET status = CASE WHEN it.kind = 'release' THEN 'held' ELSE 'dead' END, status_reason = $4,
+       UPDATE dead_letter_states st SET status = CASE WHEN it.kind = 'release' THEN 'held' ELSE 'dead' END, status_reason = $4,
          status_changed_at = now(), status_changed_by = $2
-       FROM items it WHERE d.id = it.dead_letter_id AND coalesce(d.status, '') = 'replaying' RETURNING 1
+       FROM items it WHERE st.dead_letter_id = it.dead_letter_id AND coalesce(st.status, '') = 'replaying' RETURNING 1
      )
      SELECT (SELECT count(*) FROM items)::int AS n, (SELECT count(*) FROM moved)::int AS moved`,
     [options.jobId, options.actor, options.status, options.reason, options.kinds],

@@ -8,6 +8,7 @@ import type { CreateReplayInput, ExclusionReason, ReplayPlanDto, ReplayPlanTarge
 import { MAX_HEADER_TABLE_BYTES, replayHeaderBytes } from './publish-message'
 import { replaySettings, type ReplaySettings } from './replay-settings'
 import { routeKey, type ExchangeNode } from './route-match'
+import { MESSAGES_FROM } from '@/lib/server/messages/message-filter-sql'
 import { selectionSql } from './selection-sql'
 import { loadTopology, type Topology } from './topology'
 
@@ -22,7 +23,7 @@ export type PlanReplayOptions = { input: CreateReplayInput; actor?: string; sql?
 export type PlannedReplay = {
   plan: ReplayPlanDto
   target: ReplayTarget
-  /** Rows to replay, on dead_letters `d` joined to sources `s`; numbered against `params`. */
+  /** Rows to replay, on dead_letters `d` with its status `st`, joined to sources `s`; numbered against `params`. */
   eligibleWhere: string
   exchangeSql: string
   routingKeySql: string
@@ -56,7 +57,7 @@ function targetSql(target: ReplayTarget, params: unknown[]): { exchange: string;
 /** The source's default target when every selected message shares one; otherwise the original exchange. */
 async function defaultTarget(sql: Sql, selection: string, params: unknown[]): Promise<ReplayTarget> {
   const { rows } = await sql.query<{ default_target: unknown }>(
-    `SELECT DISTINCT s.default_target FROM sources s WHERE s.id IN (SELECT DISTINCT d.source_id FROM dead_letters d WHERE ${selection}) LIMIT 2`,
+    `SELECT DISTINCT s.default_target FROM sources s WHERE s.id IN (SELECT DISTINCT d.source_id FROM ${MESSAGES_FROM} WHERE ${selection}) LIMIT 2`,
     params,
   )
   if (rows.length !== 1) return { type: 'source' }
@@ -67,8 +68,8 @@ async function defaultTarget(sql: Sql, selection: string, params: unknown[]): Pr
 /** Ids of selected rows whose replayed header table would not fit AMQP's 64 KiB (exact, but only for big ones). */
 async function oversizedHeaderIds(sql: Sql, selection: string, params: unknown[], actor: string): Promise<string[]> {
   const { rows } = await sql.query<{ id: string; headers: TypedTable; lineage_origin_id: string | null; replay_count: number }>(
-    `SELECT d.id::text, d.headers, d.lineage_origin_id, d.replay_count FROM dead_letters d
-     WHERE ${selection} AND d.status = 'dead' AND octet_length(d.headers::text) > ${HEADER_TEXT_PRECHECK}`,
+    `SELECT d.id::text, d.headers, d.lineage_origin_id, d.replay_count FROM ${MESSAGES_FROM}
+     WHERE ${selection} AND st.status = 'dead' AND octet_length(d.headers::text) > ${HEADER_TEXT_PRECHECK}`,
     params,
   )
   return rows
@@ -97,32 +98,32 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
   const [cap, maxBody, big] = [params.length - 2, params.length - 1, params.length].map((n) => `$${n}`)
   const reasonSql = `CASE
       WHEN s.id IS NULL THEN 'unknown-source'
-      WHEN d.status <> 'dead' THEN 'not-dead'
+      WHEN st.status <> 'dead' THEN 'not-dead'
       WHEN d.replay_count >= ${cap}::int THEN 'replay-cap'
       WHEN d.body_size > ${maxBody}::int THEN 'too-large'
       WHEN d.id = ANY(${big}::bigint[]) THEN 'headers-too-large'
       WHEN ${t.noOrigin} THEN 'no-origin'
     END`
-  const eligibleWhere = `${selection} AND s.id IS NOT NULL AND d.status = 'dead' AND d.replay_count < ${cap}::int
+  const eligibleWhere = `${selection} AND s.id IS NOT NULL AND st.status = 'dead' AND d.replay_count < ${cap}::int
     AND d.body_size <= ${maxBody}::int AND NOT (d.id = ANY(${big}::bigint[])) AND NOT ${t.noOrigin}`
 
   const [reasons, routes, sources] = await Promise.all([
     sql.query<{ reason: ExclusionReason | null; n: number; sample: string[] | null }>(
       `SELECT reason, count(*)::int AS n, (array_agg(id ORDER BY id) FILTER (WHERE reason IS NOT NULL))[1:5] AS sample
-       FROM (SELECT d.id::text AS id, ${reasonSql} AS reason FROM dead_letters d LEFT JOIN sources s ON s.id = d.source_id WHERE ${selection}) x
+       FROM (SELECT d.id::text AS id, ${reasonSql} AS reason FROM ${MESSAGES_FROM} LEFT JOIN sources s ON s.id = d.source_id WHERE ${selection}) x
        GROUP BY reason`,
       params,
     ),
     sql.query<{ exchange: string; routing_key: string; origin_queue: string | null; n: number; total_rows: number }>(
       `SELECT ${t.exchange} AS exchange, ${t.routingKey} AS routing_key, d.origin_queue, count(*)::int AS n, count(*) OVER ()::int AS total_rows
-       FROM dead_letters d JOIN sources s ON s.id = d.source_id WHERE ${eligibleWhere}
+       FROM ${MESSAGES_FROM} JOIN sources s ON s.id = d.source_id WHERE ${eligibleWhere}
        GROUP BY 1, 2, 3 ORDER BY n DESC, 1, 2, 3 LIMIT ${MAX_TARGET_ROWS}`,
       params,
     ),
     sql.query<{ id: string; queue: string; order_sensitive: boolean; messages: number; entities: number; keyless: number }>(
       `SELECT s.id::text, s.queue, s.order_sensitive, count(*)::int AS messages, count(DISTINCT d.entity_key)::int AS entities,
          (count(*) FILTER (WHERE d.entity_key IS NULL))::int AS keyless
-       FROM dead_letters d JOIN sources s ON s.id = d.source_id WHERE ${eligibleWhere}
+       FROM ${MESSAGES_FROM} JOIN sources s ON s.id = d.source_id WHERE ${eligibleWhere}
        GROUP BY s.id ORDER BY messages DESC`,
       params,
     ),

@@ -3,19 +3,19 @@ import { messageFilterSql } from '@/lib/server/messages/message-filter-sql'
 import type { Selection } from '@/lib/shared/schemas/replay'
 
 /**
- * The WHERE condition for a replay or resolve selection on dead_letters `alias`: explicit ids, a whole group, or the
- * filters of GET /api/messages. Values travel as parameters appended to `params`.
+ * The WHERE condition for a replay or resolve selection over MESSAGES_FROM (`d`, `st`): explicit ids, a whole group,
+ * or the filters of GET /api/messages. Values travel as parameters appended to `params`.
  */
-export function selectionSql(selection: Selection, params: unknown[], alias = 'd'): string {
+export function selectionSql(selection: Selection, params: unknown[]): string {
   if ('ids' in selection) {
     params.push(selection.ids)
-    return `${alias}.id = ANY($${params.length}::bigint[])`
+    return `d.id = ANY($${params.length}::bigint[])`
   }
   if ('groupId' in selection) {
     params.push(selection.groupId)
-    return `${alias}.group_id = $${params.length}::bigint`
+    return `d.group_id = $${params.length}::bigint`
   }
-  return messageFilterSql(selection.filter, params, alias)
+  return messageFilterSql(selection.filter, params)
 }
 
 /** A one-line description of a selection for audit summaries. */

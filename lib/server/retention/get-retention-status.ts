@@ -6,7 +6,7 @@ import type { RetentionStatusDto } from '@/lib/shared/schemas/retention'
 export type { RetentionStatusDto }
 
 const CAP = 100_000
-const TABLES = ['dead_letters', 'dead_letter_search', 'error_groups', 'group_arrivals', 'replay_items', 'replay_jobs', 'audit_log', 'alert_events']
+const TABLES = ['dead_letters', 'dead_letter_states', 'dead_letter_search', 'error_groups', 'group_arrivals', 'replay_items', 'replay_jobs', 'audit_log', 'alert_events']
 
 /** What the settings page shows about the store and what retention removes next. */
 export async function getRetentionStatus(): Promise<RetentionStatusDto> {
@@ -17,7 +17,7 @@ export async function getRetentionStatus(): Promise<RetentionStatusDto> {
     before
       ? sql
           .query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM (SELECT 1 FROM dead_letters WHERE status IN ('replayed', 'resolved') AND status_changed_at < $1 LIMIT $2) capped`,
+            `SELECT count(*)::int AS n FROM (SELECT 1 FROM dead_letter_states WHERE status IN ('replayed', 'resolved') AND status_changed_at < $1 LIMIT $2) capped`,
             [before, CAP],
           )
           .then((r) => r.rows[0]?.n ?? 0)

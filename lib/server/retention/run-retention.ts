@@ -14,18 +14,23 @@ export type RunRetentionOptions = {
 
 export type RetentionResult = { cutoff: Date; deleted: number; batches: number; more: boolean }
 
-// The oldest eligible rows, through dead_letters_retention_idx; SKIP LOCKED so two workers share the work.
-// Dead and held rows are never touched: the status predicate is the partial index's own.
+// The oldest eligible rows, through dead_letter_states_retention_idx; SKIP LOCKED so two workers share the work.
+// Dead and held rows are never touched: the status predicate is the partial index's own. A message goes with its
+// status row and its search row, in one statement.
 const DELETE_BATCH = `
 WITH doomed AS (
-  SELECT id FROM dead_letters
-  WHERE status IN ('replayed', 'resolved') AND status_changed_at < $1
-  ORDER BY status_changed_at, id LIMIT $2
-  FOR UPDATE SKIP LOCKED
+  DELETE FROM dead_letter_states st
+  WHERE st.dead_letter_id IN (
+    SELECT dead_letter_id FROM dead_letter_states
+    WHERE status IN ('replayed', 'resolved') AND status_changed_at < $1
+    ORDER BY status_changed_at, dead_letter_id LIMIT $2
+    FOR UPDATE SKIP LOCKED
+  ) AND st.status IN ('replayed', 'resolved')
+  RETURNING st.dead_letter_id AS id, st.status
 ),
 gone AS (
   DELETE FROM dead_letters d USING doomed WHERE d.id = doomed.id
-  RETURNING d.id, d.group_id, d.status
+  RETURNING d.id, d.group_id, doomed.status
 ),
 unindexed AS (
   DELETE FROM dead_letter_search s USING gone WHERE s.dead_letter_id = gone.id
