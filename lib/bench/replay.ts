@@ -8,9 +8,12 @@
  *       publishing, outcomes, message statuses and counters written after the acks),
  * and prints the rates and the ratio. The executor's rate is over the job's run (started_at → finished_at); creating
  * the job (planning, freezing N items, marking N messages 'replaying') is timed separately.
- * Options: BENCH_MESSAGES (default 100000), LAZARUS_REPLAY_WINDOW (default 1000).
+ * Options: BENCH_MESSAGES (default 100000), LAZARUS_REPLAY_WINDOW (default 1000), REPLAY_PROF=<file> (a V8 CPU profile
+ * of this process while the executor runs the job, for `node --cpu-prof`'s tools or Chrome DevTools).
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
+import { writeFile } from 'node:fs/promises'
+import { Session } from 'node:inspector/promises'
 import { connect, type ConfirmChannel } from '@/lib/server/amqp/amqplib'
 import { typedTableToAmqplib, type TypedTable } from '@/lib/server/amqp/typed-fields'
 import { getConfig } from '@/lib/server/config'
@@ -177,6 +180,12 @@ async function main() {
     const created = (await createReplay({ input: { selection: { groupId: group[0].id }, ratePerSecond: 50_000 }, actor: 'bench', sql: db.sql, settings })) as ReplayCreatedDto
     const createSeconds = (performance.now() - started) / 1000
     console.log(`lazarus: job of ${fmt(created.plan.replayable)} created in ${createSeconds.toFixed(1)} s (plan, items, messages marked replaying; ${(await cpuUse(db.sql, cpu, total)).text})`)
+    const profiler = process.env.REPLAY_PROF ? new Session() : null
+    if (profiler) {
+      profiler.connect()
+      await profiler.post('Profiler.enable')
+      await profiler.post('Profiler.start')
+    }
     cpu = await cpuSample(db.sql)
     const executor = startReplayExecutor({ sql: db.sql, settings, connectionName: 'lazarus-bench-replay' })
     let job: { status: string; confirmed: number; failed: number; unroutable: number; seconds: number | null } | undefined
@@ -191,6 +200,11 @@ async function main() {
     }
     const endToEnd = (performance.now() - started) / 1000
     const executorCpu = await cpuUse(db.sql, cpu, total)
+    if (profiler) {
+      const { profile } = await profiler.post('Profiler.stop')
+      await writeFile(process.env.REPLAY_PROF!, JSON.stringify(profile))
+      profiler.disconnect()
+    }
     await executor.stop()
     const { messageCount } = await setup.checkQueue(queue)
     if (job.status !== 'completed' || job.confirmed !== total || messageCount !== total) {

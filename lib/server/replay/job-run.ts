@@ -39,7 +39,7 @@ const STOP_GRACE_MS = 5_000
 /** Outcome batches written at the same time (database connections one job uses for them). */
 const MAX_FLUSHES = 2
 
-type InFlight = { seq: number; channel: ConfirmChannel; at: number }
+type InFlight = { seq: number; groupId: string; channel: ConfirmChannel; at: number }
 
 /** Unwinds a run that must stop publishing: shutdown, or the lease went to another worker. */
 class RunStopped extends Error {
@@ -241,23 +241,26 @@ export class JobRun {
       const exchange = item.exchange ?? ''
       const routingKey = item.routing_key ?? (item.kind === 'release' ? (item.held_from ?? '') : '')
       if (item.row_status !== 'replaying') {
-        this.settle({ seq: item.seq, status: 'skipped', error: `not published: the message is ${item.row_status}, not replaying` })
+        this.settle({ seq: item.seq, groupId: item.group_id, status: 'skipped', error: `not published: the message is ${item.row_status}, not replaying` })
         continue
       }
       const known = exchange === '' ? true : this.exchanges.get(exchange)
       if (!(known ?? (await this.exchangeExists(exchange)))) {
-        this.settle({ seq: item.seq, status: 'failed', error: `not published: exchange "${exchange}" does not exist` })
+        this.settle({ seq: item.seq, groupId: item.group_id, status: 'failed', error: `not published: exchange "${exchange}" does not exist` })
         continue
       }
       const build = buildPublish(
-        { id: item.dead_letter_id, body: asBuffer(item.body), properties: item.properties ?? {}, headers: item.headers ?? {}, lineageOriginId: item.lineage_origin_id, replayCount: item.replay_count },
+        {
+          id: item.dead_letter_id, body: asBuffer(item.body), properties: JSON.parse(item.properties_json) ?? {}, headers: JSON.parse(item.headers_json) ?? {},
+          lineageOriginId: item.lineage_origin_id, replayCount: item.replay_count,
+        },
         item.kind === 'release'
           ? { kind: 'release', replayId: item.replay_id, pauseId: item.pause_id ?? `job-${this.job.id}` }
           : { kind: 'replay', replayId: item.replay_id, actor: this.job.created_by, pauseId: item.pause_id },
         { amqpUser: this.ctx.settings.amqpUser, maxBodyBytes: this.ctx.settings.maxBodyBytes },
       )
       if (!build.ok) {
-        this.settle({ seq: item.seq, status: 'skipped', error: build.message })
+        this.settle({ seq: item.seq, groupId: item.group_id, status: 'skipped', error: build.message })
         continue
       }
       // Synchronous while there is room; a promise only when publishing has to wait.
@@ -266,7 +269,7 @@ export class JobRun {
         const sent = this.publishNow(item, exchange, routingKey, build)
         if (sent) break
         if (attempt === 3) {
-          this.settle({ seq: item.seq, status: 'failed', error: 'not published: the channel kept closing' })
+          this.settle({ seq: item.seq, groupId: item.group_id, status: 'failed', error: 'not published: the channel kept closing' })
           break
         }
       }
@@ -309,7 +312,7 @@ export class JobRun {
   private publishNow(item: ItemRow, exchange: string, routingKey: string, build: Extract<PublishBuild, { ok: true }>): boolean {
     const channel = this.channel!
     const replayId = item.replay_id
-    this.unconfirmed.set(replayId, { seq: item.seq, channel, at: Date.now() })
+    this.unconfirmed.set(replayId, { seq: item.seq, groupId: item.group_id, channel, at: Date.now() })
     try {
       if (!channel.publish(exchange, routingKey, build.content, build.options, (error) => this.onConfirm(replayId, error))) this.drainWait = true
     } catch (error) {
@@ -323,7 +326,7 @@ export class JobRun {
         error instanceof RangeError
           ? `cannot replay: header table too large for AMQP (${error.message})`
           : `cannot replay: ${(error as Error).message.slice(0, 300)}`
-      this.settle({ seq: item.seq, status: 'skipped', error: reason })
+      this.settle({ seq: item.seq, groupId: item.group_id, status: 'skipped', error: reason })
       return true
     }
     this.meter.add()
@@ -341,11 +344,11 @@ export class JobRun {
         error.message === 'message nacked'
           ? 'nacked by the broker'
           : `not confirmed: channel closed${this.lastChannelError ? ` (${this.lastChannelError})` : ''}`
-      this.settle({ seq: pending.seq, status: 'failed', error: reason })
+      this.settle({ seq: pending.seq, groupId: pending.groupId, status: 'failed', error: reason })
     } else if (returned !== undefined) {
-      this.settle({ seq: pending.seq, status: 'unroutable', error: returned })
+      this.settle({ seq: pending.seq, groupId: pending.groupId, status: 'unroutable', error: returned })
     } else {
-      this.settle({ seq: pending.seq, status: 'confirmed', error: null })
+      this.settle({ seq: pending.seq, groupId: pending.groupId, status: 'confirmed', error: null })
     }
     this.wake()
   }
@@ -405,7 +408,7 @@ export class JobRun {
       if (channel !== null && pending.channel !== channel) continue
       this.unconfirmed.delete(replayId)
       this.returned.delete(replayId)
-      this.settle({ seq: pending.seq, status: 'failed', error: reason })
+      this.settle({ seq: pending.seq, groupId: pending.groupId, status: 'failed', error: reason })
     }
   }
 

@@ -78,10 +78,12 @@ export type ItemRow = {
   exchange: string | null
   routing_key: string | null
   dead_letter_id: string
+  group_id: string
   row_status: string
   body: Buffer
-  properties: Record<string, unknown>
-  headers: TypedTable
+  /** JSON text, parsed just before the publish: a chunk's parsed tables would outlive V8's young generation. */
+  properties_json: string
+  headers_json: string
   replay_count: number
   lineage_origin_id: string | null
   held_from: string | null
@@ -115,8 +117,8 @@ export async function claimItems(sql: Sql, options: { jobId: string; afterSeq: n
        WHERE i.job_id = $1::bigint AND i.seq = ANY(ARRAY(SELECT seq FROM next)) AND i.status IN ('pending', 'in_flight')
        RETURNING i.seq, i.kind, i.replay_id, i.exchange, i.routing_key, i.dead_letter_id
      )
-     SELECT m.seq, m.kind, m.replay_id, m.exchange, m.routing_key, m.dead_letter_id::text, st.status AS row_status,
-       d.body, d.properties, d.headers, d.replay_count, d.lineage_origin_id, d.held_from, p.id AS pause_id
+     SELECT m.seq, m.kind, m.replay_id, m.exchange, m.routing_key, m.dead_letter_id::text, d.group_id::text, st.status AS row_status,
+       d.body, d.properties::text AS properties_json, d.headers::text AS headers_json, d.replay_count, d.lineage_origin_id, d.held_from, p.id AS pause_id
      FROM marked m
      JOIN dead_letters d ON d.id = m.dead_letter_id
      JOIN dead_letter_states st ON st.dead_letter_id = m.dead_letter_id
@@ -141,7 +143,8 @@ export async function lastSeq(sql: Sql, jobId: string): Promise<number> {
   return rows[0].seq ?? 0
 }
 
-export type ItemOutcome = { seq: number; status: 'confirmed' | 'unroutable' | 'failed' | 'skipped'; error: string | null }
+/** `groupId` is the message's error group (from the claim; it never changes), for the group's replayed counter. */
+export type ItemOutcome = { seq: number; groupId: string; status: 'confirmed' | 'unroutable' | 'failed' | 'skipped'; error: string | null }
 
 /**
  * Records a batch of outcomes in one transaction: the items, their dead letters (replayed after an ack without a
@@ -157,11 +160,11 @@ export async function recordOutcomes(sql: Sql, options: { jobId: string; actor: 
   await sql.transaction(async (tx) => {
     await tx.query('SET LOCAL synchronous_commit = off')
     const { rows: groups } = await tx.query<{ group_id: string; n: number }>(
-      `WITH o AS (SELECT * FROM unnest($2::int[], $3::text[], $4::text[]) AS o(seq, status, error)),
+      `WITH o AS (SELECT * FROM unnest($2::int[], $3::text[], $4::text[], $7::bigint[]) AS o(seq, status, error, group_id)),
        items AS (
          UPDATE replay_items i SET status = o.status, error = o.error, finished_at = now()
          FROM o WHERE i.job_id = $1::bigint AND i.seq = o.seq AND i.status IN ('pending', 'in_flight')
-         RETURNING i.dead_letter_id, i.kind, i.status, i.error, i.published_at IS NOT NULL AS published
+         RETURNING i.dead_letter_id, i.kind, i.status, i.error, i.published_at IS NOT NULL AS published, o.group_id
        ),
        moved AS (
          UPDATE dead_letter_states st SET
@@ -171,7 +174,7 @@ export async function recordOutcomes(sql: Sql, options: { jobId: string; actor: 
          -- coalesce(): not a condition the status index can serve. Its statistics lag far behind a running job (the rows
          -- turned 'replaying' moments ago) and the planner would walk every replaying row for each outcome.
          FROM items it WHERE st.dead_letter_id = it.dead_letter_id AND coalesce(st.status, '') = 'replaying'
-         RETURNING st.dead_letter_id, st.status
+         RETURNING st.status, it.group_id
        ),
        job AS (
          UPDATE replay_jobs j SET
@@ -189,9 +192,11 @@ export async function recordOutcomes(sql: Sql, options: { jobId: string; actor: 
            FROM items) c
          WHERE j.id = $1::bigint RETURNING 1
        )
-       SELECT d.group_id::text, count(*)::int AS n FROM moved JOIN dead_letters d ON d.id = moved.dead_letter_id
-       WHERE moved.status = 'replayed' GROUP BY 1 ORDER BY 1`,
-      [options.jobId, outcomes.map((o) => o.seq), outcomes.map((o) => o.status), outcomes.map((o) => o.error), options.actor, options.rate],
+       SELECT group_id::text, count(*)::int AS n FROM moved WHERE status = 'replayed' GROUP BY 1 ORDER BY 1`,
+      [
+        options.jobId, outcomes.map((o) => o.seq), outcomes.map((o) => o.status), outcomes.map((o) => o.error), options.actor, options.rate,
+        outcomes.map((o) => o.groupId),
+      ],
       { name: 'lazarus_replay_record_outcomes' },
     )
     await addGroupCounts(tx, 'replayed_count', groups)
