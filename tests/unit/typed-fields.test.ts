@@ -254,6 +254,22 @@ describe('decodeTypedTable / encodeTypedTable', () => {
   })
 })
 
+describe('encodeTypedTable text', () => {
+  // Short ASCII keys and strings are measured and copied in JavaScript, everything else through Buffer: both must write
+  // exactly the UTF-8 bytes, at and around the cut-over length, with non-ASCII and lone surrogates too.
+  const texts = ['', 'a', 'x-death', 'a'.repeat(63), 'a'.repeat(64), 'a'.repeat(65), 'é', 'grüße', '✓ ok', '😀', 'a\ud800b', 'é'.repeat(64), `${'a'.repeat(63)}é`, '\u007f\u0080']
+  it.each(texts.map((text) => [text.length > 12 ? `${text.slice(0, 12)}… (${text.length})` : JSON.stringify(text), text]))('%s as key and value', (_, text) => {
+    const key = Buffer.from(text, 'utf8').subarray(0, 255)
+    const keyText = key.toString('utf8')
+    const keyBytes = Buffer.from(keyText, 'utf8')
+    const valueBytes = Buffer.from(text, 'utf8')
+    const length = Buffer.alloc(4)
+    length.writeUInt32BE(valueBytes.length)
+    const expected = Buffer.concat([Buffer.from([keyBytes.length]), keyBytes, Buffer.from('S'), length, valueBytes])
+    expect(encodeTypedTable({ [keyText]: { t: 'S', v: text } }).equals(expected)).toBe(true)
+  })
+})
+
 describe('malformed input', () => {
   it('rejects every truncation of a valid table with a FieldTableError, never silently', () => {
     const boundaries = new Set<number>([0])

@@ -310,6 +310,19 @@ export function encodeTypedTable(table: TypedTable): Buffer {
  * Encodes into one growing buffer: a replay encodes every header of every message it publishes, and a buffer per
  * key, length and value (joined at the end) cost more than the encoding itself.
  */
+/** Up to this many characters, text is measured and copied in JavaScript when it is all ASCII (header keys, most values). */
+const SHORT_TEXT = 64
+
+/** UTF-8 length of `text` (Buffer.byteLength, without its C++ call for short ASCII text). */
+function utf8ByteLength(text: string): number {
+  if (text.length <= SHORT_TEXT) {
+    let ascii = true
+    for (let i = 0; i < text.length && ascii; i++) ascii = text.charCodeAt(i) < 0x80
+    if (ascii) return text.length
+  }
+  return Buffer.byteLength(text, 'utf8')
+}
+
 class Writer {
   private buf = Buffer.allocUnsafe(1024)
   private pos = 0
@@ -353,9 +366,14 @@ class Writer {
     bytes.copy(this.buf, at)
   }
 
+  /** `length` is utf8ByteLength(text). Short ASCII text is copied here: a call into Buffer's C++ costs more. */
   utf8(text: string, length: number): void {
     const at = this.reserve(length)
-    this.buf.write(text, at, length, 'utf8')
+    if (length === text.length && length <= SHORT_TEXT) {
+      for (let i = 0; i < length; i++) this.buf[at + i] = text.charCodeAt(i)
+    } else {
+      this.buf.write(text, at, length, 'utf8')
+    }
   }
 
   bytes(): Buffer {
@@ -366,7 +384,7 @@ class Writer {
 function encodeTableInto(table: TypedTable, out: Writer, depth: number, path: string): void {
   if (table === null || typeof table !== 'object' || Array.isArray(table)) throw new FieldTableError(`${path}: expected a table object`)
   for (const key of Object.keys(table)) {
-    const keyLength = Buffer.byteLength(key, 'utf8')
+    const keyLength = utf8ByteLength(key)
     if (keyLength > 255) throw new FieldTableError(`${pathOf(path, key)}: key is longer than 255 bytes`)
     out.u8(keyLength)
     out.utf8(key, keyLength)
@@ -465,7 +483,7 @@ function encodeValueInto(value: TypedValue, out: Writer, depth: number, parent: 
     case 'S':
       if (payload) writeSized(out, tag, payload)
       else if ('v' in value && typeof value.v === 'string') {
-        const length = Buffer.byteLength(value.v, 'utf8')
+        const length = utf8ByteLength(value.v)
         out.u8(tag)
         out.u32(length)
         out.utf8(value.v, length)
