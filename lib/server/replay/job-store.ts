@@ -133,6 +133,8 @@ export async function claimItems(sql: Sql, options: { jobId: string; afterSeq: n
      ) p ON TRUE
      ORDER BY m.seq`,
     [options.jobId, options.afterSeq, options.limit, options.maxBytes, options.span],
+    // Prepared once per connection: planning this statement cost a fifth of running it for 500 items.
+    { name: 'lazarus_replay_claim_items' },
   )
   return rows
 }
