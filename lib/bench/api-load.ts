@@ -181,7 +181,7 @@ CROSS JOIN LATERAL (
 RETURNING id, failed_at, fingerprint
 ),
 -- Each row's status from its fingerprint's first two bytes (uniform, like the random() draws above): a share of the
--- older rows replayed, resolved or held, fewer of the last week's.
+-- older rows replayed, resolved or held, fewer of the last week's. Dead rows have no status row.
 status_draw AS (
   SELECT id, failed_at, (get_byte(fingerprint, 0) * 256 + get_byte(fingerprint, 1)) / 65536.0 AS r FROM stored
 )
@@ -192,7 +192,8 @@ SELECT id,
     ELSE CASE WHEN r < 0.03 THEN 'replayed' WHEN r < 0.05 THEN 'resolved' WHEN r < 0.06 THEN 'held' ELSE 'dead' END
   END,
   failed_at
-FROM status_draw`
+FROM status_draw
+WHERE r < CASE WHEN failed_at < $3::timestamptz - interval '7 days' THEN 0.205 ELSE 0.06 END`
 }
 
 /** SELECT expressions for the dead_letters columns, over the aliases of rowsSql. */

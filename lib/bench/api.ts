@@ -119,7 +119,7 @@ async function main() {
         (SELECT min(count)::float8 FROM error_groups) AS smallest, (SELECT count(*)::int FROM sources) AS sources,
         (SELECT min(id)::text FROM dead_letters) AS min_id, (SELECT max(id)::text FROM dead_letters) AS max_id,
         (SELECT min(failed_at) FROM dead_letters) AS from, (SELECT max(failed_at) FROM dead_letters) AS to,
-        (SELECT string_agg(status || ' ' || n, ', ' ORDER BY n DESC) FROM (SELECT status, count(*) AS n FROM dead_letter_states GROUP BY 1) s) AS statuses`)
+        (SELECT string_agg(status || ' ' || n, ', ' ORDER BY n DESC) FROM (SELECT status, count(*) AS n FROM message_statuses GROUP BY 1) s) AS statuses`)
     const s = shape[0]
     const { rows: arrivals } = await db.sql.query<{ n: number }>('SELECT count(*)::int AS n FROM group_arrivals')
     console.log(`  ${s.groups} groups (largest ${fmt(s.largest)} rows = ${((s.largest / rows) * 100).toFixed(1)}%, smallest ${fmt(s.smallest)}), ${s.sources} sources, ` +

@@ -75,7 +75,7 @@ describe('triage read API', () => {
   }
   /** The expected rows, in list order, by a plain SQL condition (no index tricks). */
   async function expected(where: string, params: unknown[] = []): Promise<string[]> {
-    const { rows } = await db.sql.query<{ id: string }>(`SELECT id::text FROM dead_letters JOIN (SELECT dead_letter_id, status FROM dead_letter_states) st ON st.dead_letter_id = id
+    const { rows } = await db.sql.query<{ id: string }>(`SELECT id::text FROM dead_letters JOIN message_statuses st ON st.dead_letter_id = id
        WHERE ${where} ORDER BY failed_at DESC, id DESC`, params)
     return rows.map((r) => r.id)
   }
@@ -139,8 +139,10 @@ describe('triage read API', () => {
     const { rows: groups } = await db.sql.query<{ id: string; signature: string }>('SELECT id::text, signature FROM error_groups')
     for (const g of groups) group[g.signature.replace('v1:triage-', '') as keyof typeof group] = g.id
     // What replay and resolve will do to statuses later; the read side only has to filter on them.
-    await db.sql.query(`UPDATE dead_letter_states SET status = 'resolved' WHERE dead_letter_id IN (SELECT id FROM dead_letters WHERE group_id = $1 AND failed_at < $2 AND failed_at > $3)`, [group.stock, new Date(hourStart - 4 * HOUR), new Date(hourStart - 6 * HOUR)])
-    await db.sql.query(`UPDATE dead_letter_states SET status = 'replayed' WHERE dead_letter_id = (SELECT min(id) FROM dead_letters WHERE group_id = $1)`, [group.flood])
+    await db.sql.query(`INSERT INTO dead_letter_states (dead_letter_id, status, failed_at) SELECT id, 'resolved', failed_at FROM dead_letters WHERE group_id = $1 AND failed_at < $2 AND failed_at > $3
+       ON CONFLICT (dead_letter_id) DO UPDATE SET status = excluded.status`, [group.stock, new Date(hourStart - 4 * HOUR), new Date(hourStart - 6 * HOUR)])
+    await db.sql.query(`INSERT INTO dead_letter_states (dead_letter_id, status, failed_at) SELECT id, 'replayed', failed_at FROM dead_letters WHERE id = (SELECT min(id) FROM dead_letters WHERE group_id = $1)
+       ON CONFLICT (dead_letter_id) DO UPDATE SET status = excluded.status`, [group.flood])
     await db.sql.query(`UPDATE error_groups SET status = 'acknowledged' WHERE id = $1`, [group.timeout])
     await db.sql.query('ANALYZE dead_letters')
   })

@@ -37,9 +37,9 @@ describe('migration 20261203000000_dead_letter_states', () => {
        SELECT $1::bigint, $2::bigint, sha256(convert_to(i::text, 'UTF8')), convert_to('{}', 'UTF8'), 2, 'json', '{}'::jsonb, '{}'::json,
          'dlx', 'orders', false, timestamptz '2026-11-01T00:00:00Z' + i * interval '1 minute', 'unknown', 'plain-dlx',
          (ARRAY['dead', 'replayed', 'resolved', 'held', 'replaying'])[1 + i % 5],
-         CASE WHEN i % 5 = 2 THEN 'duplicate of ' || i END,
-         CASE WHEN i % 5 <> 0 THEN timestamptz '2026-11-20T00:00:00Z' + i * interval '1 second' END,
-         CASE WHEN i % 5 <> 0 THEN 'ops-' || i END
+         CASE WHEN i % 5 = 2 THEN 'duplicate of ' || i WHEN i % 10 = 5 THEN 'nacked by the broker' END,
+         CASE WHEN i % 5 <> 0 OR i % 10 = 5 THEN timestamptz '2026-11-20T00:00:00Z' + i * interval '1 second' END,
+         CASE WHEN i % 5 <> 0 OR i % 10 = 5 THEN 'ops-' || i END
        FROM generate_series(1, 50) i`,
       [source, group],
     )
@@ -54,21 +54,29 @@ describe('migration 20261203000000_dead_letter_states', () => {
     await admin.end()
   })
 
-  it('carries every status, reason, actor and time over, one row per message, with its failed_at', async () => {
-    const { rows } = await db.sql.query<{ n: number; status: string; reason: string | null; changed_by: string | null; changed_at: Date | null; same_failed_at: boolean }>(
+  it('carries every status, reason, actor and time over (message_statuses shows each message)', async () => {
+    const { rows } = await db.sql.query<{ n: number; status: string; reason: string | null; changed_by: string | null; changed_at: Date | null }>(
       `SELECT row_number() OVER (ORDER BY d.id)::int AS n, st.status,
-         st.status_reason AS reason, st.status_changed_by AS changed_by, st.status_changed_at AS changed_at, st.failed_at = d.failed_at AS same_failed_at
-       FROM dead_letters d JOIN dead_letter_states st ON st.dead_letter_id = d.id ORDER BY d.id`,
+         st.status_reason AS reason, st.status_changed_by AS changed_by, st.status_changed_at AS changed_at
+       FROM dead_letters d JOIN message_statuses st ON st.dead_letter_id = d.id ORDER BY d.id`,
     )
     expect(rows).toHaveLength(50)
     for (const row of rows) {
       const i = row.n
+      const changed = i % 5 !== 0 || i % 10 === 5
       expect(row.status).toBe(['dead', 'replayed', 'resolved', 'held', 'replaying'][i % 5])
-      expect(row.reason).toBe(i % 5 === 2 ? `duplicate of ${i}` : null)
-      expect(row.changed_by).toBe(i % 5 === 0 ? null : `ops-${i}`)
-      expect(row.changed_at?.toISOString() ?? null).toBe(i % 5 === 0 ? null : new Date(Date.parse('2026-11-20T00:00:00Z') + i * 1000).toISOString())
-      expect(row.same_failed_at).toBe(true)
+      expect(row.reason).toBe(i % 5 === 2 ? `duplicate of ${i}` : i % 10 === 5 ? 'nacked by the broker' : null)
+      expect(row.changed_by).toBe(changed ? `ops-${i}` : null)
+      expect(row.changed_at?.toISOString() ?? null).toBe(changed ? new Date(Date.parse('2026-11-20T00:00:00Z') + i * 1000).toISOString() : null)
     }
+  })
+
+  it('writes a status row only for messages that are not plainly dead, each with its message\'s failed_at', async () => {
+    const { rows } = await db.sql.query<{ n: number; same_failed_at: boolean | null }>(
+      `SELECT row_number() OVER (ORDER BY d.id)::int AS n, st.failed_at = d.failed_at AS same_failed_at
+       FROM dead_letters d LEFT JOIN dead_letter_states st ON st.dead_letter_id = d.id ORDER BY d.id`,
+    )
+    for (const row of rows) expect([row.n, row.same_failed_at]).toEqual([row.n, row.n % 5 !== 0 || row.n % 10 === 5 ? true : null])
   })
 
   it('leaves no status in dead_letters, and moves the status indexes', async () => {

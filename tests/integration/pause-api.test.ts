@@ -201,7 +201,7 @@ describe('pause registry API', () => {
     expect(job[0]).toEqual({ kind: 'release', status: 'pending', total: 2 })
     const { rows: items } = await db.sql.query<{ seq: number; kind: string; exchange: string; routing_key: string; n: number; status: string }>(
       `SELECT i.seq, i.kind, i.exchange, i.routing_key, (convert_from(d.body, 'UTF8')::jsonb->>'n')::int AS n, st.status
-       FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id JOIN dead_letter_states st ON st.dead_letter_id = d.id WHERE i.job_id = $1::bigint ORDER BY i.seq`,
+       FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id JOIN message_statuses st ON st.dead_letter_id = d.id WHERE i.job_id = $1::bigint ORDER BY i.seq`,
       [body.replayJobId],
     )
     expect(items).toEqual([

@@ -64,7 +64,7 @@ describe('guard, hold and the hold source', () => {
   async function heldRows(queue: string) {
     const { rows } = await db.sql.query<{ id: string; entity_key: string; n: number; status: string; signature: string; title: string; headers: Record<string, any>; properties: Record<string, any> }>(
       `SELECT d.id::text, d.entity_key, (convert_from(d.body, 'UTF8')::jsonb->>'n')::int AS n, st.status, g.signature, g.title, d.headers, d.properties
-       FROM dead_letters d JOIN dead_letter_states st ON st.dead_letter_id = d.id JOIN error_groups g ON g.id = d.group_id WHERE d.held_from = $1 ORDER BY d.id`,
+       FROM dead_letters d JOIN message_statuses st ON st.dead_letter_id = d.id JOIN error_groups g ON g.id = d.group_id WHERE d.held_from = $1 ORDER BY d.id`,
       [queue],
     )
     return rows
@@ -172,7 +172,7 @@ describe('guard, hold and the hold source', () => {
     await channel.close()
     const { rows } = await waitFor(async () => {
       const result = await db.sql.query<{ kind: string; created_by: string; routing_key: string; status: string }>(
-        `SELECT j.kind, j.created_by, i.routing_key, st.status FROM dead_letters d JOIN dead_letter_states st ON st.dead_letter_id = d.id JOIN replay_items i ON i.dead_letter_id = d.id
+        `SELECT j.kind, j.created_by, i.routing_key, st.status FROM dead_letters d JOIN message_statuses st ON st.dead_letter_id = d.id JOIN replay_items i ON i.dead_letter_id = d.id
          JOIN replay_jobs j ON j.id = i.job_id WHERE d.held_from = $1 AND d.entity_key = 'order-5'`,
         [work],
       )

@@ -81,7 +81,7 @@ describe('pause, hold, replay, release, resume: end to end', () => {
     // 1. Three messages of order E failed in the work queue and were drained as dead letters.
     await deadLetterThrough(app, { ...names, messages: ['old-1', 'old-2', 'old-3'].map((step) => ({ body: body({ orderId: 'E', step }) })) })
     const dead = await waitFor(async () => {
-      const { rows } = await db.sql.query<{ id: string; origin_queue: string }>(`SELECT id::text, origin_queue FROM dead_letters JOIN dead_letter_states ON dead_letter_id = id WHERE entity_key = 'E' AND status = 'dead' ORDER BY id`)
+      const { rows } = await db.sql.query<{ id: string; origin_queue: string }>(`SELECT id::text, origin_queue FROM dead_letters JOIN message_statuses ON dead_letter_id = id WHERE entity_key = 'E' AND status = 'dead' ORDER BY id`)
       return rows.length === 3 && rows
     }, { what: 'three dead letters of E' })
     expect(dead.every((d) => d.origin_queue === names.work)).toBe(true)
@@ -111,7 +111,7 @@ describe('pause, hold, replay, release, resume: end to end', () => {
       { orderId: 'E', step: 'new-3' }, { orderId: 'E', step: 'new-4' }, { orderId: 'F', step: 'f-2' }, { orderId: 'E', step: 'new-5' },
     ])
     await waitFor(async () => {
-      const { rows } = await db.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM dead_letters JOIN dead_letter_states ON dead_letter_id = id WHERE status = 'held' AND held_from = $1`, [names.work])
+      const { rows } = await db.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM dead_letters JOIN message_statuses ON dead_letter_id = id WHERE status = 'held' AND held_from = $1`, [names.work])
       return rows[0].n === 5 && handled.length === 3
     }, { what: "E's five messages held and the others handled" })
     expect(handled.map((o) => o.orderId)).toEqual(['F', 'G', 'F'])
@@ -130,7 +130,7 @@ describe('pause, hold, replay, release, resume: end to end', () => {
     expect(ofE.slice(3).every((o) => o.headers?.['x-lazarus-release'] !== undefined)).toBe(true)
     expect(ofE.flatMap((o) => Object.keys(o.headers ?? {}).filter((k) => k.startsWith('x-lazarus-held-')))).toEqual([])
     const { rows: statuses } = await db.sql.query<{ status: string; n: number }>(
-      `SELECT st.status, count(*)::int AS n FROM dead_letters d JOIN dead_letter_states st ON st.dead_letter_id = d.id JOIN sources s ON s.id = d.source_id
+      `SELECT st.status, count(*)::int AS n FROM dead_letters d JOIN message_statuses st ON st.dead_letter_id = d.id JOIN sources s ON s.id = d.source_id
        WHERE s.queue = $1 OR d.held_from = $2 GROUP BY st.status ORDER BY st.status`,
       [names.dlq, names.work],
     )

@@ -242,7 +242,7 @@ describe('replay, resolve and audit API', () => {
   })
 
   it('never gives one message to two jobs created at the same time', async () => {
-    const dead = (await db.sql.query<{ id: string }>(`SELECT id::text FROM dead_letters JOIN dead_letter_states ON dead_letter_id = id WHERE status = 'dead' ORDER BY id`)).rows.map((r) => r.id)
+    const dead = (await db.sql.query<{ id: string }>(`SELECT id::text FROM dead_letters JOIN message_statuses ON dead_letter_id = id WHERE status = 'dead' ORDER BY id`)).rows.map((r) => r.id)
     expect(dead.length).toBeGreaterThan(0)
     const body = { selection: { ids: dead }, target: { type: 'queue' } }
     const responses = await Promise.all([1, 2, 3].map(() => replays.POST(post('/api/replays', body), ctx({}))))
@@ -253,5 +253,29 @@ describe('replay, resolve and audit API', () => {
       `SELECT count(*)::int AS n, count(DISTINCT dead_letter_id)::int AS distinct_messages FROM replay_items i JOIN replay_jobs j ON j.id = i.job_id WHERE j.status = 'pending'`,
     )
     expect(rows[0].n).toBe(rows[0].distinct_messages)
+  })
+
+  it('gives each message to a resolve or to one job, never both, when they race', async () => {
+    const dlq = uniqueName('race_dlq')
+    const rows = bulkRows(40, { originExchange: 'x', originKey: 'k', originQueue: queue, start: 500 }).map((r) => ({ ...r, signature: 'v1:race000000000001', title: 'Race' }))
+    await storeBulk(db.sql, dlq, rows)
+    const raced = (await db.sql.query<{ id: string }>('SELECT d.id::text FROM dead_letters d JOIN sources s ON s.id = d.source_id WHERE s.queue = $1 ORDER BY d.id', [dlq])).rows.map((r) => r.id)
+    expect(raced).toHaveLength(40)
+    const selection = { ids: raced }
+    const responses = await Promise.all([
+      replays.POST(post('/api/replays', { selection, target: { type: 'queue' } }), ctx({})),
+      resolve.POST(post('/api/messages/resolve', { selection, reason: 'race' }), ctx({})),
+      replays.POST(post('/api/replays', { selection, target: { type: 'queue' } }), ctx({})),
+    ])
+    expect(responses.every((r) => [200, 201, 409, 422].includes(r.status))).toBe(true)
+    const { rows: owners } = await db.sql.query<{ id: string; status: string; jobs: number }>(
+      `SELECT d.id::text, ms.status, (SELECT count(*)::int FROM replay_items i WHERE i.dead_letter_id = d.id) AS jobs
+       FROM dead_letters d JOIN message_statuses ms ON ms.dead_letter_id = d.id WHERE d.id = ANY($1::bigint[]) ORDER BY d.id`,
+      [raced],
+    )
+    for (const owner of owners) {
+      if (owner.status === 'resolved') expect(owner.jobs).toBe(0)
+      else expect([owner.status, owner.jobs]).toEqual(['replaying', 1])
+    }
   })
 })

@@ -41,7 +41,7 @@ describe('replay under a broker resource alarm', () => {
     const rows = bulkRows(count, { originExchange: exchange, originKey: 'k', originQueue: work, start: serial })
     serial += count
     await storeBulk(db.sql, uniqueName('blk_dlq'), rows)
-    const { rows: stored } = await db.sql.query<{ id: string }>(`SELECT id::text FROM dead_letters JOIN dead_letter_states ON dead_letter_id = id WHERE status = 'dead' AND status_reason IS NULL ORDER BY id`)
+    const { rows: stored } = await db.sql.query<{ id: string }>(`SELECT id::text FROM dead_letters JOIN message_statuses ON dead_letter_id = id WHERE status = 'dead' AND status_reason IS NULL ORDER BY id`)
     return stored.map((r) => r.id)
   }
 
@@ -87,7 +87,7 @@ describe('replay under a broker resource alarm', () => {
     expect(executor.status().blocked).toBeNull()
     const received = await collect(connection, work, 40)
     expect(new Set(received.map((m) => m.properties.messageId)).size).toBe(40)
-    const { rows } = await db.sql.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM dead_letters JOIN dead_letter_states ON dead_letter_id = id WHERE id = ANY($1::bigint[]) GROUP BY 1', [ids])
+    const { rows } = await db.sql.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM dead_letters JOIN message_statuses ON dead_letter_id = id WHERE id = ANY($1::bigint[]) GROUP BY 1', [ids])
     expect(rows).toEqual([{ status: 'replayed', n: 40 }])
   })
 
@@ -98,7 +98,7 @@ describe('replay under a broker resource alarm', () => {
     const jobId = await replay(ids)
     const job = await waitForJob(db.sql, jobId, ['completed', 'failed'], 60_000)
     expect(job).toMatchObject({ confirmed: 0, failed: 20 })
-    const { rows } = await db.sql.query<{ status: string; status_reason: string | null }>('SELECT status, status_reason FROM dead_letters JOIN dead_letter_states ON dead_letter_id = id WHERE id = ANY($1::bigint[])', [ids])
+    const { rows } = await db.sql.query<{ status: string; status_reason: string | null }>('SELECT status, status_reason FROM dead_letters JOIN message_statuses ON dead_letter_id = id WHERE id = ANY($1::bigint[])', [ids])
     expect(rows).toHaveLength(20)
     for (const row of rows) {
       expect(row.status).toBe('dead')
@@ -112,7 +112,7 @@ describe('replay under a broker resource alarm', () => {
     const arrived = (await channel.checkQueue(work)).messageCount
     const late = arrived > 0 ? await collect(connection, work, arrived) : []
     for (const message of late) expect(String(message.properties.headers?.['x-lazarus-replay-id'] ?? '')).not.toBe('')
-    const { rows: after } = await db.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM dead_letters JOIN dead_letter_states ON dead_letter_id = id WHERE id = ANY($1::bigint[]) AND status = 'dead'`, [ids])
+    const { rows: after } = await db.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM dead_letters JOIN message_statuses ON dead_letter_id = id WHERE id = ANY($1::bigint[]) AND status = 'dead'`, [ids])
     expect(after[0].n).toBe(20)
   })
 })

@@ -78,7 +78,7 @@ describe('replay crash safety', () => {
     expect(Math.max(...perReplayId.values())).toBeLessThanOrEqual(3)
     expect(received.length).toBe(TOTAL + duplicated.reduce((sum, id) => sum + perReplayId.get(id)! - 1, 0))
 
-    const { rows: statuses } = await db.sql.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM dead_letters JOIN dead_letter_states ON dead_letter_id = id GROUP BY 1')
+    const { rows: statuses } = await db.sql.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM dead_letters JOIN message_statuses ON dead_letter_id = id GROUP BY 1')
     expect(statuses).toEqual([{ status: 'replayed', n: TOTAL }])
     const { rows: counters } = await db.sql.query<{ replayed: number }>('SELECT sum(replayed_count)::int AS replayed FROM error_groups')
     expect(counters[0].replayed).toBe(TOTAL)

@@ -54,7 +54,7 @@ describe('replay delivery', () => {
   let sourceId: string
 
   const stored = async (where: string, params: unknown[] = []) =>
-    (await db.sql.query<Stored>(`SELECT id::text, headers, status, status_reason FROM dead_letters JOIN dead_letter_states ON dead_letter_id = id WHERE ${where} ORDER BY id`, params)).rows
+    (await db.sql.query<Stored>(`SELECT id::text, headers, status, status_reason FROM dead_letters JOIN message_statuses ON dead_letter_id = id WHERE ${where} ORDER BY id`, params)).rows
   const storedCount = async () => (await db.sql.query<{ n: number }>('SELECT count(*)::int AS n FROM dead_letters')).rows[0].n
   const replay = async (input: Parameters<typeof createReplay>[0]['input'], actor = 'alice') => (await createReplay({ input, actor })) as ReplayCreatedDto
 

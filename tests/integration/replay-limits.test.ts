@@ -63,7 +63,7 @@ describe('replay size limits', () => {
     const received = await collect(connection, work, 2)
     expect(received.map((m) => m.properties.messageId)).toEqual(['m-0', 'm-3'])
 
-    const { rows } = await db.sql.query<{ id: string; status: string; status_reason: string | null }>('SELECT id::text, status, status_reason FROM dead_letters JOIN dead_letter_states ON dead_letter_id = id WHERE id = ANY($1::bigint[]) ORDER BY id', [ids.slice(0, 4)])
+    const { rows } = await db.sql.query<{ id: string; status: string; status_reason: string | null }>('SELECT id::text, status, status_reason FROM dead_letters JOIN message_statuses ON dead_letter_id = id WHERE id = ANY($1::bigint[]) ORDER BY id', [ids.slice(0, 4)])
     expect(rows.map((r) => r.status)).toEqual(['replayed', 'dead', 'dead', 'replayed'])
     expect(rows[1].status_reason).toMatch(/^cannot replay: header table too large/)
     expect(rows[2].status_reason).toMatch(/^too large: body of 4096 bytes/)
@@ -77,7 +77,7 @@ describe('replay size limits', () => {
     executor.wake()
     const job = await waitForJob(db.sql, created.id)
     expect(job).toMatchObject({ status: 'completed', confirmed: 1, failed: 2 })
-    const { rows: after } = await db.sql.query<{ status: string; status_reason: string | null }>('SELECT status, status_reason FROM dead_letters JOIN dead_letter_states ON dead_letter_id = id WHERE source_id = $1::bigint ORDER BY id', [source])
+    const { rows: after } = await db.sql.query<{ status: string; status_reason: string | null }>('SELECT status, status_reason FROM dead_letters JOIN message_statuses ON dead_letter_id = id WHERE source_id = $1::bigint ORDER BY id', [source])
     expect(after.map((r) => [r.status, r.status_reason])).toEqual([['replayed', null], ['dead', 'nacked by the broker'], ['dead', 'nacked by the broker']])
   })
 })

@@ -23,7 +23,7 @@ describe('replay loops', () => {
   const names = { exchange: uniqueName('loop_x'), key: 'invoice.created', work: uniqueName('loop_work'), dlq: uniqueName('loop_dlq') }
 
   type Row = { id: string; status: string; lineage_origin_id: string | null; lineage_replay_id: string | null; replay_count: number }
-  const rows = async () => (await db.sql.query<Row>('SELECT id::text, status, lineage_origin_id, lineage_replay_id, replay_count FROM dead_letters JOIN dead_letter_states ON dead_letter_id = id ORDER BY id')).rows
+  const rows = async () => (await db.sql.query<Row>('SELECT id::text, status, lineage_origin_id, lineage_replay_id, replay_count FROM dead_letters JOIN message_statuses ON dead_letter_id = id ORDER BY id')).rows
 
   beforeAll(async () => {
     db = await createTestDb()

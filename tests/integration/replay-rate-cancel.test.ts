@@ -77,7 +77,7 @@ describe('replay rate limit and cancel', () => {
     expect(new Set(arrivals.map((a) => a.replayId)).size).toBe(arrivals.length)
     expect(final.confirmed + final.cancelled).toBe(2_000)
     const { rows } = await db.sql.query<{ status: string; reason: string | null; n: number }>(
-      `SELECT status, status_reason AS reason, count(*)::int AS n FROM dead_letters JOIN dead_letter_states ON dead_letter_id = id WHERE source_id = $1::bigint GROUP BY 1, 2 ORDER BY 1`,
+      `SELECT status, status_reason AS reason, count(*)::int AS n FROM dead_letters JOIN message_statuses ON dead_letter_id = id WHERE source_id = $1::bigint GROUP BY 1, 2 ORDER BY 1`,
       [cancelSource],
     )
     expect(rows).toEqual([

@@ -66,7 +66,7 @@ describe('replay with paused entities', () => {
     expect(headers.slice(2).map((h) => [h['x-lazarus-origin-id'], Object.keys(h).includes('x-death')])).toEqual([[undefined, true], [undefined, true]])
     expect(received.slice(2).map((m) => m.fields.exchange)).toEqual(['', ''])
 
-    const { rows: statuses } = await db.sql.query<{ entity_key: string; status: string; source_id: string }>('SELECT entity_key, status, source_id::text FROM dead_letters JOIN dead_letter_states ON dead_letter_id = id ORDER BY id')
+    const { rows: statuses } = await db.sql.query<{ entity_key: string; status: string; source_id: string }>('SELECT entity_key, status, source_id::text FROM dead_letters JOIN message_statuses ON dead_letter_id = id ORDER BY id')
     expect(statuses.map((s) => [s.entity_key, s.status])).toEqual([
       ['order-7', 'replayed'], ['order-7', 'replayed'], ['order-7', 'replayed'], ['order-7', 'replayed'],
     ])

@@ -15,7 +15,7 @@ const row = (tag: string) => {
 describe('retention', () => {
   let db: TestDb
   let groupId: string
-  const count = async (where: string) => (await db.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM dead_letters JOIN dead_letter_states ON dead_letter_id = id WHERE ${where}`)).rows[0].n
+  const count = async (where: string) => (await db.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM dead_letters JOIN message_statuses ON dead_letter_id = id WHERE ${where}`)).rows[0].n
 
   beforeAll(async () => {
     db = await createTestDb()
@@ -26,8 +26,9 @@ describe('retention', () => {
     }
     while ((await indexSearchBacklog({ sql: db.sql })).more);
     const set = (tag: string, status: string, daysAgo: number) =>
-      db.sql.query(`UPDATE dead_letter_states SET status = $2, status_changed_at = now() - make_interval(days => $3)
-         WHERE dead_letter_id IN (SELECT id FROM dead_letters WHERE body_preview LIKE $1)`, [`{"tag":"${tag}"%`, status, daysAgo])
+      db.sql.query(`INSERT INTO dead_letter_states (dead_letter_id, status, status_changed_at, failed_at)
+         SELECT id, $2, now() - make_interval(days => $3), failed_at FROM dead_letters WHERE body_preview LIKE $1
+         ON CONFLICT (dead_letter_id) DO UPDATE SET status = excluded.status, status_changed_at = excluded.status_changed_at`, [`{"tag":"${tag}"%`, status, daysAgo])
     await set('dead', 'dead', 60)
     await set('held', 'held', 60)
     await set('old-replayed', 'replayed', 31)

@@ -1,7 +1,7 @@
 import 'server-only'
 import { createHash } from 'node:crypto'
 import type { Sql } from '@/lib/server/db/sql'
-import { afterCursorSql, MESSAGES_FROM, messageFilterSql, rowSearchTextSql, searchPattern } from '@/lib/server/messages/message-filter-sql'
+import { afterCursorSql, MESSAGES_FROM, messageFilterSql, rowSearchTextSql, searchPattern, STATUS_SQL } from '@/lib/server/messages/message-filter-sql'
 import type { TypedTable, TypedValue } from '@/lib/server/amqp/typed-fields'
 import type { Redactor } from '@/lib/server/redaction/redactor'
 import type { MessageFilter } from '@/lib/shared/schemas/message'
@@ -69,7 +69,7 @@ const TIMESTAMPS = ['status_changed_at', 'first_death_at', 'last_death_at', 'fai
 const utcText = (column: (typeof TIMESTAMPS)[number]) => `(${column === 'status_changed_at' ? 'st' : 'd'}.${column} AT TIME ZONE 'UTC')::text AS ${column}`
 const toIso = (text: string | null) => (text === null ? null : `${text.replace(' ', 'T')}Z`)
 
-const COMMON_COLUMNS = `d.id::text, d.source_id::text, s.vhost AS source_vhost, s.queue AS source_queue, st.status, st.status_reason,
+const COMMON_COLUMNS = `d.id::text, d.source_id::text, s.vhost AS source_vhost, s.queue AS source_queue, ${STATUS_SQL} AS status, st.status_reason,
   st.status_changed_by, d.seen_count, encode(d.fingerprint, 'hex') AS fingerprint, d.body_size, d.body_encoding,
   d.properties::text AS properties_json, d.headers::text AS headers_json, d.delivery_exchange,
   d.delivery_routing_key, d.redelivered, d.death_reason, d.attempts, d.origin_exchange, d.origin_routing_keys, d.origin_queue,

@@ -5,7 +5,7 @@ import type { Sql } from '@/lib/server/db/sql'
 import { notFound } from '@/lib/server/errors/app-error'
 import { getGroup } from '@/lib/server/groups/get-group'
 import { parseId } from '@/lib/server/http/parse-id'
-import { MESSAGES_FROM } from '@/lib/server/messages/message-filter-sql'
+import { MESSAGES_FROM, STATUS_SQL } from '@/lib/server/messages/message-filter-sql'
 import { xDeathDto } from '@/lib/server/messages/to-message-dto'
 import type { Redactor } from '@/lib/server/redaction/redactor'
 import type { MessageFilter } from '@/lib/shared/schemas/message'
@@ -252,11 +252,11 @@ export async function buildSelectionTicket(selection: ExportSelection, options: 
      FROM (
        SELECT CASE WHEN GROUPING(d.group_id) = 0 THEN 'group' WHEN GROUPING(d.source_id) = 0 THEN 'source'
                    WHEN GROUPING(d.service, d.service_version) = 0 THEN 'version' WHEN GROUPING(d.failure_kind) = 0 THEN 'kind'
-                   WHEN GROUPING(st.status) = 0 THEN 'status' ELSE 'total' END AS facet,
-         d.group_id, d.source_id, d.service, d.service_version, d.failure_kind, st.status, count(*) AS n, min(d.failed_at) AS first_at, max(d.failed_at) AS last_at
+                   WHEN GROUPING(${STATUS_SQL}) = 0 THEN 'status' ELSE 'total' END AS facet,
+         d.group_id, d.source_id, d.service, d.service_version, d.failure_kind, ${STATUS_SQL} AS status, count(*) AS n, min(d.failed_at) AS first_at, max(d.failed_at) AS last_at
        FROM ${MESSAGES_FROM} ${needsSearchJoin ? SEARCH_JOIN : ''}
        WHERE ${where}
-       GROUP BY GROUPING SETS ((d.group_id), (d.source_id), (d.service, d.service_version), (d.failure_kind), (st.status), ())
+       GROUP BY GROUPING SETS ((d.group_id), (d.source_id), (d.service, d.service_version), (d.failure_kind), (${STATUS_SQL}), ())
      ) f
      LEFT JOIN error_groups g ON g.id = f.group_id
      LEFT JOIN sources s ON s.id = f.source_id

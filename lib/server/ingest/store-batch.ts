@@ -116,8 +116,8 @@ const statements = new Map<number, string>()
 /**
  * Phase 1: store the rows. A multi-row VALUES list with one parameter per value lets node-pg send bodies as
  * binary parameters (no hex or array escaping), and PostgreSQL keeps one prepared plan per batch size. What
- * was really new ((xmax = 0) only for inserted tuples) comes back aggregated per group and minute. Each new row's
- * status row (dead_letter_states) is written by the same statement; its status, the batch's, is the last parameter.
+ * was really new ((xmax = 0) only for inserted tuples) comes back aggregated per group and minute. The batch's status
+ * is the last parameter: a dead message has no status row, a held one gets its row in the same statement.
  */
 function insertStatement(rowCount: number): string {
   const cached = statements.get(rowCount)
@@ -139,7 +139,7 @@ WITH stored AS (
 ),
 states AS (
   INSERT INTO dead_letter_states (dead_letter_id, status, failed_at)
-  SELECT id, $${rowCount * width + 1}::text, failed_at FROM stored WHERE inserted
+  SELECT id, $${rowCount * width + 1}::text, failed_at FROM stored WHERE inserted AND $${rowCount * width + 1}::text <> 'dead'
 )
 SELECT group_id::text, date_trunc('minute', failed_at) AS minute, count(*)::int AS stored,
   (min(id) FILTER (WHERE inserted))::text AS first_id, (max(id) FILTER (WHERE inserted))::text AS last_id,

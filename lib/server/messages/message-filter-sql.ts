@@ -24,24 +24,27 @@ export const rowSearchTextSql = (alias: string, searchAlias: string) => `coalesc
 export const searchPattern = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
 /**
- * The stored messages with their status: dead_letters `d` and its dead_letter_states row `st`. A LEFT JOIN on st's
- * primary key, so PostgreSQL leaves st out of a query that never reads it (a count without a status filter); a status
- * filter makes it an inner join. The failed_at equality (st holds a copy) puts d.failed_at and st.failed_at in one
- * equivalence class: with a status filter the planner walks dead_letter_states_status_idx, whose order is then
- * d's list order (failed_at DESC, id DESC).
+ * The stored messages with their status: dead_letters `d` and its dead_letter_states row `st`, which only messages
+ * that are not plainly dead have (STATUS_SQL). A LEFT JOIN on st's primary key, so PostgreSQL leaves st out of a query
+ * that never reads it (a count without a status filter); a filter on a status other than dead makes it an inner join.
+ * The failed_at equality (st holds a copy) puts d.failed_at and st.failed_at in one equivalence class: the planner
+ * then walks dead_letter_states_status_idx, whose order is d's list order (failed_at DESC, id DESC).
  */
 export const MESSAGES_FROM = 'dead_letters d LEFT JOIN dead_letter_states st ON st.dead_letter_id = d.id AND st.failed_at = d.failed_at'
 
+/** A message's status over MESSAGES_FROM: no status row means dead. */
+export const STATUS_SQL = "coalesce(st.status, 'dead')"
+
 /**
- * The keyset condition "after (failedAt, id) in list order"; with a status filter also on st's copies, so the walk of
- * the status index starts at the cursor instead of filtering its way there.
+ * The keyset condition "after (failedAt, id) in list order"; with a filter on a status other than dead also on st's
+ * copies, so the walk of the status index starts at the cursor instead of filtering its way there.
  */
 export function afterCursorSql(filter: Pick<MessageFilter, 'status'>, cursor: { failedAt: string; id: string }, params: unknown[]): string {
   params.push(cursor.failedAt, cursor.id)
   const at = `$${params.length - 1}::timestamptz`
   const id = `$${params.length}::bigint`
   const onRow = `(d.failed_at, d.id) < (${at}, ${id})`
-  return filter.status ? `${onRow} AND (st.failed_at, st.dead_letter_id) < (${at}, ${id})` : onRow
+  return filter.status && filter.status !== 'dead' ? `${onRow} AND (st.failed_at, st.dead_letter_id) < (${at}, ${id})` : onRow
 }
 
 /**
@@ -56,9 +59,9 @@ export function messageFilterSql(filter: MessageFilter, params: unknown[]): stri
   }
   if (filter.group) add((p) => `d.group_id = ${p}::bigint`, filter.group)
   if (filter.source) add((p) => `d.source_id = ${p}::bigint`, filter.source)
-  if (filter.status) add((p) => `st.status = ${p}`, filter.status)
+  if (filter.status === 'dead') where.push(`${STATUS_SQL} = 'dead'`)
   // Spelled out so the planner can use the partial index dead_letter_states_status_idx (WHERE status <> 'dead').
-  if (filter.status && filter.status !== 'dead') where.push(`st.status <> 'dead'`)
+  else if (filter.status) add((p) => `st.status = ${p} AND st.status <> 'dead'`, filter.status)
   if (filter.failureKind) add((p) => `d.failure_kind = ${p}`, filter.failureKind)
   if (filter.service) add((p) => `d.service = ${p}`, filter.service)
   if (filter.serviceVersion) add((p) => `d.service_version = ${p}`, filter.serviceVersion)

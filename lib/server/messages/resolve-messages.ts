@@ -2,7 +2,7 @@ import 'server-only'
 import type { z } from 'zod'
 import { recordAudit } from '@/lib/server/audit/record-audit'
 import { getDb } from '@/lib/server/db'
-import { MESSAGES_FROM } from '@/lib/server/messages/message-filter-sql'
+import { MESSAGES_FROM, STATUS_SQL } from '@/lib/server/messages/message-filter-sql'
 import { addGroupCounts } from '@/lib/server/replay/job-store'
 import { describeSelection, selectionSql } from '@/lib/server/replay/selection-sql'
 import type { ResolveResultDto, resolveSchema } from '@/lib/shared/schemas/replay'
@@ -25,14 +25,20 @@ export async function resolveMessages({ input, actor }: ResolveMessagesOptions):
     )
     params.push(input.reason, actor)
     const { rows: moved } = await tx.query<{ group_id: string; n: number }>(
-      // The status re-check under the row lock skips a message a concurrent replay or resolve took meanwhile.
-      `WITH resolved AS (
-         UPDATE dead_letter_states st SET status = 'resolved', status_reason = $${params.length - 1}, status_changed_at = now(), status_changed_by = $${params.length}
-         FROM dead_letters d
-         WHERE st.dead_letter_id = d.id AND ${where} AND st.status = 'dead'
-         RETURNING d.group_id
+      // A dead message has no status row, or one that says dead: the upsert writes or takes it, and its re-check under
+      // the row lock (or the unique key) skips a message a concurrent replay or resolve took meanwhile.
+      `WITH picked AS (
+         SELECT d.id, d.group_id, d.failed_at FROM ${MESSAGES_FROM} WHERE ${where} AND ${STATUS_SQL} = 'dead'
+       ),
+       resolved AS (
+         INSERT INTO dead_letter_states AS st (dead_letter_id, status, status_reason, status_changed_at, status_changed_by, failed_at)
+         SELECT id, 'resolved', $${params.length - 1}, now(), $${params.length}, failed_at FROM picked
+         ON CONFLICT (dead_letter_id) DO UPDATE SET status = 'resolved', status_reason = excluded.status_reason,
+           status_changed_at = excluded.status_changed_at, status_changed_by = excluded.status_changed_by
+         WHERE st.status = 'dead'
+         RETURNING st.dead_letter_id
        )
-       SELECT group_id::text, count(*)::int AS n FROM resolved GROUP BY 1 ORDER BY 1`,
+       SELECT p.group_id::text, count(*)::int AS n FROM resolved r JOIN picked p ON p.id = r.dead_letter_id GROUP BY 1 ORDER BY 1`,
       params,
     )
     await addGroupCounts(tx, 'resolved_count', moved)

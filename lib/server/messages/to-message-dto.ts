@@ -1,11 +1,12 @@
 import 'server-only'
 import { typedTableToApiJson, type TypedTable, type TypedValue } from '@/lib/server/amqp/typed-fields'
 import type { MessageDetailDto, MessageSummaryDto, XDeathDto } from '@/lib/shared/schemas/message'
+import { STATUS_SQL } from './message-filter-sql'
 
 /** Characters of a text body the list shows; the stored preview (8 KiB) serves search. */
 const PREVIEW_CHARS = 200
 
-export const SUMMARY_COLUMNS = `d.id::text, d.source_id::text, s.queue AS source_queue, st.status, d.body_size, d.body_encoding,
+export const SUMMARY_COLUMNS = `d.id::text, d.source_id::text, s.queue AS source_queue, ${STATUS_SQL} AS status, d.body_size, d.body_encoding,
   CASE WHEN d.body_encoding <> 'binary' THEN left(d.body_preview, ${PREVIEW_CHARS}) END AS preview,
   d.error_type, left(d.error_message, 500) AS error_message, d.failure_kind, d.service, d.service_version, d.framework,
   d.entity_key, d.group_id::text, d.death_reason, d.attempts, d.failed_at, d.first_death_at, d.ingested_at, d.seen_count, d.flags`

@@ -3,6 +3,7 @@ import { recordAudit } from '@/lib/server/audit/record-audit'
 import { getDb } from '@/lib/server/db'
 import type { Sql } from '@/lib/server/db/sql'
 import { AppError } from '@/lib/server/errors/app-error'
+import { MESSAGES_FROM } from '@/lib/server/messages/message-filter-sql'
 import { createJobPauses, publishControlEvents, toControlEvents } from '@/lib/server/pauses/job-pauses'
 import type { PauseDto } from '@/lib/shared/schemas/pause'
 import type { CreateReplayInput, ReplayCreatedDto, ReplayDryRunDto, ReplayPlanDto } from '@/lib/shared/schemas/replay'
@@ -37,19 +38,27 @@ export async function createReplay(options: CreateReplayOptions): Promise<Replay
     const jobId = job[0].id
     const params = [...planned.params, jobId, actor]
     const [jobParam, actorParam] = [params.length - 1, params.length]
-    // The UPDATE re-checks a row another transaction changed meanwhile (status = 'dead' again, after its commit), so
-    // two jobs created at once never share a message; no separate FOR UPDATE pass over the selection.
+    // A dead message has no status row (or one that says dead): the upsert writes or takes it. The unique key and the
+    // re-check of a row another transaction changed meanwhile (status = 'dead' again, after its commit) mean two jobs
+    // created at once never share a message; no separate FOR UPDATE pass over the selection.
     const { rowCount: total } = await tx.query(
-      `WITH marked AS (
-         UPDATE dead_letter_states st SET status = 'replaying', status_reason = NULL, status_changed_at = now(), status_changed_by = $${actorParam}
-         FROM dead_letters d JOIN sources s ON s.id = d.source_id
-         WHERE st.dead_letter_id = d.id AND st.failed_at = d.failed_at AND ${planned.eligibleWhere}
-         RETURNING d.id, d.first_death_at, d.failed_at, ${planned.exchangeSql} AS exchange, ${planned.routingKeySql} AS routing_key
+      `WITH eligible AS (
+         SELECT d.id, d.first_death_at, d.failed_at, ${planned.exchangeSql} AS exchange, ${planned.routingKeySql} AS routing_key
+         FROM ${MESSAGES_FROM} JOIN sources s ON s.id = d.source_id
+         WHERE ${planned.eligibleWhere}
+       ),
+       marked AS (
+         INSERT INTO dead_letter_states AS st (dead_letter_id, status, status_changed_at, status_changed_by, failed_at)
+         SELECT id, 'replaying', now(), $${actorParam}, failed_at FROM eligible
+         ON CONFLICT (dead_letter_id) DO UPDATE SET status = 'replaying', status_reason = NULL,
+           status_changed_at = excluded.status_changed_at, status_changed_by = excluded.status_changed_by
+         WHERE st.status = 'dead'
+         RETURNING st.dead_letter_id
        )
        INSERT INTO replay_items (job_id, seq, dead_letter_id, kind, replay_id, status, exchange, routing_key)
-       SELECT $${jobParam}::bigint, row_number() OVER (ORDER BY m.first_death_at NULLS LAST, m.failed_at, m.id)::int, m.id, 'replay',
-         gen_random_uuid()::text, 'pending', m.exchange, m.routing_key
-       FROM marked m`,
+       SELECT $${jobParam}::bigint, row_number() OVER (ORDER BY e.first_death_at NULLS LAST, e.failed_at, e.id)::int, e.id, 'replay',
+         gen_random_uuid()::text, 'pending', e.exchange, e.routing_key
+       FROM eligible e JOIN marked m ON m.dead_letter_id = e.id`,
       params,
     )
     if (total === 0) throw new AppError('conflict', 'Nothing left to replay: the selected messages were replayed, resolved or taken by another job meanwhile')

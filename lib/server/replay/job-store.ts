@@ -117,11 +117,11 @@ export async function claimItems(sql: Sql, options: { jobId: string; afterSeq: n
        WHERE i.job_id = $1::bigint AND i.seq = ANY(ARRAY(SELECT seq FROM next)) AND i.status IN ('pending', 'in_flight')
        RETURNING i.seq, i.kind, i.replay_id, i.exchange, i.routing_key, i.dead_letter_id
      )
-     SELECT m.seq, m.kind, m.replay_id, m.exchange, m.routing_key, m.dead_letter_id::text, d.group_id::text, st.status AS row_status,
+     SELECT m.seq, m.kind, m.replay_id, m.exchange, m.routing_key, m.dead_letter_id::text, d.group_id::text, coalesce(st.status, 'dead') AS row_status,
        d.body, d.properties::text AS properties_json, d.headers::text AS headers_json, d.replay_count, d.lineage_origin_id, d.held_from, p.id AS pause_id
      FROM marked m
      JOIN dead_letters d ON d.id = m.dead_letter_id
-     JOIN dead_letter_states st ON st.dead_letter_id = m.dead_letter_id
+     LEFT JOIN dead_letter_states st ON st.dead_letter_id = m.dead_letter_id
      -- The pause a message goes out under (its x-lazarus-release): a release's pause, or the open pause of a replayed
      -- message's entity. Pauses are few; most jobs have none.
      LEFT JOIN LATERAL (

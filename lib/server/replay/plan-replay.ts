@@ -8,7 +8,7 @@ import type { CreateReplayInput, ExclusionReason, ReplayPlanDto, ReplayPlanTarge
 import { MAX_HEADER_TABLE_BYTES, replayHeaderBytes } from './publish-message'
 import { replaySettings, type ReplaySettings } from './replay-settings'
 import { routeKey, type ExchangeNode } from './route-match'
-import { MESSAGES_FROM } from '@/lib/server/messages/message-filter-sql'
+import { MESSAGES_FROM, STATUS_SQL } from '@/lib/server/messages/message-filter-sql'
 import { selectionSql } from './selection-sql'
 import { loadTopology, type Topology } from './topology'
 
@@ -69,7 +69,7 @@ async function defaultTarget(sql: Sql, selection: string, params: unknown[]): Pr
 async function oversizedHeaderIds(sql: Sql, selection: string, params: unknown[], actor: string): Promise<string[]> {
   const { rows } = await sql.query<{ id: string; headers: TypedTable; lineage_origin_id: string | null; replay_count: number }>(
     `SELECT d.id::text, d.headers, d.lineage_origin_id, d.replay_count FROM ${MESSAGES_FROM}
-     WHERE ${selection} AND st.status = 'dead' AND octet_length(d.headers::text) > ${HEADER_TEXT_PRECHECK}`,
+     WHERE ${selection} AND ${STATUS_SQL} = 'dead' AND octet_length(d.headers::text) > ${HEADER_TEXT_PRECHECK}`,
     params,
   )
   return rows
@@ -104,7 +104,7 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
       WHEN d.id = ANY(${big}::bigint[]) THEN 'headers-too-large'
       WHEN ${t.noOrigin} THEN 'no-origin'
     END`
-  const eligibleWhere = `${selection} AND s.id IS NOT NULL AND st.status = 'dead' AND d.replay_count < ${cap}::int
+  const eligibleWhere = `${selection} AND s.id IS NOT NULL AND ${STATUS_SQL} = 'dead' AND d.replay_count < ${cap}::int
     AND d.body_size <= ${maxBody}::int AND NOT (d.id = ANY(${big}::bigint[])) AND NOT ${t.noOrigin}`
 
   const [reasons, routes, sources] = await Promise.all([
