@@ -111,16 +111,17 @@ function rowParams(row: IngestRow, sourceId: string, groupId: string, extraSeen:
   ]
 }
 
-const statements = new Map<number, string>()
+const statements = new Map<string, string>()
 
 /**
  * Phase 1: store the rows. A multi-row VALUES list with one parameter per value lets node-pg send bodies as
  * binary parameters (no hex or array escaping), and PostgreSQL keeps one prepared plan per batch size. What
- * was really new ((xmax = 0) only for inserted tuples) comes back aggregated per group and minute. The batch's status
- * is the last parameter: a dead message has no status row, a held one gets its row in the same statement.
+ * was really new ((xmax = 0) only for inserted tuples) comes back aggregated per group and minute. A dead message has
+ * no status row; a batch of held ones gets theirs in the same statement (the status is then the last parameter).
  */
-function insertStatement(rowCount: number): string {
-  const cached = statements.get(rowCount)
+function insertStatement(rowCount: number, status: IngestRow['status']): string {
+  const key = `${status}:${rowCount}`
+  const cached = statements.get(key)
   if (cached) return cached
   if (statements.size > 64) statements.clear()
   const width = PARAM_COLUMNS.length
@@ -136,11 +137,11 @@ WITH stored AS (
   ON CONFLICT (source_id, fingerprint) DO UPDATE
     SET seen_count = dead_letters.seen_count + excluded.seen_count - CASE WHEN excluded.redelivered THEN 1 ELSE 0 END
   RETURNING id, group_id, failed_at, failure_kind, service, service_version, (xmax = 0) AS inserted
-),
+)${status === 'dead' ? '' : `,
 states AS (
   INSERT INTO dead_letter_states (dead_letter_id, status, failed_at)
-  SELECT id, $${rowCount * width + 1}::text, failed_at FROM stored WHERE inserted AND $${rowCount * width + 1}::text <> 'dead'
-)
+  SELECT id, $${rowCount * width + 1}::text, failed_at FROM stored WHERE inserted
+)`}
 SELECT group_id::text, date_trunc('minute', failed_at) AS minute, count(*)::int AS stored,
   (min(id) FILTER (WHERE inserted))::text AS first_id, (max(id) FILTER (WHERE inserted))::text AS last_id,
   (count(*) FILTER (WHERE inserted))::int AS fresh,
@@ -149,7 +150,7 @@ SELECT group_id::text, date_trunc('minute', failed_at) AS minute, count(*)::int 
   array_agg(DISTINCT service) FILTER (WHERE inserted AND service IS NOT NULL) AS services,
   array_agg(DISTINCT service_version) FILTER (WHERE inserted AND service_version IS NOT NULL) AS versions
 FROM stored GROUP BY 1, 2`
-  statements.set(rowCount, text)
+  statements.set(key, text)
   return text
 }
 
@@ -296,10 +297,11 @@ async function storeOneStatus(sql: Sql, options: { sourceId: string; sourceLabel
       if (!groupId) throw new Error(`error group ${row.signature} could not be created`)
       params.push(...rowParams(row, options.sourceId, groupId, extraSeen.get(row.fingerprint.toString('hex')) ?? 0))
     }
-    params.push(rows[0].status)
+    const status = rows[0].status
+    if (status !== 'dead') params.push(status)
     // Only large batches get a named (per-connection) plan: small ones are cheap to plan and vary in size.
-    const name = rows.length >= 100 ? `lazarus_insert_dead_letters_${rows.length}` : undefined
-    const { rows: aggregates } = await tx.query<StoredAggregate>(insertStatement(rows.length), params, { name })
+    const name = rows.length >= 100 ? `lazarus_insert_${status}_letters_${rows.length}` : undefined
+    const { rows: aggregates } = await tx.query<StoredAggregate>(insertStatement(rows.length, status), params, { name })
     const stored = aggregates.reduce((sum, a) => sum + a.stored, 0)
     if (stored !== rows.length) {
       // Never let the caller ack a delivery whose row did not make it in.
