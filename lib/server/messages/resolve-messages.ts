@@ -27,18 +27,16 @@ export async function resolveMessages({ input, actor }: ResolveMessagesOptions):
     const { rows: moved } = await tx.query<{ group_id: string; n: number }>(
       // A dead message has no status row, or one that says dead: the upsert writes or takes it, and its re-check under
       // the row lock (or the unique key) skips a message a concurrent replay or resolve took meanwhile.
-      `WITH picked AS (
-         SELECT d.id, d.group_id, d.failed_at FROM ${MESSAGES_FROM} WHERE ${where} AND ${STATUS_SQL} = 'dead'
-       ),
-       resolved AS (
+      // The groups are read back through the primary key: a join of two CTEs (no statistics) can become a nested loop.
+      `WITH resolved AS (
          INSERT INTO dead_letter_states AS st (dead_letter_id, status, status_reason, status_changed_at, status_changed_by, failed_at)
-         SELECT id, 'resolved', $${params.length - 1}, now(), $${params.length}, failed_at FROM picked
+         SELECT d.id, 'resolved', $${params.length - 1}, now(), $${params.length}, d.failed_at FROM ${MESSAGES_FROM} WHERE ${where} AND ${STATUS_SQL} = 'dead'
          ON CONFLICT (dead_letter_id) DO UPDATE SET status = 'resolved', status_reason = excluded.status_reason,
            status_changed_at = excluded.status_changed_at, status_changed_by = excluded.status_changed_by
          WHERE st.status = 'dead'
          RETURNING st.dead_letter_id
        )
-       SELECT p.group_id::text, count(*)::int AS n FROM resolved r JOIN picked p ON p.id = r.dead_letter_id GROUP BY 1 ORDER BY 1`,
+       SELECT d.group_id::text, count(*)::int AS n FROM resolved r JOIN dead_letters d ON d.id = r.dead_letter_id GROUP BY 1 ORDER BY 1`,
       params,
     )
     await addGroupCounts(tx, 'resolved_count', moved)

@@ -42,23 +42,22 @@ export async function createReplay(options: CreateReplayOptions): Promise<Replay
     // re-check of a row another transaction changed meanwhile (status = 'dead' again, after its commit) mean two jobs
     // created at once never share a message; no separate FOR UPDATE pass over the selection.
     const { rowCount: total } = await tx.query(
-      `WITH eligible AS (
-         SELECT d.id, d.first_death_at, d.failed_at, ${planned.exchangeSql} AS exchange, ${planned.routingKeySql} AS routing_key
+      // What the items need is read back through the primary keys: a join of two CTEs (no statistics) can turn into a
+      // nested loop over both, a hundred thousand squared.
+      `WITH marked AS (
+         INSERT INTO dead_letter_states AS st (dead_letter_id, status, status_changed_at, status_changed_by, failed_at)
+         SELECT d.id, 'replaying', now(), $${actorParam}, d.failed_at
          FROM ${MESSAGES_FROM} JOIN sources s ON s.id = d.source_id
          WHERE ${planned.eligibleWhere}
-       ),
-       marked AS (
-         INSERT INTO dead_letter_states AS st (dead_letter_id, status, status_changed_at, status_changed_by, failed_at)
-         SELECT id, 'replaying', now(), $${actorParam}, failed_at FROM eligible
          ON CONFLICT (dead_letter_id) DO UPDATE SET status = 'replaying', status_reason = NULL,
            status_changed_at = excluded.status_changed_at, status_changed_by = excluded.status_changed_by
          WHERE st.status = 'dead'
          RETURNING st.dead_letter_id
        )
        INSERT INTO replay_items (job_id, seq, dead_letter_id, kind, replay_id, status, exchange, routing_key)
-       SELECT $${jobParam}::bigint, row_number() OVER (ORDER BY e.first_death_at NULLS LAST, e.failed_at, e.id)::int, e.id, 'replay',
-         gen_random_uuid()::text, 'pending', e.exchange, e.routing_key
-       FROM eligible e JOIN marked m ON m.dead_letter_id = e.id`,
+       SELECT $${jobParam}::bigint, row_number() OVER (ORDER BY d.first_death_at NULLS LAST, d.failed_at, d.id)::int, d.id, 'replay',
+         gen_random_uuid()::text, 'pending', ${planned.exchangeSql}, ${planned.routingKeySql}
+       FROM marked m JOIN dead_letters d ON d.id = m.dead_letter_id JOIN sources s ON s.id = d.source_id`,
       params,
     )
     if (total === 0) throw new AppError('conflict', 'Nothing left to replay: the selected messages were replayed, resolved or taken by another job meanwhile')
