@@ -160,7 +160,10 @@ export type ItemOutcome = { seq: number; groupId: string; status: 'confirmed' | 
 export async function recordOutcomes(sql: Sql, options: { jobId: string; actor: string; outcomes: ItemOutcome[]; rate: number | null }): Promise<void> {
   const { outcomes } = options
   await sql.transaction(async (tx) => {
-    await tx.query('SET LOCAL synchronous_commit = off')
+    // The generic plan: with the batch's real size a custom plan hashes the whole job's items and every replaying
+    // message's state (a sequential scan of each per batch, 2.5x slower at 20,000 and growing with the job) where a
+    // primary-key probe per outcome is all it needs.
+    await tx.query("SELECT set_config('synchronous_commit', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)")
     const { rows: groups } = await tx.query<{ group_id: string; n: number }>(
       `WITH o AS (SELECT * FROM unnest($2::int[], $3::text[], $4::text[], $7::bigint[]) AS o(seq, status, error, group_id)),
        items AS (

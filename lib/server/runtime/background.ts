@@ -21,6 +21,9 @@ async function start(): Promise<Background> {
   await ensureSources(config.LAZARUS_SOURCES)
   // Before the drainer: it registers lazarus.hold as a source (kind 'hold') and declares the pause topology.
   const pauses = await startPauseRuntime({ sql: db.sql, config })
+  // A first start would otherwise find lazarus.hold missing and log a warning before the queue is declared; a broker
+  // that is down does not hold the rest up for long (the drainer retries on its own).
+  await Promise.race([pauses.topologyReady, new Promise((resolve) => setTimeout(resolve, 3_000).unref())])
   const drainer = startDrainer({ sql: db.sql, config })
   const searchIndexer = startSearchIndexer({ sql: db.sql, log: logger('search') })
   // Its own broker connection; any number of processes share the jobs through leases in PostgreSQL.
