@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Channel, ChannelModel } from '@/lib/server/amqp/amqplib'
 import { createReplay } from '@/lib/server/replay/create-replay'
+import { ITEM_STATUS_SQL } from '@/lib/server/replay/item-status-sql'
 import type { ReplayCreatedDto } from '@/lib/shared/schemas/replay'
 import { uniqueName, waitFor } from '../helpers/broker'
 import { type ReplayBed, bulkRows, collect, jobState, openReplayBed, replayIdOf, storeBulk, waitForJob } from '../helpers/replay'
@@ -9,8 +10,8 @@ import { exited, spawnWorker } from '../helpers/worker-process'
 
 const TOTAL = 10_000
 
-// Items are written in_flight before they are published and confirmed only after the broker's ack, so a SIGKILL can
-// only duplicate what was in flight at that moment; everything else goes out exactly once, after a takeover by the
+// Items are claimed (the job's claimed_through raised past them, durably) before they are published and confirmed
+// only after the broker's ack, so a SIGKILL can only duplicate what was in flight at that moment; everything else goes out exactly once, after a takeover by the
 // next worker once the dead one's lease expires.
 describe('replay crash safety', () => {
   let db: TestDb
@@ -43,7 +44,11 @@ describe('replay crash safety', () => {
       if (worker.exitCode !== null) throw new Error(`worker exited on its own:\n${worker.output()}`)
       worker.kill('SIGKILL')
       await exited(worker)
-      const { rows } = await db.sql.query<{ replay_id: string; status: string }>(`SELECT replay_id, status FROM replay_items WHERE job_id = $1::bigint AND status IN ('in_flight', 'pending')`, [created.id])
+      const { rows } = await db.sql.query<{ replay_id: string; status: string }>(
+        `SELECT i.replay_id, ${ITEM_STATUS_SQL} AS status FROM replay_items i JOIN replay_jobs j ON j.id = i.job_id
+         WHERE i.job_id = $1::bigint AND i.status IN ('in_flight', 'pending')`,
+        [created.id],
+      )
       const inFlight = rows.filter((r) => r.status === 'in_flight')
       // The kill landed mid-replay: some items were in flight, others not yet published.
       expect(inFlight.length).toBeGreaterThan(0)

@@ -3,6 +3,7 @@ import { getDb } from '@/lib/server/db'
 import type { Sql } from '@/lib/server/db/sql'
 import { notFound } from '@/lib/server/errors/app-error'
 import { parseId } from '@/lib/server/http/parse-id'
+import { ITEM_STATUS_SQL } from '@/lib/server/replay/item-status-sql'
 import type { MessageDetailDto, MessageSummaryDto } from '@/lib/shared/schemas/message'
 import type { MessageReplayDto, ReplayedFromDto } from '@/lib/shared/schemas/replay'
 import { MESSAGES_FROM } from './message-filter-sql'
@@ -55,7 +56,7 @@ async function replayHistory(sql: Sql, id: string): Promise<MessageReplayDto[]> 
     job_id: string; kind: MessageReplayDto['kind']; replay_id: string; status: MessageReplayDto['status']; exchange: string | null
     routing_key: string | null; error: string | null; created_by: string; created_at: Date; published_at: Date | null; finished_at: Date | null
   }>(
-    `SELECT i.job_id::text, i.kind, i.replay_id, i.status, i.exchange, i.routing_key, i.error, j.created_by, j.created_at, i.published_at, i.finished_at
+    `SELECT i.job_id::text, i.kind, i.replay_id, ${ITEM_STATUS_SQL} AS status, i.exchange, i.routing_key, i.error, j.created_by, j.created_at, i.published_at, i.finished_at
      FROM replay_items i JOIN replay_jobs j ON j.id = i.job_id
      WHERE i.dead_letter_id = $1::bigint ORDER BY i.job_id LIMIT ${REPLAY_HISTORY_LIMIT}`,
     [id],

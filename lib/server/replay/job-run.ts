@@ -26,7 +26,7 @@ import { RateMeter, TokenBucket } from './token-bucket'
 export type JobRunContext = { sql: Sql; settings: ReplaySettings; owner: string; link: BrokerLink; log: Logger }
 
 /**
- * Items claimed per query (and fewer for slow jobs, so in_flight stays close to what is really in flight), and the most
+ * Items claimed per query (and fewer for slow jobs, so what counts as in flight stays close to what really is), and the most
  * body bytes one claim may hold. 500: npm run bench:replay ran 6,060 and 6,499 msg/s with it, 5,619–6,380 with 1000
  * (a chunk's rows outlive the young generation, and parsing them holds the event loop up) and 5,846 and 6,202 with 250.
  */
@@ -53,9 +53,9 @@ class RunStopped extends Error {
 /**
  * One claimed job, published in seq order through its own ConfirmChannel:
  *
- * - items are claimed in chunks, written in_flight by the same statement, before any of them is published, so after a
- *   crash only in_flight items can have reached the broker, and they are published again with the same
- *   x-lazarus-replay-id;
+ * - items are claimed in chunks, the job's claimed_through raised past them by the same statement, before any of them
+ *   is published, so after a crash only open items at or below it (in flight) can have reached the broker, and they
+ *   are published again with the same x-lazarus-replay-id;
  * - a message counts as replayed only after the broker's ack with no basic.return before it (mandatory publishes,
  *   returns correlated by replay id); a nack, return, closed channel or confirm timeout leaves it dead, with the reason;
  * - unconfirmed publishes are capped by the window, `drain` is honoured, a 'blocked' connection pauses publishing,
@@ -205,7 +205,7 @@ export class JobRun {
   }
 
   /**
-   * Publishes every open item in seq order. Each chunk is claimed (written in_flight) in one statement, about a second
+   * Publishes every open item in seq order. Each chunk is claimed (claimed_through raised) in one statement, about a second
    * of publishing at the job's rate (at most CHUNK_ITEMS); claims run back to back, up to CLAIMS_AHEAD chunks ahead of
    * the one going out, so a slow claim does not stall publishing.
    */
@@ -236,7 +236,7 @@ export class JobRun {
       if (claimed.rows.length > 0) await this.publishChunk(claimed.rows)
       if (this.shouldStopPublishing()) break
     }
-    // Chunks claimed but not published stay in_flight: a cancel closes them, another run publishes them.
+    // Chunks claimed but not published stay in flight: a cancel closes them, another run publishes them.
     await Promise.allSettled(ahead)
   }
 
@@ -348,11 +348,11 @@ export class JobRun {
         error.message === 'message nacked'
           ? 'nacked by the broker'
           : `not confirmed: channel closed${this.lastChannelError ? ` (${this.lastChannelError})` : ''}`
-      this.settle({ seq: pending.seq, groupId: pending.groupId, status: 'failed', error: reason })
+      this.settle({ seq: pending.seq, groupId: pending.groupId, status: 'failed', error: reason, publishedAt: pending.at })
     } else if (returned !== undefined) {
-      this.settle({ seq: pending.seq, groupId: pending.groupId, status: 'unroutable', error: returned })
+      this.settle({ seq: pending.seq, groupId: pending.groupId, status: 'unroutable', error: returned, publishedAt: pending.at })
     } else {
-      this.settle({ seq: pending.seq, groupId: pending.groupId, status: 'confirmed', error: null })
+      this.settle({ seq: pending.seq, groupId: pending.groupId, status: 'confirmed', error: null, publishedAt: pending.at })
     }
     this.wake()
   }
@@ -412,7 +412,7 @@ export class JobRun {
       if (channel !== null && pending.channel !== channel) continue
       this.unconfirmed.delete(replayId)
       this.returned.delete(replayId)
-      this.settle({ seq: pending.seq, groupId: pending.groupId, status: 'failed', error: reason })
+      this.settle({ seq: pending.seq, groupId: pending.groupId, status: 'failed', error: reason, publishedAt: pending.at })
     }
   }
 
@@ -464,7 +464,7 @@ export class JobRun {
         { evenWhenStopping: true },
       )
     } catch (error) {
-      // Not recorded (stopped while the database was away): the items stay in_flight and go out again later.
+      // Not recorded (stopped while the database was away): the items stay in flight and go out again later.
       this.log.warn('replay outcomes not recorded', { job: this.job.id, count: outcomes.length, error: (error as Error).message })
     }
   }

@@ -93,18 +93,19 @@ export type ItemRow = {
 /**
  * Takes the next open items after `afterSeq` (and at most `afterSeq + span`) for publishing and returns them with
  * their messages, in publish order: at most `limit`, and no more body bytes than `maxBytes` (but always at least one).
- * They are written in_flight in the same statement, committed durably before any of them is published, so after a
- * crash only in_flight items can have reached the broker; they are taken again (with their replay ids) by the next
- * run. The seq bound keeps each claim's work constant however large the job: a running job's items are far newer
- * than the planner's statistics, and an unbounded scan could end up reading every open item per claim.
+ * The same statement raises the job's claimed_through to the last of them, committed durably before any is published,
+ * so after a crash only pending items at or below it (shown as in_flight) can have reached the broker; they are taken
+ * again, with their replay ids, by the next run. Writing that one number instead of each item's status saves a row
+ * version per message. The seq bound keeps each claim's work constant however large the job: a running job's items
+ * are far newer than the planner's statistics, and an unbounded scan could end up reading every open item per claim.
  */
 export async function claimItems(sql: Sql, options: { jobId: string; afterSeq: number; span: number; limit: number; maxBytes: number }): Promise<ItemRow[]> {
   const { rows } = await sql.query<ItemRow>(
     `WITH next AS (
-       SELECT seq FROM (
-         SELECT c.seq, sum(d.body_size) OVER (ORDER BY c.seq) - d.body_size AS before
+       SELECT w.seq, w.kind, w.replay_id, w.exchange, w.routing_key, w.dead_letter_id FROM (
+         SELECT c.*, sum(d.body_size) OVER (ORDER BY c.seq) - d.body_size AS before
          FROM (
-           SELECT i.seq, i.dead_letter_id FROM replay_items i
+           SELECT i.seq, i.kind, i.replay_id, i.exchange, i.routing_key, i.dead_letter_id FROM replay_items i
            WHERE i.job_id = $1::bigint AND i.seq > $2::int AND i.seq <= $2::int + $5::int AND i.status IN ('pending', 'in_flight')
            ORDER BY i.seq LIMIT $3::int
          ) c
@@ -112,14 +113,14 @@ export async function claimItems(sql: Sql, options: { jobId: string; afterSeq: n
        ) w
        WHERE w.before < $4::bigint OR w.before = 0
      ),
-     marked AS (
-       UPDATE replay_items i SET status = 'in_flight', published_at = coalesce(i.published_at, now())
-       WHERE i.job_id = $1::bigint AND i.seq = ANY(ARRAY(SELECT seq FROM next)) AND i.status IN ('pending', 'in_flight')
-       RETURNING i.seq, i.kind, i.replay_id, i.exchange, i.routing_key, i.dead_letter_id
+     claimed AS (
+       UPDATE replay_jobs SET claimed_through = (SELECT max(seq) FROM next)
+       WHERE id = $1::bigint AND claimed_through < (SELECT max(seq) FROM next)
+       RETURNING 1
      )
      SELECT m.seq, m.kind, m.replay_id, m.exchange, m.routing_key, m.dead_letter_id::text, d.group_id::text, coalesce(st.status, 'dead') AS row_status,
        d.body, d.properties::text AS properties_json, d.headers::text AS headers_json, d.replay_count, d.lineage_origin_id, d.held_from, p.id AS pause_id
-     FROM marked m
+     FROM next m
      JOIN dead_letters d ON d.id = m.dead_letter_id
      LEFT JOIN dead_letter_states st ON st.dead_letter_id = m.dead_letter_id
      -- The pause a message goes out under (its x-lazarus-release): a release's pause, or the open pause of a replayed
@@ -145,17 +146,20 @@ export async function lastSeq(sql: Sql, jobId: string): Promise<number> {
   return rows[0].seq ?? 0
 }
 
-/** `groupId` is the message's error group (from the claim; it never changes), for the group's replayed counter. */
-export type ItemOutcome = { seq: number; groupId: string; status: 'confirmed' | 'unroutable' | 'failed' | 'skipped'; error: string | null }
+/**
+ * `groupId` is the message's error group (from the claim; it never changes), for the group's replayed counter;
+ * `publishedAt` (epoch ms) is when it went to the broker, absent when it was not published.
+ */
+export type ItemOutcome = { seq: number; groupId: string; status: 'confirmed' | 'unroutable' | 'failed' | 'skipped'; error: string | null; publishedAt?: number }
 
 /**
  * Records a batch of outcomes in one transaction: the items, their dead letters (replayed after an ack without a
  * return; otherwise back to dead, or held for a release, with the reason), the groups' replayed counters and the
  * job's counters (published counts the items that went to the broker, once each, when their outcome is known).
  *
- * Committed without waiting for the WAL flush: losing the last batches in a database crash leaves their items
- * in_flight, and they are published again with their replay ids, which is exactly what an executor crash does.
- * (markInFlight, which must precede publishing, commits durably.)
+ * Committed without waiting for the WAL flush: losing the last batches in a database crash leaves their items in
+ * flight, and they are published again with their replay ids, which is exactly what an executor crash does.
+ * (claimItems, which must precede publishing, commits durably.)
  */
 export async function recordOutcomes(sql: Sql, options: { jobId: string; actor: string; outcomes: ItemOutcome[]; rate: number | null }): Promise<void> {
   const { outcomes } = options
@@ -165,9 +169,10 @@ export async function recordOutcomes(sql: Sql, options: { jobId: string; actor: 
     // primary-key probe per outcome is all it needs.
     await tx.query("SELECT set_config('synchronous_commit', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)")
     const { rows: groups } = await tx.query<{ group_id: string; n: number }>(
-      `WITH o AS (SELECT * FROM unnest($2::int[], $3::text[], $4::text[], $7::bigint[]) AS o(seq, status, error, group_id)),
+      `WITH o AS (SELECT * FROM unnest($2::int[], $3::text[], $4::text[], $7::bigint[], $8::float8[]) AS o(seq, status, error, group_id, published_ms)),
        items AS (
-         UPDATE replay_items i SET status = o.status, error = o.error, finished_at = now()
+         UPDATE replay_items i SET status = o.status, error = o.error, finished_at = now(),
+           published_at = coalesce(i.published_at, to_timestamp(o.published_ms / 1000))
          FROM o WHERE i.job_id = $1::bigint AND i.seq = o.seq AND i.status IN ('pending', 'in_flight')
          RETURNING i.dead_letter_id, i.kind, i.status, i.error, i.published_at IS NOT NULL AS published, o.group_id
        ),
@@ -200,7 +205,7 @@ export async function recordOutcomes(sql: Sql, options: { jobId: string; actor: 
        SELECT group_id::text, count(*)::int AS n FROM moved WHERE status = 'replayed' GROUP BY 1 ORDER BY 1`,
       [
         options.jobId, outcomes.map((o) => o.seq), outcomes.map((o) => o.status), outcomes.map((o) => o.error), options.actor, options.rate,
-        outcomes.map((o) => o.groupId),
+        outcomes.map((o) => o.groupId), outcomes.map((o) => o.publishedAt ?? null),
       ],
       { name: 'lazarus_replay_record_outcomes' },
     )

@@ -4,6 +4,7 @@ import { getDb } from '@/lib/server/db'
 import { AppError, notFound } from '@/lib/server/errors/app-error'
 import { parseId } from '@/lib/server/http/parse-id'
 import type { listReplayItemsQuerySchema, ReplayItemListDto } from '@/lib/shared/schemas/replay'
+import { ITEM_STATUS_SQL } from './item-status-sql'
 import { toReplayItemDto, type ItemDtoRow } from './to-replay-dto'
 
 export type ListReplayItemsOptions = { id: string; query: z.infer<typeof listReplayItemsQuerySchema> }
@@ -23,12 +24,12 @@ export async function listReplayItems({ id, query }: ListReplayItemsOptions): Pr
   let statusSql = ''
   if (query.status) {
     params.push(query.status)
-    statusSql = `AND i.status = $${params.length}`
+    statusSql = `AND ${ITEM_STATUS_SQL} = $${params.length}`
   }
   const { rows } = await sql.query<ItemDtoRow>(
-    `SELECT i.seq, i.dead_letter_id::text, i.kind, i.replay_id, i.status, i.exchange, i.routing_key, i.error, i.published_at, i.finished_at,
-       d.entity_key, d.error_type
-     FROM replay_items i LEFT JOIN dead_letters d ON d.id = i.dead_letter_id
+    `SELECT i.seq, i.dead_letter_id::text, i.kind, i.replay_id, ${ITEM_STATUS_SQL} AS status, i.exchange, i.routing_key, i.error, i.published_at,
+       i.finished_at, d.entity_key, d.error_type
+     FROM replay_items i JOIN replay_jobs j ON j.id = i.job_id LEFT JOIN dead_letters d ON d.id = i.dead_letter_id
      WHERE i.job_id = $1::bigint AND i.seq > $2::int ${statusSql}
      ORDER BY i.seq LIMIT $3`,
     params,
