@@ -2,7 +2,7 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import '@/lib/server/amqp/amqplib'
-import { encodeTypedTable, getTypedHeaders, type AmqplibCodec, type TypedTable } from '@/lib/server/amqp/typed-fields'
+import { encodeTypedTable, getTypedHeaders, publishHeadersSlot, type AmqplibCodec, type TypedTable } from '@/lib/server/amqp/typed-fields'
 import { buildPublish, MAX_HEADER_TABLE_BYTES, replayHeaderBytes, replayHeaders, replayProperties, type StoredMessage } from '@/lib/server/replay/publish-message'
 
 /** amqplib's codec module as the app patched it (importing the app's amqplib wrapper installs the patch). */
@@ -79,20 +79,30 @@ describe('the message a replay publishes', () => {
     expect(replayProperties(message.properties, 'lazarus')).not.toHaveProperty('userId')
   })
 
-  it('publishes mandatory, with sealed typed headers', () => {
+  it('publishes mandatory, with its typed headers loaded into the reused headers object', () => {
     const built = buildPublish(message, { kind: 'replay', replayId: 'r', actor: 'a' }, { amqpUser: 'guest', maxBodyBytes: 100 })
     expect(built.ok).toBe(true)
     if (!built.ok) return
     expect(built.options.mandatory).toBe(true)
     expect(built.content.equals(message.body)).toBe(true)
-    expect(Object.isSealed(built.options.headers)).toBe(true)
-    const typed = getTypedHeaders(built.options.headers)!
+    const slot = publishHeadersSlot()
+    const headers = slot.load(built.headers)
+    expect(Object.isSealed(headers)).toBe(true)
+    expect(Object.keys(headers)).toEqual([])
+    const typed = getTypedHeaders(headers)!
     expect(typed['retry-count']).toEqual(message.headers['retry-count'])
     expect(typed['x-lazarus-replay-id']).toEqual({ t: 'S', v: 'r' })
-    // What the patched encoder writes for these headers is exactly the typed table's encoding.
+    // What the patched encoder writes, under amqplib's Object.create() layer, is exactly the typed table's encoding.
     const wire = Buffer.alloc(65536)
-    const size = installedCodec().encodeTable(wire, built.options.headers!, 0)
-    expect(wire.subarray(4, size).equals(encodeTypedTable(typed))).toBe(true)
+    const encode = (h: object) => wire.subarray(4, installedCodec().encodeTable(wire, Object.create(h), 0))
+    expect(encode(headers).equals(encodeTypedTable(typed))).toBe(true)
+    // Loaded again, the same object carries the next message's table.
+    const next = buildPublish(message, { kind: 'replay', replayId: 'r2', actor: 'a' }, { amqpUser: 'guest', maxBodyBytes: 100 })
+    if (!next.ok) throw new Error('expected a publish')
+    expect(slot.load(next.headers)).toBe(headers)
+    expect(getTypedHeaders(headers)!['x-lazarus-replay-id']).toEqual({ t: 'S', v: 'r2' })
+    expect(encode(headers).equals(next.headers.encoded)).toBe(true)
+    expect(encode(headers).equals(built.headers.encoded)).toBe(false)
   })
 
   it('refuses a body over the limit without publishing', () => {

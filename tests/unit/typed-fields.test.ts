@@ -323,6 +323,25 @@ describe('malformed input', () => {
   })
 })
 
+describe('encodeTypedTable 64-bit integers', () => {
+  // Up to 15 characters are written from a double, longer ones through BigInt: both must write the same eight bytes.
+  const signed = ['0', '1', '-1', '4294967295', '4294967296', '-4294967296', '-4294967297', '999999999999999', '-99999999999999', '9007199254740993', '-9223372036854775808', '9223372036854775807']
+  const unsigned = ['0', '4294967296', '999999999999999', '1000000000000000', '18446744073709551615']
+  const bytes = (tag: string, n: bigint) => {
+    const out = Buffer.alloc(10)
+    out.write('k', 0, 'latin1')
+    out.write(tag, 1 + 0, 'latin1')
+    if (tag === 'l') out.writeBigInt64BE(n, 2)
+    else out.writeBigUInt64BE(n, 2)
+    return out
+  }
+  it.each(signed.map((v) => ['l', v]).concat(unsigned.map((v) => ['T', v])))("'%s' %s", (tag, v) => {
+    const encoded = encodeTypedTable({ k: { t: tag, v } as TypedTable[string] })
+    expect(encoded.subarray(1).equals(bytes(tag, BigInt(v)).subarray(0, 10))).toBe(true)
+    expect(encoded[0]).toBe(1)
+  })
+})
+
 describe('encodeTypedTable validation', () => {
   it.each([
     ['int8 overflow', { k: { t: 'b', v: 128 } }, /'b' expects an integer in \[-128, 127\]/],

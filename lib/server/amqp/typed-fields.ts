@@ -54,6 +54,7 @@ const INT_RANGES: Record<IntTag, readonly [number, number, number]> = {
   I: [-0x80000000, 0x7fffffff, 4],
   i: [0, 0xffffffff, 4],
 }
+const DECIMAL = /^(0|-?[1-9][0-9]*)$/
 const INT64_MIN = -(2n ** 63n)
 const INT64_MAX = 2n ** 63n - 1n
 const UINT64_MAX = 2n ** 64n - 1n
@@ -440,7 +441,20 @@ function encodeValueInto(value: TypedValue, out: Writer, depth: number, parent: 
     case 'l':
     case 'T': {
       const signed = value.t === 'l'
-      const v = 'v' in value && typeof value.v === 'string' && /^(0|-?[1-9][0-9]*)$/.test(value.v) ? BigInt(value.v) : undefined
+      const text = 'v' in value ? value.v : undefined
+      // Up to 15 characters is exact as a double: no BigInt, of which a replay would make a few per message.
+      if (typeof text === 'string' && text.length <= 15 && DECIMAL.test(text)) {
+        const n = Number(text)
+        if (signed || n >= 0) {
+          out.u8(tag)
+          const at = out.reserve(8)
+          const high = Math.floor(n / 2 ** 32)
+          out.buffer.writeInt32BE(high, at)
+          out.buffer.writeUInt32BE(n - high * 2 ** 32, at + 4)
+          return
+        }
+      }
+      const v = typeof text === 'string' && DECIMAL.test(text) ? BigInt(text) : undefined
       if (v === undefined || (signed ? v < INT64_MIN || v > INT64_MAX : v < 0n || v > UINT64_MAX)) {
         throw invalidValue(value, pathOf(parent, key), signed ? 'a decimal string in [-2^63, 2^63-1]' : 'a decimal string in [0, 2^64-1]')
       }
@@ -736,16 +750,38 @@ export function withTypedHeaders(table: TypedTable): TypedPublishHeaders {
   return Object.seal(headers) as TypedPublishHeaders
 }
 
+/** A typed table and its encoding, for a PublishHeadersSlot. Throws FieldTableError if the table is invalid. */
+export type EncodedTable = { readonly table: TypedTable; readonly encoded: Buffer }
+
+export function encodeForPublish(table: TypedTable): EncodedTable {
+  return { table, encoded: encodeTypedTable(table) }
+}
+
+export type PublishHeadersSlot = {
+  /** Makes `headers` carry `next`, and returns it: valid until the next load. */
+  load(next: EncodedTable): TypedPublishHeaders
+}
+
 /**
- * Headers for a publish whose plain view nobody reads (the replay executor's): the encoded typed table only.
- * withTypedHeaders builds, and deep-freezes, a plain copy of every value, a measurable share of a replay's CPU.
- * The object has no enumerable keys; getTypedHeaders still returns its table. Throws FieldTableError if invalid.
+ * One headers object for every publish of a publisher that encodes its own tables and never reads their plain view
+ * (the replay executor). amqplib's publish() puts the headers under a fresh Object.create(headers), which turns the
+ * object into a prototype: V8 copies its map the first time, so a new headers object per message cost a map copy per
+ * message, a twentieth of a replay's CPU. publish() encodes synchronously, so the slot may be loaded again as soon as
+ * it returns. The object has no enumerable keys; getTypedHeaders returns the loaded table.
  */
-export function encodedHeaders(table: TypedTable): TypedPublishHeaders {
+export function publishHeadersSlot(): PublishHeadersSlot {
+  const payload: PublishPayload & { table: TypedTable } = { encoded: Buffer.alloc(0), values: [], table: {} }
   const headers = {}
-  Object.defineProperty(headers, TYPED_TABLE, { value: table })
-  Object.defineProperty(headers, TYPED_PUBLISH, { value: { encoded: encodeTypedTable(table), values: [] } satisfies PublishPayload })
-  return Object.seal(headers) as TypedPublishHeaders
+  Object.defineProperty(headers, TYPED_TABLE, { get: () => payload.table })
+  Object.defineProperty(headers, TYPED_PUBLISH, { value: payload })
+  const sealed = Object.seal(headers) as TypedPublishHeaders
+  return {
+    load(next) {
+      payload.encoded = next.encoded
+      payload.table = next.table
+      return sealed
+    },
+  }
 }
 
 /** The subset of amqplib's lib/codec.js module that Lazarus replaces. */

@@ -1,5 +1,6 @@
 import 'server-only'
 import { IllegalOperationError, type ConfirmChannel, type ConsumeMessage } from '@/lib/server/amqp/amqplib'
+import { publishHeadersSlot } from '@/lib/server/amqp/typed-fields'
 import type { Sql } from '@/lib/server/db/sql'
 import type { Logger } from '@/lib/server/log'
 import { recordAudit } from '@/lib/server/audit/record-audit'
@@ -74,6 +75,7 @@ export class JobRun {
   private readonly bucket: TokenBucket
   private readonly window: InFlightWindow
   private readonly meter = new RateMeter()
+  private readonly headersSlot = publishHeadersSlot()
   private heartbeat: NodeJS.Timeout | null = null
   private beating = false
   private lastRenewal = Date.now()
@@ -317,6 +319,7 @@ export class JobRun {
     const channel = this.channel!
     const replayId = item.replay_id
     this.unconfirmed.set(replayId, { seq: item.seq, groupId: item.group_id, channel, at: Date.now() })
+    build.options.headers = this.headersSlot.load(build.headers)
     try {
       if (!channel.publish(exchange, routingKey, build.content, build.options, (error) => this.onConfirm(replayId, error))) this.drainWait = true
     } catch (error) {

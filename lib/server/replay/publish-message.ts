@@ -1,6 +1,6 @@
 import 'server-only'
 import type { Options } from '@/lib/server/amqp/amqplib'
-import { encodedHeaders, encodeTypedTable, type TypedTable } from '@/lib/server/amqp/typed-fields'
+import { encodeForPublish, encodeTypedTable, type EncodedTable, type TypedTable } from '@/lib/server/amqp/typed-fields'
 
 /**
  * Broker-owned headers a replay never sends back (rabbitmq.md §1.5, rule 10): RabbitMQ 4.x ignores a client's
@@ -91,8 +91,9 @@ export function replayProperties(properties: Record<string, unknown>, amqpUser: 
   return out as Options.Publish
 }
 
+/** `options` has no headers: they go out through a PublishHeadersSlot loaded with `headers` just before publishing. */
 export type PublishBuild =
-  | { ok: true; content: Buffer; options: Options.Publish }
+  | { ok: true; content: Buffer; options: Options.Publish; headers: EncodedTable }
   | { ok: false; reason: 'too-large' | 'headers-too-large' | 'invalid-headers'; message: string }
 
 /** Builds the publish of one stored message, or says why it cannot be published (never by killing the channel). */
@@ -102,11 +103,13 @@ export function buildPublish(message: StoredMessage, stamp: ReplayStamp, context
   }
   let headers
   try {
-    headers = encodedHeaders(replayHeaders(message, stamp))
+    headers = encodeForPublish(replayHeaders(message, stamp))
   } catch (error) {
     return { ok: false, reason: 'invalid-headers', message: `cannot replay: stored headers cannot be encoded (${(error as Error).message.slice(0, 200)})` }
   }
-  return { ok: true, content: message.body, options: { ...replayProperties(message.properties, context.amqpUser), headers, mandatory: true } }
+  const options = replayProperties(message.properties, context.amqpUser)
+  options.mandatory = true
+  return { ok: true, content: message.body, options, headers }
 }
 
 /** Exact size of the header table a replay would send (for the plan's headers-too-large check). */
