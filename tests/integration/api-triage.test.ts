@@ -11,6 +11,7 @@ import * as messageRoute from '@/app/api/messages/[id]/route'
 import * as summaryRoute from '@/app/api/summary/route'
 import * as sourcesRoute from '@/app/api/sources/route'
 import { getConfig } from '@/lib/server/config'
+import { readExportPages } from '@/lib/server/export/export-rows'
 import { getGroup } from '@/lib/server/groups/get-group'
 import { groupBreakdown } from '@/lib/server/groups/group-breakdown'
 import { listGroups } from '@/lib/server/groups/list-groups'
@@ -182,6 +183,22 @@ describe('triage read API', () => {
         expect(await allPages(c.query())).toEqual(want)
       })
     }
+
+    it('a status filter pages in list order along the status index, ties broken by id, in the list and the export', async () => {
+      // 30 flood messages, which share failure times in threes, become replayed for the length of this test.
+      const { rows: marked } = await db.sql.query<{ id: string }>(`INSERT INTO dead_letter_states (dead_letter_id, status, failed_at)
+         SELECT id, 'replayed', failed_at FROM dead_letters WHERE group_id = $1 ORDER BY id OFFSET 1 LIMIT 30 RETURNING dead_letter_id::text AS id`, [group.flood])
+      try {
+        const want = await expected(`status = 'replayed'`)
+        expect(want).toHaveLength(31)
+        expect(await allPages({ status: 'replayed' }, 4)).toEqual(want)
+        const exported: string[] = []
+        for await (const page of readExportPages(db.sql, { filter: { status: 'replayed' } }, { pageRows: 4 })) exported.push(...page.map((r) => r.id))
+        expect(exported).toEqual(want)
+      } finally {
+        await db.sql.query('DELETE FROM dead_letter_states WHERE dead_letter_id = ANY($1::bigint[])', [marked.map((r) => r.id)])
+      }
+    })
 
     it('pages of 7 through a search cover every match once, in order, however the search is planned', async () => {
       const want = await expected(`body_preview ILIKE '%nightly-1%'`)

@@ -1,7 +1,7 @@
 import 'server-only'
 import { createHash } from 'node:crypto'
 import type { Sql } from '@/lib/server/db/sql'
-import { afterCursorSql, MESSAGES_FROM, messageFilterSql, rowSearchTextSql, searchPattern, STATUS_SQL } from '@/lib/server/messages/message-filter-sql'
+import { afterCursorSql, keysetSql, listOrderSql, MESSAGES_FROM, messageFilterSql, rowSearchTextSql, searchPattern, STATUS_SQL } from '@/lib/server/messages/message-filter-sql'
 import type { TypedTable, TypedValue } from '@/lib/server/amqp/typed-fields'
 import type { Redactor } from '@/lib/server/redaction/redactor'
 import type { MessageFilter } from '@/lib/shared/schemas/message'
@@ -179,28 +179,26 @@ export async function* readExportPages(sql: Sql, selection: ExportSelection, opt
     const params: unknown[] = []
     const { where, needsSearchJoin } = selectionWhere(selection, params)
     const join = needsSearchJoin ? SEARCH_JOIN : ''
-    const keyset = after ? ` AND ${afterCursorSql('filter' in selection ? selection.filter : {}, { failedAt: after.failed_at, id: after.id }, params)}` : ''
+    const filter = 'filter' in selection ? selection.filter : {}
+    const order = listOrderSql(filter)
+    const keyset = after ? ` AND ${afterCursorSql(filter, { failedAt: after.failed_at, id: after.id }, params)}` : ''
     const n = params.length
     const boundaryText = `SELECT failed_at, id FROM (
          SELECT d.id::text, (d.failed_at AT TIME ZONE 'UTC')::text AS failed_at, row_number() OVER w AS position,
            sum(d.body_size::bigint) OVER w - d.body_size AS before_bytes
          FROM ${MESSAGES_FROM} ${join}
          WHERE ${where}${keyset}
-         WINDOW w AS (ORDER BY d.failed_at DESC, d.id DESC ROWS UNBOUNDED PRECEDING)
-         ORDER BY d.failed_at DESC, d.id DESC LIMIT $${n + 1}
+         WINDOW w AS (ORDER BY ${order} ROWS UNBOUNDED PRECEDING)
+         ORDER BY ${order} LIMIT $${n + 1}
        ) page WHERE before_bytes < $${n + 2} ORDER BY position DESC LIMIT 1`
     const { rows: [last] } = await sql.query<{ failed_at: string; id: string }>(boundaryText, [...params, pageRows, pageBytes], {
       name: statementName(boundaryText),
     })
     if (!last) return []
-    return queryExportRows(
-      sql,
-      `SELECT $COLUMNS FROM ${MESSAGES_FROM} ${EXPORT_JOINS} ${join}
-       WHERE ${where}${keyset} AND (d.failed_at, d.id) >= ($${n + 1}::timestamptz, $${n + 2}::bigint)
-       ORDER BY d.failed_at DESC, d.id DESC`,
-      [...params, toIso(last.failed_at), last.id],
-      { prepare: true },
-    )
+    const upTo = keysetSql(filter, '>=', { failedAt: toIso(last.failed_at)!, id: last.id }, params)
+    return queryExportRows(sql, `SELECT $COLUMNS FROM ${MESSAGES_FROM} ${EXPORT_JOINS} ${join} WHERE ${where}${keyset} AND ${upTo} ORDER BY ${order}`, params, {
+      prepare: true,
+    })
   }
   let next = fetchPage(null)
   for (;;) {

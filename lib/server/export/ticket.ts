@@ -5,7 +5,7 @@ import type { Sql } from '@/lib/server/db/sql'
 import { notFound } from '@/lib/server/errors/app-error'
 import { getGroup } from '@/lib/server/groups/get-group'
 import { parseId } from '@/lib/server/http/parse-id'
-import { MESSAGES_FROM, STATUS_SQL } from '@/lib/server/messages/message-filter-sql'
+import { listOrderSql, MESSAGES_FROM, STATUS_SQL } from '@/lib/server/messages/message-filter-sql'
 import { xDeathDto } from '@/lib/server/messages/to-message-dto'
 import type { Redactor } from '@/lib/server/redaction/redactor'
 import type { MessageFilter } from '@/lib/shared/schemas/message'
@@ -273,7 +273,7 @@ export async function buildSelectionTicket(selection: ExportSelection, options: 
   sampleParams.push(SAMPLES)
   const { rows: sampleIds } = await sql.query<{ id: string }>(
     `SELECT d.id::text FROM ${MESSAGES_FROM} ${sample.needsSearchJoin ? SEARCH_JOIN : ''} WHERE ${sample.where}
-     ORDER BY d.failed_at DESC, d.id DESC LIMIT $${sampleParams.length}`,
+     ORDER BY ${listOrderSql('filter' in selection ? selection.filter : {})} LIMIT $${sampleParams.length}`,
     sampleParams,
   )
   const samples = await rowsById(sql, sampleIds.map((r) => r.id))

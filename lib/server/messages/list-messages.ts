@@ -3,7 +3,7 @@ import { getDb } from '@/lib/server/db'
 import type { Sql } from '@/lib/server/db/sql'
 import type { ListMessagesQuery, MessageSummaryDto } from '@/lib/shared/schemas/message'
 import { decodeCursor, encodeCursor, type Cursor } from './message-cursor'
-import { afterCursorSql, MESSAGES_FROM, messageFilterSql, rowSearchTextSql, searchPattern } from './message-filter-sql'
+import { afterCursorSql, listOrderSql, MESSAGES_FROM, messageFilterSql, rowSearchTextSql, searchPattern } from './message-filter-sql'
 import { SUMMARY_COLUMNS, toMessageSummary, type SummaryRow } from './to-message-dto'
 
 /**
@@ -45,7 +45,7 @@ async function filteredPage(sql: Sql, query: ListMessagesQuery, cursor: Cursor |
   params.push(query.limit + 1)
   const { rows } = await sql.query<SummaryRow>(
     `SELECT ${SUMMARY_COLUMNS} FROM ${MESSAGES_FROM} JOIN sources s ON s.id = d.source_id
-     WHERE ${where} ORDER BY d.failed_at DESC, d.id DESC LIMIT $${params.length}`,
+     WHERE ${where} ORDER BY ${listOrderSql(query)} LIMIT $${params.length}`,
     params,
   )
   return rows
@@ -100,9 +100,9 @@ async function walkNewest(sql: Sql, query: ListMessagesQuery, cursor: Cursor | n
   const n = params.length
   const { rows } = await sql.query<{ id: string; hit: boolean; position: number }>(
     `SELECT id::text, hit, position::int FROM (
-       SELECT d.id, ${rowSearchTextSql('d', 'ds')} ILIKE $${n - 2} AS hit, row_number() OVER (ORDER BY d.failed_at DESC, d.id DESC) AS position
+       SELECT d.id, ${rowSearchTextSql('d', 'ds')} ILIKE $${n - 2} AS hit, row_number() OVER (ORDER BY ${listOrderSql(query)}) AS position
        FROM ${MESSAGES_FROM} LEFT JOIN dead_letter_search ds ON ds.dead_letter_id = d.id
-       WHERE ${where} ORDER BY d.failed_at DESC, d.id DESC LIMIT $${n - 1}
+       WHERE ${where} ORDER BY ${listOrderSql(query)} LIMIT $${n - 1}
      ) recent
      WHERE hit OR position = $${n - 1}
      LIMIT $${n}`,
