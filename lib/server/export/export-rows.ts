@@ -152,6 +152,9 @@ export function selectionWhere(selection: ExportSelection, params: unknown[]): {
 
 export const SEARCH_JOIN = 'LEFT JOIN dead_letter_search ds ON ds.dead_letter_id = d.id'
 
+/** The filter a selection lists by (none for a list of ids), for listOrderSql and the keyset conditions. */
+export const selectionFilter = (selection: ExportSelection): MessageFilter => ('filter' in selection ? selection.filter : {})
+
 export type ReadPagesOptions = {
   /** Rows per query. */
   pageRows?: number
@@ -179,7 +182,7 @@ export async function* readExportPages(sql: Sql, selection: ExportSelection, opt
     const params: unknown[] = []
     const { where, needsSearchJoin } = selectionWhere(selection, params)
     const join = needsSearchJoin ? SEARCH_JOIN : ''
-    const filter = 'filter' in selection ? selection.filter : {}
+    const filter = selectionFilter(selection)
     const order = listOrderSql(filter)
     const keyset = after ? ` AND ${afterCursorSql(filter, { failedAt: after.failed_at, id: after.id }, params)}` : ''
     const n = params.length

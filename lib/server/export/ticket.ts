@@ -9,7 +9,7 @@ import { listOrderSql, MESSAGES_FROM, STATUS_SQL } from '@/lib/server/messages/m
 import { xDeathDto } from '@/lib/server/messages/to-message-dto'
 import type { Redactor } from '@/lib/server/redaction/redactor'
 import type { MessageFilter } from '@/lib/shared/schemas/message'
-import { EXPORT_JOINS, queryExportRows, redactedBody, SEARCH_JOIN, storedXDeath, selectionWhere, type ExportRow, type ExportSelection } from './export-rows'
+import { EXPORT_JOINS, queryExportRows, redactedBody, SEARCH_JOIN, storedXDeath, selectionFilter, selectionWhere, type ExportRow, type ExportSelection } from './export-rows'
 import { apiHeaders } from './csv'
 import { codeBlock, escapeInline, firstLines, formatCount, inlineCode, link, truncate } from './markdown'
 
@@ -273,7 +273,7 @@ export async function buildSelectionTicket(selection: ExportSelection, options: 
   sampleParams.push(SAMPLES)
   const { rows: sampleIds } = await sql.query<{ id: string }>(
     `SELECT d.id::text FROM ${MESSAGES_FROM} ${sample.needsSearchJoin ? SEARCH_JOIN : ''} WHERE ${sample.where}
-     ORDER BY ${listOrderSql('filter' in selection ? selection.filter : {})} LIMIT $${sampleParams.length}`,
+     ORDER BY ${listOrderSql(selectionFilter(selection))} LIMIT $${sampleParams.length}`,
     sampleParams,
   )
   const samples = await rowsById(sql, sampleIds.map((r) => r.id))
