@@ -10,6 +10,7 @@ export default defineConfig({
     },
   },
   test: {
+    setupFiles: ['tests/setup-env.ts'],
     projects: [
       {
         extends: true,

@@ -1,19 +1,19 @@
 import type { Metadata } from 'next'
+import { connection } from 'next/server'
 import type { ReactNode } from 'react'
-import { AppHeader } from '@/components/layout/app-header'
 import { Providers } from '@/components/providers'
 import './globals.css'
 
 export const metadata: Metadata = { title: { default: 'Lazarus', template: '%s · Lazarus' }, description: 'Triage and replay dead-lettered RabbitMQ messages' }
 
-export default function RootLayout({ children }: { children: ReactNode }) {
+// Every page is rendered per request: each response carries its own CSP nonce (lib/server/front), which Next puts on
+// its scripts; a page prerendered at build time would carry none and its scripts would be blocked.
+export default async function RootLayout({ children }: { children: ReactNode }) {
+  await connection()
   return (
     <html lang="en">
       <body className="min-h-screen font-sans">
-        <Providers>
-          <AppHeader />
-          <main className="mx-auto max-w-[1600px] min-w-0 px-4 py-4">{children}</main>
-        </Providers>
+        <Providers>{children}</Providers>
       </body>
     </html>
   )

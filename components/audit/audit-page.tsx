@@ -12,10 +12,9 @@ import { cn } from '@/lib/client/cn'
 import { plural, visibleText } from '@/lib/client/format'
 import { useAudit } from '@/lib/client/use-audit'
 import { useUrlState } from '@/lib/client/use-url-state'
-import { AUDIT_ACTIONS, type AuditEntryDto } from '@/lib/shared/schemas/audit'
+import { AUDIT_ACTIONS, AUDIT_SUBJECT_TYPES as SUBJECT_TYPES, type AuditEntryDto } from '@/lib/shared/schemas/audit'
 
 const KEYS = ['action', 'subjectType', 'subjectId'] as const
-const SUBJECT_TYPES = ['replay', 'message', 'group', 'pause'] as const
 const COLUMNS: DataColumn[] = [
   { header: 'When', width: 'w-60' },
   { header: 'Who', width: 'w-36' },
@@ -34,6 +33,23 @@ const ACTION_TONES: Record<AuditEntryDto['action'], Tone> = {
   'pause.created': 'orange',
   'pause.resumed': 'sky',
   'group.updated': 'zinc',
+  'message.raw-viewed': 'zinc',
+  'source.created': 'blue',
+  'source.updated': 'zinc',
+  'source.deleted': 'amber',
+  'settings.updated': 'zinc',
+  'alert-rule.created': 'blue',
+  'alert-rule.updated': 'zinc',
+  'alert-rule.deleted': 'amber',
+  'webhook.created': 'blue',
+  'webhook.deleted': 'amber',
+  'user.created': 'blue',
+  'user.updated': 'zinc',
+  'token.created': 'blue',
+  'token.revoked': 'amber',
+  'auth.signed-in': 'green',
+  'auth.sign-in-failed': 'red',
+  'auth.signed-out': 'zinc',
 }
 
 const ACTION_LABELS: Record<AuditEntryDto['action'], string> = {
@@ -44,6 +60,23 @@ const ACTION_LABELS: Record<AuditEntryDto['action'], string> = {
   'pause.created': 'pause created',
   'pause.resumed': 'pause resumed',
   'group.updated': 'group triaged',
+  'message.raw-viewed': 'raw message viewed',
+  'source.created': 'source added',
+  'source.updated': 'source changed',
+  'source.deleted': 'source removed',
+  'settings.updated': 'settings changed',
+  'alert-rule.created': 'alert rule added',
+  'alert-rule.updated': 'alert rule changed',
+  'alert-rule.deleted': 'alert rule removed',
+  'webhook.created': 'webhook added',
+  'webhook.deleted': 'webhook removed',
+  'user.created': 'user added',
+  'user.updated': 'user changed',
+  'token.created': 'token created',
+  'token.revoked': 'token revoked',
+  'auth.signed-in': 'signed in',
+  'auth.sign-in-failed': 'sign-in failed',
+  'auth.signed-out': 'signed out',
 }
 
 function subjectHref(subject: AuditEntryDto['subject']): string | null {
@@ -58,6 +91,13 @@ function subjectHref(subject: AuditEntryDto['subject']): string | null {
       return `/groups/${id}`
     case 'pause':
       return '/pauses?show=all'
+    case 'source':
+      return '/sources'
+    case 'user':
+    case 'token':
+      return '/settings/access'
+    default:
+      return null
   }
 }
 

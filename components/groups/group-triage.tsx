@@ -8,6 +8,7 @@ import { ApiError, errorMessage } from '@/lib/client/api'
 import { cn } from '@/lib/client/cn'
 import { visibleText } from '@/lib/client/format'
 import { useUpdateGroupTriage } from '@/lib/client/use-group-triage'
+import { useCan } from '@/lib/client/use-session'
 import { GROUP_STATUSES, type GroupDto, type UpdateGroupInput } from '@/lib/shared/schemas/group'
 
 type Draft = { status: string; note: string; ticketUrl: string }
@@ -38,6 +39,7 @@ function changes(from: Draft, to: Draft): UpdateGroupInput {
  */
 export function GroupTriage({ group, className }: { group: Pick<GroupDto, 'id' | 'status' | 'note' | 'ticketUrl'>; className?: string }) {
   const save = useUpdateGroupTriage(group.id)
+  const canTriage = useCan('groups:triage')
   const server = draftOf(group)
   const [base, setBase] = useState(server)
   const [draft, setDraft] = useState(server)
@@ -77,11 +79,13 @@ export function GroupTriage({ group, className }: { group: Pick<GroupDto, 'id' |
         aria-label="Triage"
         noValidate
         className="space-y-2"
+        aria-readonly={!canTriage || undefined}
         onSubmit={(e) => {
           e.preventDefault()
           submit()
         }}
       >
+        <fieldset disabled={!canTriage} className="space-y-2">
         <div className="flex items-start gap-2">
           <Field label="Status" error={fields.status} className="w-44 shrink-0">
             <Select
@@ -126,6 +130,8 @@ export function GroupTriage({ group, className }: { group: Pick<GroupDto, 'id' |
             )}
           />
         </Field>
+        </fieldset>
+        {canTriage && (
         <div className="flex h-7 items-center gap-2">
           <Button type="submit" variant="primary" disabled={!dirty || save.isPending}>
             {save.isPending ? 'Saving…' : 'Save'}
@@ -155,6 +161,7 @@ export function GroupTriage({ group, className }: { group: Pick<GroupDto, 'id' |
             ) : null}
           </span>
         </div>
+        )}
       </form>
     </Panel>
   )

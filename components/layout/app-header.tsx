@@ -5,21 +5,26 @@ import { usePathname } from 'next/navigation'
 import { cn } from '@/lib/client/cn'
 import { AlertBanner } from '@/components/alerts/alert-banner'
 import { Kbd } from '@/components/ui/kbd'
-import { OperatorField } from './operator-field'
+import { useCan } from '@/lib/client/use-session'
+import type { Permission } from '@/lib/shared/roles'
+import { UserMenu } from './user-menu'
 
-const NAV = [
+const NAV: { href: string; label: string; match: (p: string) => boolean; permission?: Permission }[] = [
   { href: '/', label: 'Groups', match: (p: string) => p === '/' || p.startsWith('/groups') },
   { href: '/messages', label: 'Messages', match: (p: string) => p.startsWith('/messages') },
   { href: '/replays', label: 'Replays', match: (p: string) => p.startsWith('/replays') },
   { href: '/pauses', label: 'Pauses', match: (p: string) => p.startsWith('/pauses') },
   { href: '/alerts', label: 'Alerts', match: (p: string) => p.startsWith('/alerts') },
-  { href: '/audit', label: 'Audit', match: (p: string) => p.startsWith('/audit') },
+  { href: '/audit', label: 'Audit', match: (p: string) => p.startsWith('/audit'), permission: 'audit:read' },
   { href: '/sources', label: 'Sources', match: (p: string) => p.startsWith('/sources') },
-  { href: '/settings', label: 'Settings', match: (p: string) => p.startsWith('/settings') },
+  { href: '/settings', label: 'Settings', match: (p: string) => p.startsWith('/settings') && !p.startsWith('/settings/access'), permission: 'admin' },
 ]
 
 export function AppHeader() {
   const pathname = usePathname() ?? '/'
+  const canAudit = useCan('audit:read')
+  const isAdmin = useCan('admin')
+  const allowed = (p?: Permission) => !p || (p === 'admin' ? isAdmin : canAudit)
   return (
     <header className="sticky top-0 z-20 border-b border-zinc-200 bg-white/95 backdrop-blur">
       <div className="mx-auto flex h-10 max-w-[1600px] items-center gap-6 px-4">
@@ -28,7 +33,7 @@ export function AppHeader() {
           Lazarus
         </Link>
         <nav className="flex h-full items-stretch gap-1" aria-label="Main">
-          {NAV.map((item) => {
+          {NAV.filter((item) => allowed(item.permission)).map((item) => {
             const active = item.match(pathname)
             return (
               <Link
@@ -48,7 +53,7 @@ export function AppHeader() {
           <Kbd>k</Kbd> move <Kbd>↵</Kbd> open <Kbd>x</Kbd> select <Kbd>/</Kbd> search
         </p>
         <div className="ml-auto lg:ml-0">
-          <OperatorField />
+          <UserMenu />
         </div>
       </div>
     </header>

@@ -5,6 +5,7 @@ import { Button } from '@/components/ui/button'
 import { Tabs } from '@/components/ui/tabs'
 import { formatBytes, visibleText } from '@/lib/client/format'
 import type { MessageDetail } from '@/lib/client/types'
+import { useCan } from '@/lib/client/use-session'
 import { base64ToBytes, hexDump } from './hex-dump'
 import { JsonTree } from './json-tree'
 
@@ -34,6 +35,7 @@ function utf8Text(base64: string, truncated: boolean): string | null {
 
 /** The body as pretty JSON, text or a hex dump; the API sends at most 256 KiB inline. */
 export function BodyViewer({ id, body }: { id: string; body: MessageDetail['body'] }) {
+  const canRaw = useCan('messages:raw')
   const json = useMemo(() => (body.encoding === 'json' && !body.truncated ? parseJson(body.text) : ({ ok: false } as const)), [body])
   const text = useMemo(() => body.text ?? utf8Text(body.base64 ?? '', body.truncated), [body])
   const [view, setView] = useState<View>(json.ok ? 'json' : body.text !== null ? 'text' : 'hex')
@@ -68,16 +70,24 @@ export function BodyViewer({ id, body }: { id: string; body: MessageDetail['body
         <span className="ml-auto text-xs text-zinc-500">
           {formatBytes(body.size)} · {body.encoding}
         </span>
-        <a href={`/api/messages/${id}/body`} download className="text-xs text-brand hover:underline">
-          Download raw body
-        </a>
+        {canRaw ? (
+          <a href={`/api/messages/${id}/body`} download className="text-xs text-brand hover:underline">
+            Download raw body
+          </a>
+        ) : (
+          <span className="text-xs text-zinc-500" title="Your role sees bodies and headers redacted, as exports show them">
+            redacted for your role
+          </span>
+        )}
       </div>
       {body.truncated && (
         <p role="note" className="rounded border border-amber-200 bg-amber-50 px-2 py-1 text-xs text-amber-900">
           This body is {formatBytes(body.size)}; only the first {formatBytes(inlineBytes)} are shown.{' '}
-          <a href={`/api/messages/${id}/body`} download className="font-medium underline">
-            Download the whole body
-          </a>
+          {canRaw && (
+            <a href={`/api/messages/${id}/body`} download className="font-medium underline">
+              Download the whole body
+            </a>
+          )}
           .
         </p>
       )}

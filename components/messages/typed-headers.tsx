@@ -93,6 +93,14 @@ export function TypedValueView({ value }: { value: unknown }) {
   if (!isTyped(value)) return <LongText className="font-mono break-all whitespace-pre-wrap" text={visibleText(JSON.stringify(value) ?? 'undefined')} />
   const { t, v, b64 } = value
   const mono = 'font-mono break-all whitespace-pre-wrap'
+  // A header nested too deep to store decoded (`tooDeep`): kept as its raw bytes, which are all there is to show.
+  if ((t === 'F' || t === 'A') && b64 !== undefined)
+    return (
+      <span className={mono}>
+        <span className="mr-1 text-amber-700">nested too deep, raw:</span>
+        {bytesPreview(b64)}
+      </span>
+    )
   switch (t) {
     case 'F':
       return <NestedEntries kind="table" entries={Object.entries((v as Record<string, unknown>) ?? {})} />

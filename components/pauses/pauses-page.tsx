@@ -17,6 +17,7 @@ import { useSources } from '@/lib/client/use-sources'
 import { useUrlState } from '@/lib/client/use-url-state'
 import type { PauseDto } from '@/lib/shared/schemas/pause'
 import { PauseForm } from './pause-form'
+import { useCan } from '@/lib/client/use-session'
 
 const KEYS = ['show'] as const
 const COLUMNS: DataColumn[] = [
@@ -79,6 +80,7 @@ function ResumeDialog({ pause, onClose }: { pause: PauseDto; onClose: () => void
 }
 
 function PauseRow({ pause, sourceQueue, onResume }: { pause: PauseDto; sourceQueue: string | null; onResume: (p: PauseDto) => void }) {
+  const canPause = useCan('pauses:write')
   const entity = entityLabel(pause)
   const reason = pause.reason ? visibleText(pause.reason) : null
   return (
@@ -122,7 +124,7 @@ function PauseRow({ pause, sourceQueue, onResume }: { pause: PauseDto; sourceQue
         )}
       </td>
       <td className="text-right">
-        {pause.status === 'active' ? (
+        {pause.status === 'active' && canPause ? (
           <Button variant="ghost" onClick={() => onResume(pause)} aria-label={`Resume ${entity}`} aria-haspopup="dialog">
             Resume
           </Button>
@@ -141,6 +143,7 @@ export function PausesPage() {
   const query = usePauses(showAll ? 'all' : 'active')
   const sources = useSources()
   const [resuming, setResuming] = useState<PauseDto | null>(null)
+  const canPause = useCan('pauses:write')
   const sourceQueues = useMemo(() => new Map((sources.data?.sources ?? []).map((s) => [s.id, s.queue])), [sources.data])
   const pauses = query.data?.pauses ?? []
   const active = pauses.filter((p) => p.status !== 'resumed')
@@ -155,6 +158,7 @@ export function PausesPage() {
         </span>
       </div>
 
+      {canPause && (
       <Panel title="Pause an entity">
         <PauseForm />
         <p className="mt-2 text-xs text-zinc-500">
@@ -162,6 +166,7 @@ export function PausesPage() {
           instead of handling them; resuming releases them in arrival order. Replays of order-sensitive sources pause and resume entities on their own.
         </p>
       </Panel>
+      )}
 
       <div className="flex items-center gap-3">
         <label className="flex items-center gap-1.5 text-xs text-zinc-700">

@@ -3,6 +3,7 @@
 import { useState } from 'react'
 import { Button } from '@/components/ui/button'
 import type { SelectionInput } from '@/lib/client/use-replays'
+import { useCan } from '@/lib/client/use-session'
 import { ReplayPlanDialog } from './replay-plan-dialog'
 import { ResolveDialog } from './resolve-dialog'
 
@@ -21,14 +22,21 @@ type ReplayActionsProps = {
 /** "Replay…" and "Resolve…" for a message, a selection or a group, each opening its dialog. */
 export function ReplayActions({ selection, subject, replayLabel, resolveLabel, onResolved, variant = 'default', disabled }: ReplayActionsProps) {
   const [open, setOpen] = useState<'replay' | 'resolve' | null>(null)
+  // Viewers get neither button (the API would refuse them anyway).
+  const canReplay = useCan('messages:replay')
+  const canResolve = useCan('messages:resolve')
   return (
     <>
-      <Button variant={variant === 'ghost' ? 'ghost' : 'primary'} disabled={disabled} onClick={() => setOpen('replay')} aria-haspopup="dialog">
-        {replayLabel}
-      </Button>
-      <Button variant={variant === 'ghost' ? 'ghost' : 'default'} disabled={disabled} onClick={() => setOpen('resolve')} aria-haspopup="dialog">
-        {resolveLabel}
-      </Button>
+      {canReplay && (
+        <Button variant={variant === 'ghost' ? 'ghost' : 'primary'} disabled={disabled} onClick={() => setOpen('replay')} aria-haspopup="dialog">
+          {replayLabel}
+        </Button>
+      )}
+      {canResolve && (
+        <Button variant={variant === 'ghost' ? 'ghost' : 'default'} disabled={disabled} onClick={() => setOpen('resolve')} aria-haspopup="dialog">
+          {resolveLabel}
+        </Button>
+      )}
       {open === 'replay' && <ReplayPlanDialog selection={selection} subject={subject} onClose={() => setOpen(null)} />}
       {open === 'resolve' && (
         <ResolveDialog

@@ -14,6 +14,7 @@ import { ApiError } from '@/lib/client/api'
 import { cn } from '@/lib/client/cn'
 import { formatCount, plural, timeTitle, visibleText } from '@/lib/client/format'
 import { isActiveJob, useCancelReplay, useRefreshAfterJob, useReplay, useReplayItems } from '@/lib/client/use-replays'
+import { useCan } from '@/lib/client/use-session'
 import { useUrlState } from '@/lib/client/use-url-state'
 import { REPLAY_ITEM_STATUSES, type ReplayItemDto, type ReplayJobDetailDto } from '@/lib/shared/schemas/replay'
 import { doneCount, exchangeText, exclusionLabel, formatDuration, ItemStatusBadge, JobStatusBadge, selectionText, targetText } from './replay-format'
@@ -285,6 +286,7 @@ function DetailSkeleton() {
 export function ReplayDetail({ id }: { id: string }) {
   const { data: job, error, isPending, refetch } = useReplay(id)
   const [cancelling, setCancelling] = useState(false)
+  const canCancel = useCan('messages:replay')
   const refreshAfterJob = useRefreshAfterJob()
 
   // When the job ends while watched, the messages, groups and pauses it touched changed too.
@@ -326,7 +328,7 @@ export function ReplayDetail({ id }: { id: string }) {
             <JobStatusBadge status={job.status} cancelRequested={job.cancelRequested} />
           </span>
           <div className="ml-auto flex h-7 items-center gap-2">
-            {active && !job.cancelRequested && (
+            {canCancel && active && !job.cancelRequested && (
               <Button variant="danger" onClick={() => setCancelling(true)} aria-haspopup="dialog">
                 Cancel…
               </Button>

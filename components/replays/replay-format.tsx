@@ -11,6 +11,7 @@ export const EXCLUSION_LABELS: Record<ExclusionReason, string> = {
   'headers-too-large': 'headers too large to publish',
   'no-origin': 'original exchange unknown: choose the failed queue or a custom target',
   'unknown-source': 'its source no longer exists',
+  'target-refused': 'target not allowed: an amq.* or Lazarus exchange, or another queue than the one it failed in',
 }
 
 export const exclusionLabel = (reason: string) => EXCLUSION_LABELS[reason as ExclusionReason] ?? visibleText(reason)

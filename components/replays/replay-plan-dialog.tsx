@@ -9,6 +9,7 @@ import { Dialog } from '@/components/ui/dialog'
 import { Checkbox, Field, Input } from '@/components/ui/fields'
 import { Skeleton } from '@/components/ui/skeleton'
 import { ErrorState, InlineError } from '@/components/ui/states'
+import { ApiError } from '@/lib/client/api'
 import { cn } from '@/lib/client/cn'
 import { formatCount, plural, visibleText } from '@/lib/client/format'
 import { useCreateReplay, useReplayPlan, type ReplayRequest, type SelectionInput } from '@/lib/client/use-replays'
@@ -170,6 +171,30 @@ function TargetsTable({ targets }: { targets: ReplayPlanTargetDto[] }) {
   )
 }
 
+/** The API's refusal of a target (422 with `details.refused`): amq.* and Lazarus' exchanges, or not on the allow-list. */
+function targetRefusal(error: unknown): { message: string; allowedPatterns: string[] | null } | null {
+  if (!(error instanceof ApiError) || error.status !== 422) return null
+  const details = error.details as { refused?: unknown; allowedPatterns?: unknown } | undefined
+  if (typeof details?.refused !== 'string') return null
+  const allowed = Array.isArray(details.allowedPatterns) ? details.allowedPatterns.filter((p): p is string => typeof p === 'string') : null
+  return { message: error.message, allowedPatterns: allowed }
+}
+
+function TargetRefused({ refusal }: { refusal: { message: string; allowedPatterns: string[] | null } }) {
+  return (
+    <div role="alert" data-testid="target-refused" className="mt-2 rounded-md border border-red-200 bg-red-50 px-3 py-2 text-red-900">
+      <p>
+        <strong className="font-medium">Target refused.</strong> {visibleText(refusal.message)}
+      </p>
+      {refusal.allowedPatterns && refusal.allowedPatterns.length > 0 && (
+        <p className="mt-1 text-xs">
+          Allowed exchanges: <span className="font-mono">{refusal.allowedPatterns.map(visibleText).join(', ')}</span>
+        </p>
+      )}
+    </div>
+  )
+}
+
 function PlanSkeleton() {
   return (
     <div className="space-y-3" aria-busy aria-label="Planning">
@@ -219,6 +244,7 @@ export function ReplayPlanDialog({ selection, subject, onClose }: ReplayPlanDial
   }, [planQuery.data, planQuery.isPlaceholderData])
   const plan = planQuery.data ?? lastPlan
   const replanError = plan && planQuery.error ? planQuery.error : null
+  const refusal = targetRefusal(planQuery.error)
   const settling = (rateText !== null && rate !== settledRate) || (targetType === 'custom' && (custom.exchange !== exchange || custom.routingKey !== routingKey))
   const current = Boolean(planQuery.data) && !planQuery.error && !planQuery.isPlaceholderData && !planQuery.isFetching && !settling
   const rateInvalid = rateText !== null && rate === null
@@ -252,6 +278,8 @@ export function ReplayPlanDialog({ selection, subject, onClose }: ReplayPlanDial
           <span className="mr-auto min-w-0 truncate text-xs text-zinc-500" aria-live="polite">
             {create.error ? (
               <InlineError error={create.error} />
+            ) : refusal && !planQuery.isFetching ? (
+              <span className="text-red-700">Target refused: choose another target.</span>
             ) : replanError && !planQuery.isFetching ? (
               <InlineError error={replanError} />
             ) : planQuery.isFetching || settling ? (
@@ -334,6 +362,7 @@ export function ReplayPlanDialog({ selection, subject, onClose }: ReplayPlanDial
                 </Field>
               </div>
             )}
+            {refusal && !planQuery.isFetching && <TargetRefused refusal={refusal} />}
             <div className="mt-2">
               <TargetsTable targets={plan.targets} />
             </div>

@@ -167,7 +167,7 @@ function Editor({ settings }: { settings: RedactionSettingsDto }) {
         </ul>
       </Panel>
       <Panel title="Custom patterns">
-        <p className="mb-2 text-xs text-zinc-500">Regular expressions (JavaScript syntax, case-insensitive); every match is replaced. Patterns that could backtrack catastrophically are refused.</p>
+        <p className="mb-2 text-xs text-zinc-500">Regular expressions (JavaScript syntax without backreferences or lookaround, case-insensitive), matched in linear time by RE2; every match is replaced.</p>
         <RuleRows title="Pattern" rows={draft.patterns} onChange={(patterns) => setDraft({ ...draft, patterns })} errors={errors} placeholder="ORD-\d{6}" addLabel="Add pattern" mono />
       </Panel>
       <div className="flex flex-wrap items-center gap-2">

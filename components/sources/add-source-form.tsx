@@ -14,6 +14,10 @@ export function AddSourceForm() {
   const fields = create.error instanceof ApiError ? create.error.fieldErrors() : {}
   // A conflict or a non-field error belongs to the queue name too: it is the thing to change.
   const queueError = fields.queue ?? (create.error && !fields.vhost ? errorMessage(create.error) : undefined)
+  // The API refused the queue as a likely work queue (or could not check it): the admin may insist, explicitly.
+  const confirmable = create.error instanceof ApiError && (create.error.details as { confirmWith?: unknown } | undefined)?.confirmWith === 'confirmNotWorkQueue'
+  const submit = (confirmNotWorkQueue: boolean) =>
+    create.mutate({ queue, vhost: vhost || '/', ...(confirmNotWorkQueue && { confirmNotWorkQueue }) }, { onSuccess: () => setQueue('') })
 
   return (
     <form
@@ -21,7 +25,7 @@ export function AddSourceForm() {
       aria-label="Add a source"
       onSubmit={(e) => {
         e.preventDefault()
-        create.mutate({ queue, vhost: vhost || '/' }, { onSuccess: () => setQueue('') })
+        submit(false)
       }}
     >
       <Field label="Dead-letter queue" error={queueError} className="w-80">
@@ -33,6 +37,11 @@ export function AddSourceForm() {
       <Button type="submit" variant="primary" className="mt-[19px]" disabled={create.isPending}>
         {create.isPending ? 'Adding…' : 'Add source'}
       </Button>
+      {confirmable && (
+        <Button variant="danger" className="mt-[19px]" disabled={create.isPending} onClick={() => submit(true)}>
+          It is a dead-letter queue: add it anyway
+        </Button>
+      )}
       {create.isSuccess && <span className="mt-6 text-xs text-emerald-700">Added; draining starts within a few seconds.</span>}
     </form>
   )

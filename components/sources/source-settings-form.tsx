@@ -59,6 +59,8 @@ export function SourceSettingsForm({ source, onDone }: { source: SourceDto; onDo
   const other = update.error && !Object.keys(fields).some((k) => known.includes(k)) ? errorMessage(update.error) : null
   const set = (changes: Partial<Draft>) => setDraft((d) => ({ ...d, ...changes }))
   const entityError = fields['entityKey.pointer'] ?? fields['entityKey.name'] ?? fields['entityKey.kind'] ?? fields.entityKey
+  // Enabling was refused: the queue looks like a work queue (or could not be checked). The admin may insist, explicitly.
+  const confirmable = update.error instanceof ApiError && (update.error.details as { confirmWith?: unknown } | undefined)?.confirmWith === 'confirmNotWorkQueue'
 
   return (
     <form
@@ -151,6 +153,11 @@ export function SourceSettingsForm({ source, onDone }: { source: SourceDto; onDo
             {update.isPending ? 'Saving…' : 'Save'}
           </Button>
           <Button onClick={onDone}>Cancel</Button>
+          {confirmable && (
+            <Button variant="danger" disabled={update.isPending} onClick={() => update.mutate({ ...toInput(draft), confirmNotWorkQueue: true }, { onSuccess: onDone })}>
+              It is a dead-letter queue: enable anyway
+            </Button>
+          )}
         </div>
       </div>
     </form>

@@ -46,6 +46,16 @@ export const SOURCES: SourceSpec[] = Object.entries(DOMAINS).flatMap(([domain, d
   d.events.map((event) => ({ domain, queue: `${domain}.${event}.dlq`, exchange: domain, dlx: `${domain}.dlx`, routingKey: `${domain}.${event}`, originQueue: `${domain}.${event}.work` })),
 ).map((s, i) => ({ ...s, idx: i + 1 }))
 
+/**
+ * The role binding of the restricted scenarios: team billing operates `billing.*` (4 of the 50 sources; its groups
+ * span up to 3 of them). Resolved to source ids the way a binding's pattern is: by queue name.
+ */
+export const SCOPED_PATTERN = 'billing.*'
+export const scopedQueues = (pattern = SCOPED_PATTERN): string[] => {
+  const prefix = pattern.replace(/\*$/, '')
+  return SOURCES.filter((s) => (pattern.endsWith('*') ? s.queue.startsWith(prefix) : s.queue === pattern)).map((s) => s.queue)
+}
+
 type Kind = 'invalid' | 'transient' | 'exhausted' | 'expired' | 'overflow' | 'delivery-limit'
 
 type RawGroup = {

@@ -2,7 +2,8 @@
  * Loads `rows` synthetic dead letters into a migrated database with INSERT … SELECT (no per-row round trips):
  * a plan table fixes each row's group and failure time (sorted, so ids follow failed_at as they do when a
  * drainer ingests), chunks of it are expanded into full rows on two connections, then error_groups,
- * group_arrivals and sources are derived from the stored rows so every counter matches them.
+ * group_arrivals, their per-source rows (group_source_stats, group_source_arrivals) and sources are derived from the
+ * stored rows so every counter matches them.
  *
  * The schema is read at run time: columns another migration adds are filled when they are NOT NULL without a
  * default, and indexes on dead_letters and dead_letter_states (whatever they are) are dropped for the load and rebuilt after it.
@@ -373,24 +374,38 @@ export async function loadDataset(url: string, rows: number, options: { jobs?: n
 
     // Counters exactly as ingestion would have left them, derived from the rows themselves.
     t = performance.now()
+    // Per (group, source) first: the group's own counters are their sums and unions. Replayed and resolved counts are
+    // what replay and resolve would have counted for the statuses the load drew.
     await client.query(`
-      UPDATE error_groups g SET count = a.n, first_seen = a.first_at, last_seen = a.last_at,
-        sources = a.sources, services = a.services, service_versions = a.versions, failure_kinds = a.kinds
+      INSERT INTO group_source_stats (group_id, source_id, count, replayed_count, resolved_count, first_seen, last_seen,
+        services, service_versions, failure_kinds)
+      SELECT d.group_id, d.source_id, count(*), count(*) FILTER (WHERE st.status = 'replayed'), count(*) FILTER (WHERE st.status = 'resolved'),
+        min(d.failed_at), max(d.failed_at),
+        array_remove(array_agg(DISTINCT d.service ORDER BY d.service), NULL),
+        array_remove(array_agg(DISTINCT d.service_version ORDER BY d.service_version), NULL),
+        array_agg(DISTINCT d.failure_kind ORDER BY d.failure_kind)
+      FROM dead_letters d LEFT JOIN dead_letter_states st ON st.dead_letter_id = d.id GROUP BY 1, 2`)
+    await client.query(`
+      UPDATE error_groups g SET count = a.n, replayed_count = a.replayed, resolved_count = a.resolved, first_seen = a.first_at,
+        last_seen = a.last_at, sources = a.sources,
+        services = ARRAY(SELECT DISTINCT v FROM group_source_stats x, unnest(x.services) v WHERE x.group_id = g.id ORDER BY 1),
+        service_versions = ARRAY(SELECT DISTINCT v FROM group_source_stats x, unnest(x.service_versions) v WHERE x.group_id = g.id ORDER BY 1),
+        failure_kinds = ARRAY(SELECT DISTINCT v FROM group_source_stats x, unnest(x.failure_kinds) v WHERE x.group_id = g.id ORDER BY 1)
       FROM (
-        SELECT d.group_id, count(*) AS n, min(d.failed_at) AS first_at, max(d.failed_at) AS last_at,
-          array_agg(DISTINCT s.queue ORDER BY s.queue) AS sources,
-          array_remove(array_agg(DISTINCT d.service ORDER BY d.service), NULL) AS services,
-          array_remove(array_agg(DISTINCT d.service_version ORDER BY d.service_version), NULL) AS versions,
-          array_agg(DISTINCT d.failure_kind ORDER BY d.failure_kind) AS kinds
-        FROM dead_letters d JOIN sources s ON s.id = d.source_id GROUP BY d.group_id
+        SELECT x.group_id, sum(x.count) AS n, sum(x.replayed_count) AS replayed, sum(x.resolved_count) AS resolved,
+          min(x.first_seen) AS first_at, max(x.last_seen) AS last_at, array_agg(DISTINCT s.queue ORDER BY s.queue) AS sources
+        FROM group_source_stats x JOIN sources s ON s.id = x.source_id GROUP BY x.group_id
       ) a WHERE g.id = a.group_id`)
     await client.query(`
+      INSERT INTO group_source_arrivals (group_id, source_id, minute, count)
+      SELECT group_id, source_id, date_trunc('minute', failed_at), count(*) FROM dead_letters GROUP BY 1, 2, 3`)
+    await client.query(`
       INSERT INTO group_arrivals (group_id, minute, count)
-      SELECT group_id, date_trunc('minute', failed_at), count(*) FROM dead_letters GROUP BY 1, 2`)
+      SELECT group_id, minute, sum(count) FROM group_source_arrivals GROUP BY 1, 2`)
     await client.query(`
       UPDATE sources s SET drained_count = a.n, last_drain_at = a.last_at
       FROM (SELECT source_id, count(*) AS n, max(ingested_at) AS last_at FROM dead_letters GROUP BY 1) a WHERE s.id = a.source_id`)
-    phases.push(['error_groups, group_arrivals, sources counters', ms(t)])
+    phases.push(['error_groups, group_arrivals (and per source), sources counters', ms(t)])
 
     t = performance.now()
     await client.query('DROP SCHEMA bench CASCADE')

@@ -18,7 +18,12 @@ import * as groupsRoute from '@/app/api/groups/route'
 import * as groupRoute from '@/app/api/groups/[id]/route'
 import * as messagesRoute from '@/app/api/messages/route'
 import * as messageRoute from '@/app/api/messages/[id]/route'
-import { BODY_TERM, buildGroups, COMMON_TERM, MID_TERM, prng, RARE_TERM, type GroupSpec } from './api-catalog'
+import { getGroup } from '@/lib/server/groups/get-group'
+import { listGroups } from '@/lib/server/groups/list-groups'
+import { listMessages as listMessagesOf } from '@/lib/server/messages/list-messages'
+import { listGroupsQuerySchema } from '@/lib/shared/schemas/group'
+import { listMessagesQuerySchema } from '@/lib/shared/schemas/message'
+import { BODY_TERM, buildGroups, COMMON_TERM, MID_TERM, prng, RARE_TERM, SCOPED_PATTERN, scopedQueues, SOURCES, type GroupSpec } from './api-catalog'
 import { loadDataset } from './api-load'
 import { capturingDb, formatResults, percentile, runScenario, type Budget, type CaptureSink, type Scenario, type ScenarioResult } from './api-measure'
 import { storageReport } from './api-report'
@@ -83,6 +88,12 @@ async function loadedDataset(db: Db): Promise<{ groups: GroupSpec[]; groupIds: M
   return { groups, groupIds: new Map(groups.map((g) => [g.rank, bySignature.get(g.signature)!])) }
 }
 
+/** The ids of the sources with these queue names, as a role binding's pattern resolves to them. */
+async function sourceIdsOf(db: Db, queues: string[]): Promise<string[]> {
+  const { rows } = await db.sql.query<{ id: string }>(`SELECT id::text FROM sources WHERE vhost = '/' AND queue = ANY($1::text[]) ORDER BY id`, [queues])
+  return rows.map((r) => r.id)
+}
+
 async function main() {
   console.log(`bench:api — ${reuse ? `existing database ${reuse}` : `${fmt(rows)} dead letters`}; timed requests per scenario: ${budget.requests} after ${budget.warmup} warm-up (budget ${budget.seconds} s per phase)`)
   const database = reuse ? existingDatabase(reuse) : await freshDatabase('lazarus_bench_api')
@@ -121,9 +132,11 @@ async function main() {
         (SELECT min(failed_at) FROM dead_letters) AS from, (SELECT max(failed_at) FROM dead_letters) AS to,
         (SELECT string_agg(status || ' ' || n, ', ' ORDER BY n DESC) FROM (SELECT status, count(*) AS n FROM message_statuses GROUP BY 1) s) AS statuses`)
     const s = shape[0]
-    const { rows: arrivals } = await db.sql.query<{ n: number }>('SELECT count(*)::int AS n FROM group_arrivals')
+    const { rows: arrivals } = await db.sql.query<{ n: number; per_source: number }>(
+      'SELECT (SELECT count(*)::int FROM group_arrivals) AS n, (SELECT count(*)::int FROM group_source_arrivals) AS per_source',
+    )
     console.log(`  ${s.groups} groups (largest ${fmt(s.largest)} rows = ${((s.largest / rows) * 100).toFixed(1)}%, smallest ${fmt(s.smallest)}), ${s.sources} sources, ` +
-      `${fmt(arrivals[0].n)} per-minute arrival buckets; failed_at ${new Date(s.from).toISOString()} … ${new Date(s.to).toISOString()}; statuses: ${s.statuses}`)
+      `${fmt(arrivals[0].n)} per-minute arrival buckets (${fmt(arrivals[0].per_source)} per source); failed_at ${new Date(s.from).toISOString()} … ${new Date(s.to).toISOString()}; statuses: ${s.statuses}`)
 
     const sink: CaptureSink = { current: null }
     setDb(capturingDb(db, sink))
@@ -137,6 +150,11 @@ async function main() {
     const minId = BigInt(s.min_id)
     const span = Number(BigInt(s.max_id) - minId) + 1
     const detailIds = Array.from({ length: budget.warmup + budget.requests }, () => (minId + BigInt(Math.floor(random() * span))).toString())
+    // A caller restricted by a role binding: the team's sources, and one of the several sources the largest group fails in.
+    const scoped = await sourceIdsOf(db, scopedQueues())
+    const partQueue = SOURCES[load.groups[0].sourceIdx[0] - 1].queue
+    const part = await sourceIdsOf(db, [partQueue])
+    console.log(`Restricted callers: ${SCOPED_PATTERN} (${scoped.length} sources), ${partQueue} (1 of the largest group's ${load.groups[0].sourceIdx.length})`)
 
     const scenarios: Scenario[] = [
       { name: 'GET /api/groups', target: TARGETS.groups, call: () => groupsRoute.GET(new Request(`${base}/api/groups`), noParams) },
@@ -156,6 +174,12 @@ async function main() {
       // Not in the issue's list: the band between the two, where neither a recent page nor the index is cheap.
       { name: `search mid q=${MID_TERM}`, target: TARGETS.search, call: () => listMessages(`?q=${MID_TERM}`) },
       { name: 'GET /api/messages/{random id}', target: TARGETS.detail, call: (i) => messageRoute.GET(new Request(`${base}/api/messages/${detailIds[i % detailIds.length]}`), { params: Promise.resolve({ id: detailIds[i % detailIds.length] }) }) },
+      // Restricted to some sources: what the routes run once they pass the caller's source ids (lib/server/sources/source-scope.ts),
+      // called as a route does (query parsed by its schema, result as JSON), from the per-(group, source) counters.
+      { name: `GET /api/groups as ${SCOPED_PATTERN}`, target: TARGETS.groups, call: async () => Response.json(await listGroups(listGroupsQuerySchema.parse({}), { sourceIds: scoped })) },
+      { name: `messages, first page as ${SCOPED_PATTERN}`, target: TARGETS.page, call: async () => Response.json(await listMessagesOf(listMessagesQuerySchema.parse({}), { sourceIds: scoped })) },
+      { name: `messages, large group as ${partQueue}`, target: TARGETS.page, call: async () => Response.json(await listMessagesOf(listMessagesQuerySchema.parse({ group: largeGroup }), { sourceIds: part })) },
+      { name: `GET /api/groups/{largest}?range=30d as ${partQueue}`, target: TARGETS.groups, call: async () => Response.json(await getGroup({ id: largeGroup, range: '30d', sourceIds: part })) },
     ]
 
     console.log('\nMeasuring (route handlers in-process; SQL = the same statements replayed bare through pg; EXPLAIN = ANALYZE execution,')

@@ -7,19 +7,10 @@ import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { getConfigOrExit } from '@/lib/server/config'
 import { openDb } from '@/lib/server/db'
+import { listenAddress, refuseUnsafeListen } from './listen'
 
 const root = process.cwd()
 const serverJs = path.join(root, '.next/standalone/server.js')
-
-/**
- * Until sign-in exists Lazarus listens on loopback unless HOSTNAME names an address to bind. Shells and
- * containers often export HOSTNAME as the machine's name; that is not a request to listen publicly.
- */
-function listenHost(hostname: string | undefined): string {
-  if (!hostname) return '127.0.0.1'
-  const isAddress = /^(\d{1,3}\.){3}\d{1,3}$/.test(hostname) || hostname.includes(':') || hostname === 'localhost'
-  return isAddress ? hostname : '127.0.0.1'
-}
 
 async function main() {
   const config = getConfigOrExit()
@@ -29,12 +20,12 @@ async function main() {
     LAZARUS_DATA_DIR: path.resolve(root, config.LAZARUS_DATA_DIR),
     LAZARUS_MIGRATIONS_DIR: path.resolve(root, 'prisma/migrations'),
     PORT: String(config.PORT),
-    // Until sign-in exists, listen on loopback only unless told otherwise.
-    HOSTNAME: listenHost(process.env.HOSTNAME),
+    HOSTNAME: listenAddress(process.env.HOSTNAME),
   }
   process.env.LAZARUS_MIGRATIONS_DIR = env.LAZARUS_MIGRATIONS_DIR
   process.env.LAZARUS_DATA_DIR = env.LAZARUS_DATA_DIR
 
+  await refuseUnsafeListen({ hostname: env.HOSTNAME, config })
   const db = await openDb()
   console.log(`[start] database ready (${db.sql.kind === 'pglite' ? `embedded, ${env.LAZARUS_DATA_DIR}` : 'PostgreSQL'}), migrations applied`)
   await db.close()
@@ -45,8 +36,8 @@ async function main() {
     if (build.status !== 0) process.exit(build.status ?? 1)
   }
 
-  console.log(`[start] Lazarus on http://${env.HOSTNAME}:${env.PORT}`)
-  const server = spawn(process.execPath, [serverJs], { stdio: 'inherit', env })
+  // The server process runs Next.js behind Lazarus' HTTP front (lib/cli/serve.ts), never Next's own server.js.
+  const server = spawn(process.execPath, ['--max-semi-space-size=8', '--conditions=react-server', '--import', 'tsx', path.join(root, 'lib/cli/serve.ts')], { stdio: 'inherit', env })
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => server.kill(signal))
   server.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)))
 }

@@ -1,7 +1,5 @@
 /** Browser-side access to the HTTP API: one fetcher, one error type carrying the API's error envelope. */
 
-import { operatorHeaders } from './use-operator'
-
 export type ApiIssue = { path: (string | number)[]; message: string }
 
 export class ApiError extends Error {
@@ -35,7 +33,19 @@ export function toQueryString(params: Record<string, string | undefined | null>)
   return text ? `?${text}` : ''
 }
 
+/**
+ * A 401 means the session ended (idle or absolute limit, sign-out elsewhere, revoked): go to the sign-in page and
+ * come back here afterwards.
+ */
+function signInAgain(response: Response): void {
+  if (response.status !== 401 || typeof window === 'undefined') return
+  const here = window.location.pathname + window.location.search
+  if (window.location.pathname.startsWith('/sign-in')) return
+  window.location.assign(`/sign-in?next=${encodeURIComponent(here)}&expired=1`)
+}
+
 async function errorFrom(response: Response): Promise<ApiError> {
+  signInAgain(response)
   let body: unknown
   try {
     body = await response.json()
@@ -53,12 +63,15 @@ export async function apiGet<T>(path: string, options: { signal?: AbortSignal } 
   return (await response.json()) as T
 }
 
-/** A mutating request; it carries the operator's name (`x-lazarus-user`) for the audit log. */
+/**
+ * A mutating request. Always JSON (also without a body): the server refuses a cookie-authenticated change that is
+ * not, since a page of another site cannot send JSON without a preflight (cross-site request forgery).
+ */
 export async function apiSend<T>(method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown, options: { signal?: AbortSignal } = {}): Promise<T> {
   const response = await fetch(path, {
     method,
     signal: options.signal,
-    headers: { accept: 'application/json', ...operatorHeaders(), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: { accept: 'application/json', 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   })
   if (!response.ok) throw await errorFrom(response)

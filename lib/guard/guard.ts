@@ -1,4 +1,5 @@
-import { randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
+import { hostname } from 'node:os'
 // Types only: the guard uses the application's own amqplib through the connection it is given.
 import type { Channel, ConfirmChannel, ConsumeMessage, Options } from 'amqplib'
 import {
@@ -9,11 +10,12 @@ import {
   HOLD_EXCHANGE,
   RELEASE_HEADER,
   REPLAY_ID_HEADER,
-  parseControlEvent,
   parsePauseList,
   type GuardPause,
+  type PausePollQuery,
 } from './protocol'
 import { PauseRegistry } from './registry'
+import { GUARD_VERSION } from './version'
 
 /** What the guard needs from an amqplib connection (a ChannelModel, or amqplib 2.x's recovering one). */
 export type GuardConnection = {
@@ -30,19 +32,29 @@ export type GuardOptions = {
   queue: string
   /** Where Lazarus serves its API, e.g. `http://lazarus:3000`. */
   lazarusUrl: string
+  /**
+   * A guard-scoped API token created in Lazarus for this queue, sent as `Authorization: Bearer <token>` with every
+   * poll. Lazarus versions that require one answer 401 without it; the guard then says so loudly and holds nothing.
+   */
+  token?: string
   /** The connection's virtual host (pauses name one). Default `/`. */
   vhost?: string
   /** Lazarus' LAZARUS_CONTROL_EXCHANGE, if it was changed. Default `lazarus.control`. */
   controlExchange?: string
   /** Lazarus' LAZARUS_HOLD_QUEUE, if it was changed. Default `lazarus.hold`. */
   holdExchange?: string
-  /** Extra headers for GET /api/pauses (a proxy's credentials, say). */
+  /** Extra headers for GET /api/pauses (a proxy's credentials, say). An `authorization` here gives way to `token`. */
   requestHeaders?: Record<string, string>
-  /** How often the pause list is re-read in case an event was lost. Default 30 s. */
+  /** How often the pause list is re-read in case an event was lost; each read is also the guard's heartbeat. Default 30 s. */
   pollIntervalMs?: number
   /**
-   * How long `ready()` (and so `consume()`) waits for the first pause list. Past it the guard proceeds with
-   * what the control events say and keeps retrying; `Infinity` waits for Lazarus however long it takes.
+   * The least time between two reads of the list that events ask for: a burst (or a flood) of events becomes at most
+   * one request per interval, the last one after the last event. Default 1 s.
+   */
+  minRefreshIntervalMs?: number
+  /**
+   * How long `ready()` (and so `consume()`) waits for the first pause list. Past it the guard consumes without
+   * pauses (it holds nothing), reports it, and keeps polling; `Infinity` waits for Lazarus however long it takes.
    * Default 10 s.
    */
   startTimeoutMs?: number
@@ -50,7 +62,10 @@ export type GuardOptions = {
   retryDelayMs?: number
   /** Longest wait for the broker to confirm a held message before trying again. Default 10 s. */
   confirmTimeoutMs?: number
-  /** Problems the guard recovers from by itself (Lazarus unreachable, a channel closed). Default: console.warn. */
+  /**
+   * Problems the guard recovers from by itself (Lazarus unreachable, a channel closed) and Lazarus refusing its token
+   * (each time). Default: console.warn. A refused token is also written with console.error, at most once a minute.
+   */
   onError?: (error: Error) => void
   /** Called after a message was held (published to lazarus.hold, confirmed, and the original acked). */
   onHold?: (event: HoldEvent) => void
@@ -71,6 +86,8 @@ export type GuardedConsumer = {
 
 export type Guard = {
   readonly queue: string
+  /** This guard's id in Lazarus' heartbeats (`instance` of the poll): host name, process id and a random part. */
+  readonly instanceId: string
   /** Resolves once the pause list is known (or after `startTimeoutMs`). `consume()` awaits it. */
   ready(): Promise<void>
   /**
@@ -96,10 +113,41 @@ export type Guard = {
 type HoldJob = { channel: Channel; message: ConsumeMessage; pauseId: string; entityKey: string | null; heldId: string }
 
 const MAX_RETRY_DELAY_MS = 30_000
+/** Events published together (a replay pausing many entities) arrive within a few milliseconds: one read for all. */
+const EVENT_COALESCE_MS = 20
+/** A refused token is written to the console at most this often (onError hears every time). */
+const SHOUT_INTERVAL_MS = 60_000
+
+/** Lazarus answered 401 or 403: only a person can fix it (the `token` option), so it is reported apart. */
+class RefusedError extends Error {}
 
 /**
- * Creates the pause guard for one queue (product.md §7). It learns the pauses from GET {lazarusUrl}/api/pauses
- * and from events on the lazarus.control exchange, and for a message of a paused entity it republishes the
+ * The `token` option, trimmed (a secret read from a file often ends in a newline); null when empty. A token no HTTP
+ * header can carry is a configuration error that can never work: it is refused here, without echoing it, rather than
+ * on every poll by fetch, whose message would quote the secret into the application's log.
+ */
+function guardToken(value: string | undefined): string | null {
+  const token = value?.trim() ?? ''
+  if (token === '') return null
+  if (!/^[\x21-\x7e]+$/.test(token)) throw new TypeError('lazarus guard: the `token` option holds characters an HTTP header cannot carry (spaces, line breaks or non-ASCII); copy the token again')
+  return token
+}
+
+/** Unique per guard: which process on which host polls (hostnames are cut, the random part tells two guards apart). */
+function newInstanceId(): string {
+  let host = 'unknown-host'
+  try {
+    host = hostname().replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100) || host
+  } catch {
+    // Some sandboxes refuse os.hostname(); the pid and random part still tell guards apart.
+  }
+  return `${host}-${process.pid}-${randomBytes(4).toString('hex')}`
+}
+
+/**
+ * Creates the pause guard for one queue (product.md §7). It learns the pauses from GET {lazarusUrl}/api/pauses only,
+ * re-read on a timer and whenever an event arrives on the lazarus.control exchange (an event's content is never
+ * trusted: anyone allowed to publish there could have forged it). For a message of a paused entity it republishes the
  * message unchanged, plus `x-lazarus-held-*` headers, to the lazarus.hold exchange on a confirm channel, then
  * acks the original: the message waits in Lazarus, never at the head of the queue. Messages Lazarus sends
  * back (`x-lazarus-release`, `x-lazarus-replay-id`) always pass.
@@ -109,6 +157,7 @@ export function createGuard(options: GuardOptions): Guard {
   const vhost = options.vhost ?? '/'
   const baseUrl = options.lazarusUrl.replace(/\/+$/, '')
   const pollIntervalMs = options.pollIntervalMs ?? 30_000
+  const minRefreshIntervalMs = options.minRefreshIntervalMs ?? 1_000
   const startTimeoutMs = options.startTimeoutMs ?? 10_000
   const retryDelayMs = options.retryDelayMs ?? 1_000
   const confirmTimeoutMs = options.confirmTimeoutMs ?? 10_000
@@ -120,6 +169,17 @@ export function createGuard(options: GuardOptions): Guard {
     if (options.onError) options.onError(err)
     else console.warn(`[lazarus-guard] ${queue}: ${err.message}`)
   }
+  const token = guardToken(options.token)
+  const instanceId = newInstanceId()
+  const pollQuery: PausePollQuery = { queue, vhost, instance: instanceId, guardVersion: GUARD_VERSION }
+  const pausesUrl = `${baseUrl}/api/pauses?${new URLSearchParams(pollQuery)}`
+  const requestHeaders: Record<string, string> = { accept: 'application/json' }
+  for (const [name, value] of Object.entries(options.requestHeaders ?? {})) {
+    // Two Authorization headers would be merged into one invalid value; the token is the one Lazarus checks.
+    if (token !== null && name.toLowerCase() === 'authorization') continue
+    requestHeaders[name] = value
+  }
+  if (token !== null) requestHeaders.authorization = `Bearer ${token}`
 
   const registry = new PauseRegistry(vhost, queue)
   /** Consumers started by consume(): re-synced on every registry change, stopped by close(). */
@@ -134,6 +194,9 @@ export function createGuard(options: GuardOptions): Guard {
   let refreshing: Promise<void> | null = null
   let refreshAgain = false
   let pollTimer: NodeJS.Timeout | null = null
+  let eventTimer: NodeJS.Timeout | null = null
+  let lastFetchAt = -Infinity
+  let lastShoutAt = -Infinity
   let fetchFailures = 0
 
   const notify = () => {
@@ -141,15 +204,40 @@ export function createGuard(options: GuardOptions): Guard {
   }
 
   async function fetchList(): Promise<void> {
-    const response = await doFetch(`${baseUrl}/api/pauses`, {
-      headers: { accept: 'application/json', ...options.requestHeaders },
-      signal: AbortSignal.timeout(5_000),
-    })
+    lastFetchAt = Date.now()
+    const response = await doFetch(pausesUrl, { headers: requestHeaders, signal: AbortSignal.timeout(5_000) })
+    if (response.status === 401 || response.status === 403) {
+      await response.body?.cancel().catch(() => {})
+      throw new RefusedError(
+        `Lazarus refused this guard's pause-list request (GET ${baseUrl}/api/pauses answered HTTP ${response.status}): ` +
+          (token === null
+            ? 'no token was sent; set the guard option `token` to a guard-scoped API token created in Lazarus for this queue. '
+            : 'the token in the guard option `token` was not accepted (unknown, revoked, expired, or not a guard token for this queue); create a new one in Lazarus. ') +
+          'Until Lazarus answers, this guard knows no pauses and holds nothing; it keeps asking.',
+      )
+    }
     if (!response.ok) throw new Error(`GET ${baseUrl}/api/pauses answered HTTP ${response.status}`)
     const list = parsePauseList(await response.json())
     if (!list) throw new Error(`GET ${baseUrl}/api/pauses answered something that is not a pause list`)
-    if (registry.replace(list)) {
-      loadedResolve()
+    registry.replace(list)
+    loadedResolve()
+    notify()
+  }
+
+  /**
+   * A refused token does not heal by itself: onError hears it every time and the console at most once a minute, so
+   * it stands out in the application's log without flooding it. The pauses read before are dropped: the guard can no
+   * longer learn that they ended, and a pause never heard resumed would hold the entity (or stop the consumer) for
+   * good. Holding nothing keeps every message flowing to the handler, where a failure still dead-letters it.
+   */
+  function refused(error: RefusedError) {
+    report(error)
+    if (Date.now() - lastShoutAt >= SHOUT_INTERVAL_MS) {
+      lastShoutAt = Date.now()
+      console.error(`[lazarus-guard] ${queue}: ${error.message}`)
+    }
+    if (registry.isLoaded || registry.list().length > 0) {
+      registry.forget()
       notify()
     }
   }
@@ -169,7 +257,8 @@ export function createGuard(options: GuardOptions): Guard {
           fetchFailures = 0
         } catch (error) {
           fetchFailures++
-          report(new Error(`cannot read the pause list: ${(error as Error).message}`))
+          if (error instanceof RefusedError) refused(error)
+          else report(new Error(`cannot read the pause list: ${(error as Error).message}`))
         }
       } while (refreshAgain && !closed)
     })().finally(() => {
@@ -189,6 +278,21 @@ export function createGuard(options: GuardOptions): Guard {
     pollTimer.unref?.()
   }
 
+  /**
+   * An event asks for a re-read soon: after a few milliseconds (events published together need one read), and never
+   * sooner than minRefreshIntervalMs after the previous read, so a flood of events costs Lazarus one request per
+   * interval and per guard. Events meanwhile join the read already scheduled, which starts after all of them arrived.
+   */
+  function refreshSoon() {
+    if (closed || eventTimer) return
+    const wait = Math.max(EVENT_COALESCE_MS, lastFetchAt + minRefreshIntervalMs - Date.now())
+    eventTimer = setTimeout(() => {
+      eventTimer = null
+      void refresh()
+    }, wait)
+    eventTimer.unref?.()
+  }
+
   let controlChannel: Channel | null = null
   let controlRetry = retryDelayMs
 
@@ -198,16 +302,9 @@ export function createGuard(options: GuardOptions): Guard {
       controlChannel?.close().catch(() => {})
       return
     }
-    let event
-    try {
-      event = parseControlEvent(JSON.parse(message.content.toString('utf8')))
-    } catch {
-      event = null
-    }
-    if (!event) return report(new Error('ignored a malformed event on lazarus.control'))
-    const outcome = registry.apply(event)
-    if (outcome !== 'stale') notify()
-    if (outcome === 'gap') void refresh()
+    // The content is not read, let alone applied: whoever may publish to the exchange could have written it. Malformed
+    // or forged, an event costs one read of the list, which is what decides.
+    refreshSoon()
   }
 
   async function subscribe(): Promise<void> {
@@ -224,8 +321,13 @@ export function createGuard(options: GuardOptions): Guard {
         controlRetry = Math.min(controlRetry * 2, MAX_RETRY_DELAY_MS)
         setTimeout(() => void subscribe(), delay).unref?.()
       })
-      await ch.assertExchange(controlExchange, 'topic', { durable: true })
-      const { queue: eventsQueue } = await ch.assertQueue('', { exclusive: true, autoDelete: true, durable: false })
+      // Checked, not declared: Lazarus declares it at start-up, so the application's RabbitMQ user needs no configure
+      // permission on it (with one, it could delete the exchange). Until it exists this fails and is retried.
+      await ch.checkExchange(controlExchange)
+      // An event only means "read the list again": a short queue is enough, and a flood cannot pile up in the broker.
+      const { queue: eventsQueue } = await ch.assertQueue('', {
+        exclusive: true, autoDelete: true, durable: false, arguments: { 'x-max-length': 10, 'x-overflow': 'drop-head' },
+      })
       await ch.bindQueue(eventsQueue, controlExchange, '#')
       await ch.consume(eventsQueue, onControl, { noAck: true })
       controlChannel = ch
@@ -255,7 +357,11 @@ export function createGuard(options: GuardOptions): Guard {
       const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), startTimeoutMs)))
       const outcome = await Promise.race([loaded.then(() => 'loaded' as const), timedOut])
       clearTimeout(timer)
-      if (outcome === 'timeout') report(new Error(`no pause list from ${baseUrl} after ${startTimeoutMs} ms; continuing with control events only until it answers`))
+      // Without a list the guard holds nothing: the application consumes as it did before it had a guard, so no message
+      // is held where nobody releases it, or dropped; the risk is ordering (a paused entity's message goes through).
+      // Waiting instead would stop the application, and grow its queue, for as long as Lazarus is unreachable or
+      // refuses the token. `startTimeoutMs: Infinity` chooses waiting.
+      if (outcome === 'timeout') report(new Error(`no pause list from ${baseUrl} after ${startTimeoutMs} ms; consuming without pauses (holding nothing) until it answers`))
     })()
     return readyPromise
   }
@@ -469,6 +575,7 @@ export function createGuard(options: GuardOptions): Guard {
     if (closed) return
     closed = true
     if (pollTimer) clearTimeout(pollTimer)
+    if (eventTimer) clearTimeout(eventTimer)
     // Stop the consumers this guard started, then let holds in progress finish.
     await Promise.all([...consumers].map((consumer) => consumer.stop()))
     await Promise.race([pumping ?? Promise.resolve(), sleep(confirmTimeoutMs)])
@@ -478,6 +585,7 @@ export function createGuard(options: GuardOptions): Guard {
 
   return {
     queue,
+    instanceId,
     ready,
     consume,
     wrap,

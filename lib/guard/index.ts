@@ -4,5 +4,6 @@
  */
 export { createGuard, type Guard, type GuardConnection, type GuardOptions, type GuardedConsumer, type HoldEvent, type MessageHandler } from './guard'
 export { extractEntityKey, parseJsonPointer, MAX_ENTITY_KEY_LENGTH, type KeyedMessage } from './entity-key'
-export { PauseRegistry, type EventOutcome } from './registry'
+export { PauseRegistry } from './registry'
+export { GUARD_VERSION } from './version'
 export * from './protocol'

@@ -3,7 +3,11 @@
  * Plain constants and types: no Next.js, no server code, no runtime dependency.
  */
 
-/** Topic exchange Lazarus publishes pause and resume events on (routing keys `pause` and `resume`). */
+/**
+ * Topic exchange Lazarus publishes pause and resume events on (routing keys `pause` and `resume`). A guard reads
+ * nothing from an event: any client allowed to publish there could have written it, so it only makes the guard
+ * re-read the pause list from Lazarus.
+ */
 export const CONTROL_EXCHANGE = 'lazarus.control'
 /** Fanout exchange guards park held messages in; bound to the durable queue of the same name, drained by Lazarus. */
 export const HOLD_EXCHANGE = 'lazarus.hold'
@@ -45,8 +49,8 @@ export type GuardPause = {
 /** GET /api/pauses → { version, pauses }. */
 export type PauseList = { version: number; pauses: GuardPause[] }
 
-/** JSON body of a message on lazarus.control. */
-export type ControlEventMessage = { type: 'pause' | 'resume'; version: number; pause: GuardPause }
+/** Query parameters of a guard's poll, GET /api/pauses?…; the poll is also the guard's heartbeat. */
+export type PausePollQuery = { queue: string; vhost: string; instance: string; guardVersion: string }
 
 const PROPERTY_NAMES = ['correlationId', 'messageId', 'type', 'appId', 'userId', 'replyTo']
 
@@ -66,7 +70,7 @@ function parseRule(value: unknown): EntityKeyRule | null {
 
 const isVersion = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0
 
-/** Validates one pause from the API or an event; null when it is not one. */
+/** Validates one pause from the API; null when it is not one. */
 export function parseGuardPause(value: unknown): GuardPause | null {
   if (!isRecord(value)) return null
   const { id, vhost, queue, entityKey, status, version } = value
@@ -87,11 +91,4 @@ export function parsePauseList(value: unknown): PauseList | null {
     pauses.push(pause)
   }
   return { version: value.version, pauses }
-}
-
-/** Validates a control event (already JSON-parsed); null when it is not one. */
-export function parseControlEvent(value: unknown): ControlEventMessage | null {
-  if (!isRecord(value) || (value.type !== 'pause' && value.type !== 'resume') || !isVersion(value.version)) return null
-  const pause = parseGuardPause(value.pause)
-  return pause ? { type: value.type, version: value.version, pause } : null
 }

@@ -1,15 +1,12 @@
 import { extractEntityKey, type KeyedMessage } from './entity-key'
-import type { ControlEventMessage, EntityKeyRule, GuardPause, PauseList } from './protocol'
-
-export type EventOutcome = 'applied' | 'stale' | 'gap'
+import type { EntityKeyRule, GuardPause, PauseList } from './protocol'
 
 /**
- * The pauses one guard honours, kept current from GET /api/pauses and lazarus.control events.
+ * The pauses one guard honours: the last pause list read from GET /api/pauses, and nothing else.
  *
- * Every pause and resume takes the next registry version, and Lazarus commits them in version order, so a
- * list is always "everything up to version N". An event whose version is not above the known one is old
- * news and ignored; one that skips a version means events were missed: it is applied and the caller
- * re-fetches the list (rolled-back transactions also leave gaps, which only costs a fetch).
+ * Control events are not applied here: anyone allowed to publish to lazarus.control could have written one, so an
+ * event only makes the guard read the list again. The list comes from Lazarus itself, and the guard reads it one
+ * request at a time, so the answer read last is the newest and replaces whatever was known.
  */
 export class PauseRegistry {
   private known = -1
@@ -21,35 +18,31 @@ export class PauseRegistry {
     readonly queue: string,
   ) {}
 
-  /** Registry version this state reflects; -1 before anything was learnt. */
+  /** Registry version of the list applied last; -1 before any. */
   get version(): number {
     return this.known
   }
 
-  /** True once a full list was applied (events alone do not tell what is already paused). */
+  /** True while the pauses come from a list Lazarus answered; false before the first one and after forget(). */
   get isLoaded(): boolean {
     return this.loaded
   }
 
-  /** Applies a full list unless a newer state is already known; returns whether it was applied. */
-  replace(list: PauseList): boolean {
-    if (list.version < this.known) return false
+  /** Applies a full list: it replaces everything known before. */
+  replace(list: PauseList): void {
     this.pauses.clear()
     for (const pause of list.pauses) if (this.concerns(pause) && pause.status !== 'resumed') this.pauses.set(pause.id, pause)
     this.known = list.version
     this.loaded = true
-    return true
   }
 
-  apply(event: ControlEventMessage): EventOutcome {
-    if (event.version <= this.known) return 'stale'
-    const gap = event.version > this.known + 1
-    if (this.concerns(event.pause)) {
-      if (event.type === 'pause' && event.pause.status !== 'resumed') this.pauses.set(event.pause.id, event.pause)
-      else this.pauses.delete(event.pause.id)
-    }
-    this.known = event.version
-    return gap ? 'gap' : 'applied'
+  /**
+   * Drops every pause: the guard may no longer read the list (Lazarus refused it), so what it last read can no longer
+   * be kept up to date, and a pause it never hears resumed would hold or stop messages for good.
+   */
+  forget(): void {
+    this.pauses.clear()
+    this.loaded = false
   }
 
   /** Pauses on this guard's queue, oldest first. */

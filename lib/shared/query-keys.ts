@@ -60,3 +60,9 @@ export const alertKeys = {
 export const retentionKeys = {
   all: ['settings', 'retention'] as const,
 }
+
+export const accessKeys = {
+  all: ['access'] as const,
+  users: () => [...accessKeys.all, 'users'] as const,
+  tokens: () => [...accessKeys.all, 'tokens'] as const,
+}

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { expect as baseExpect, test, type APIRequestContext, type Page } from '@playwright/test'
+import { expect as baseExpect, type APIRequestContext, type Page } from '@playwright/test'
+import { test } from './support/fixtures'
 import { pollJson } from './support/api-json'
 import amqp from 'amqplib'
 

@@ -1,4 +1,5 @@
-import { expect as baseExpect, test } from '@playwright/test'
+import { expect as baseExpect } from '@playwright/test'
+import { test } from './support/fixtures'
 import { pollJson } from './support/api-json'
 import amqp from 'amqplib'
 

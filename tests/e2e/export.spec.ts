@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises'
-import { expect as baseExpect, test, type Page } from '@playwright/test'
+import { expect as baseExpect, type Page } from '@playwright/test'
+import { test } from './support/fixtures'
 import amqp from 'amqplib'
 import { parse } from 'csv-parse/sync'
 

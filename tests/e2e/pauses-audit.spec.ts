@@ -1,4 +1,7 @@
-import { expect as baseExpect, test, type Page } from '@playwright/test'
+import { expect as baseExpect, type Page } from '@playwright/test'
+import { signInAs, test } from './support/fixtures'
+import amqp from 'amqplib'
+import { pollJson } from './support/api-json'
 
 /*
  * The pause registry from the UI: pause an entity (with the form's validation), see it listed with who, why and
@@ -8,12 +11,38 @@ import { expect as baseExpect, test, type Page } from '@playwright/test'
 // Two cores shared with the server, PostgreSQL and RabbitMQ: allow a loaded machine some slack.
 const expect = baseExpect.configure({ timeout: 15_000 })
 
+const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
 const DLQ = (process.env.E2E_SOURCES ?? 'e2e.dlq').split(',')[0]!
 const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
-const OPERATOR = `e2e-pauser-${RUN.toLowerCase()}`
+const OPERATOR = `e2e-pauser-${RUN.toLowerCase()}@lazarus.test`
 const QUEUE = `e2e.pause.work.${RUN.toLowerCase()}`
 const ENTITY = `${RUN}-order-7`
 const REASON = `hold order 7 of ${RUN} while its stock is fixed`
+
+/**
+ * Only a queue the source's dead letters failed in may be paused (by anyone but an admin): one message is rejected
+ * from QUEUE into the DLQ first, so the broker's x-death names QUEUE as its origin.
+ */
+async function deadLetterFromQueue() {
+  const connection = await amqp.connect(AMQP_URL)
+  try {
+    const channel = await connection.createConfirmChannel()
+    await channel.assertQueue(DLQ, { durable: true })
+    await channel.assertQueue(QUEUE, { durable: false, autoDelete: false, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': DLQ } })
+    channel.sendToQueue(QUEUE, Buffer.from(JSON.stringify({ orderId: ENTITY })), { contentType: 'application/json', headers: { 'x-error-message': `pause fixture ${RUN}` } })
+    await channel.waitForConfirms()
+    await new Promise<void>((resolve) => {
+      void channel.consume(QUEUE, (msg) => {
+        if (!msg) return
+        channel.nack(msg, false, false)
+        resolve()
+      })
+    })
+    await channel.deleteQueue(QUEUE)
+  } finally {
+    await connection.close()
+  }
+}
 
 async function shot(page: Page, name: string) {
   await page.evaluate(() => window.scrollTo(0, 0))
@@ -21,15 +50,14 @@ async function shot(page: Page, name: string) {
 }
 
 test('pause an entity, see it listed, resume it, and find both in the audit log', async ({ page, request }) => {
+  await deadLetterFromQueue()
+  await expect.poll(async () => (await pollJson(request, `/api/messages?q=${RUN}&limit=10`))?.messages?.length, { timeout: 30_000 }).toBe(1)
+  // An operator of their own, signed in: the registry and the audit log name them.
+  await signInAs(page, request, OPERATOR, { role: 'operator' })
   await page.goto('/pauses')
   const form = page.getByRole('form', { name: 'Pause an entity' })
-  // Sources listed: the page is hydrated, so the operator field's handlers are attached before it is typed into.
+  // Sources listed: the page is hydrated, so the form's handlers are attached before it is typed into.
   await expect(form.getByRole('combobox')).toContainText(DLQ)
-  await expect(async () => {
-    await page.getByLabel('Operator name').fill(OPERATOR)
-    await page.getByLabel('Operator name').press('Enter')
-    expect(await page.evaluate(() => window.localStorage.getItem('lazarus.operator'))).toBe(OPERATOR)
-  }).toPass({ timeout: 15_000 })
   await form.getByRole('combobox').selectOption({ label: DLQ })
   await form.getByLabel('Consumer queue').fill(QUEUE)
   await form.getByLabel('Entity key').fill(ENTITY)

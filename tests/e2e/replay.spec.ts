@@ -1,4 +1,5 @@
-import { expect as baseExpect, test, type Page } from '@playwright/test'
+import { expect as baseExpect, type APIRequestContext, type Page } from '@playwright/test'
+import { signInAs, test } from './support/fixtures'
 import { pollJson } from './support/api-json'
 import amqp from 'amqplib'
 
@@ -15,7 +16,7 @@ const expect = baseExpect.configure({ timeout: 15_000 })
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
 const DLQ = (process.env.E2E_SOURCES ?? 'e2e.dlq').split(',')[0]!
 const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
-const OPERATOR = `e2e-operator-${RUN.toLowerCase()}`
+const OPERATOR = `e2e-operator-${RUN.toLowerCase()}@lazarus.test`
 const EXCHANGE = `e2e.replay.${RUN.toLowerCase()}`
 const WORK = `e2e.replay.work.${RUN.toLowerCase()}`
 // A second queue bound to the same key: replaying to the source exchange would reach it too (a fan-out).
@@ -111,17 +112,20 @@ async function shot(page: Page, name: string) {
 
 const rows = (page: Page) => page.getByRole('table', { name: 'Messages' }).locator('tbody tr[data-message-id]')
 
-async function setOperator(page: Page) {
-  await page.goto('/replays')
-  const field = page.getByLabel('Operator name')
-  // Typed before hydration, the name would be lost: retry until the field's handler has stored it.
-  await expect(async () => {
-    await field.fill(OPERATOR)
-    await field.press('Enter')
-    expect(await page.evaluate(() => window.localStorage.getItem('lazarus.operator'))).toBe(OPERATOR)
-  }).toPass({ timeout: 15_000 })
-  await page.reload()
-  await expect(page.getByLabel('Operator name')).toHaveValue(OPERATOR)
+let operatorCreated = false
+
+/** Signs the page in as this run's operator (created once), whose name the jobs and the audit log show. */
+async function setOperator(page: Page, request: APIRequestContext) {
+  if (!operatorCreated) {
+    await signInAs(page, request, OPERATOR, { role: 'operator' })
+    operatorCreated = true
+    return
+  }
+  await page.goto('/sign-in')
+  await page.getByLabel('E-mail address').fill(OPERATOR)
+  await page.getByLabel('Password').fill(`pw-${OPERATOR}-long-enough`)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await expect(page.getByRole('button', { name: `Signed in as ${OPERATOR}` })).toBeVisible()
 }
 
 test.describe.configure({ mode: 'serial' })
@@ -149,9 +153,9 @@ test.afterAll(async () => {
   await connection.close().catch(() => {})
 })
 
-test('replay a group: read the plan, confirm, watch it reach 100%, see the messages replayed and audited', async ({ page }) => {
+test('replay a group: read the plan, confirm, watch it reach 100%, see the messages replayed and audited', async ({ page, request }) => {
   test.setTimeout(120_000)
-  await setOperator(page)
+  await setOperator(page, request)
 
   await page.goto(`/?q=Replay${RUN}`)
   await page.getByRole('table', { name: 'Error groups' }).getByRole('link', { name: new RegExp(`Replay${RUN}Exception`) }).click()
@@ -258,9 +262,9 @@ test('replay a group: read the plan, confirm, watch it reach 100%, see the messa
   await expect(page.getByRole('table', { name: 'Replay history' }).locator(`tr[data-job-id="${jobId}"]`)).toBeVisible()
 })
 
-test('a running replay shows live progress and can be cancelled', async ({ page }) => {
+test('a running replay shows live progress and can be cancelled', async ({ page, request }) => {
   test.setTimeout(90_000)
-  await setOperator(page)
+  await setOperator(page, request)
   await page.goto(`/?q=Cancel${RUN}`)
   await page.getByRole('table', { name: 'Error groups' }).getByRole('link', { name: new RegExp(`Cancel${RUN}Exception`) }).click()
   await page.getByRole('button', { name: 'Replay group…' }).click()
@@ -306,8 +310,8 @@ test('a running replay shows live progress and can be cancelled', async ({ page 
   await expect(page.getByRole('table', { name: 'Audit log' }).locator('tr[data-action="replay.cancelled"]', { has: page.getByRole('link', { name: `replay #${jobId}` }) })).toContainText(OPERATOR)
 })
 
-test('resolve a selection with a reason, and everything matching a filter', async ({ page }) => {
-  await setOperator(page)
+test('resolve a selection with a reason, and everything matching a filter', async ({ page, request }) => {
+  await setOperator(page, request)
   await page.goto(`/messages?q=Resolve${RUN}&limit=1`)
   await expect(rows(page)).toHaveCount(1)
 

@@ -11,5 +11,12 @@ export LAZARUS_SOURCES=${E2E_SOURCES:-e2e.dlq}
 export LAZARUS_MIGRATIONS_DIR="$PWD/prisma/migrations"
 # Alert rules are evaluated every 2 s (30 s by default), so the alert spec sees a breach within seconds.
 export LAZARUS_ALERT_INTERVAL_S=${E2E_ALERT_INTERVAL_S:-2}
+# The alert spec's webhook receiver listens on 127.0.0.1; loopback is refused to webhooks unless allow-listed.
+export LAZARUS_WEBHOOK_ALLOWED_HOSTS=${E2E_WEBHOOK_ALLOWED_HOSTS:-127.0.0.1}
+# Sign-in: the first admin (the setup spec signs in with it) and a provisioning token the specs' API calls use.
+export LAZARUS_ADMIN_EMAIL=${E2E_ADMIN_EMAIL:-e2e-admin@lazarus.test}
+export LAZARUS_ADMIN_PASSWORD=${E2E_ADMIN_PASSWORD:-e2e-admin-password-not-secret}
+export LAZARUS_ADMIN_TOKEN=${E2E_ADMIN_TOKEN:-lazarus-e2e-admin-token-0123456789abcdef}
 export PORT HOSTNAME=127.0.0.1
-exec node .next/standalone/server.js
+# The production build behind Lazarus' HTTP front, as `npm start` runs it (never Next's bare server.js).
+exec node --max-semi-space-size=8 --conditions=react-server --import tsx lib/cli/serve.ts

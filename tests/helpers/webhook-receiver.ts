@@ -12,8 +12,12 @@ export type WebhookReceiver = {
   close(): Promise<void>
 }
 
-/** A real HTTP endpoint on localhost that records the alert webhooks Lazarus posts to it. */
-export async function startWebhookReceiver(): Promise<WebhookReceiver> {
+/**
+ * A real HTTP endpoint on localhost that records the alert webhooks Lazarus posts to it. Loopback is refused to
+ * webhooks unless allow-listed, so a test using it allows `host` (/api/settings/webhooks or
+ * LAZARUS_WEBHOOK_ALLOWED_HOSTS); another loopback address (127.0.0.2, ::1) gives a second, differently allowed one.
+ */
+export async function startWebhookReceiver(host = '127.0.0.1'): Promise<WebhookReceiver> {
   const receiver: Omit<WebhookReceiver, 'url' | 'close'> = { requests: [], bodies: [], answer: 200 }
   const server = createServer((request, response) => {
     let body = ''
@@ -26,9 +30,9 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       response.writeHead(status).end()
     })
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  await new Promise<void>((resolve) => server.listen(0, host, resolve))
   return Object.assign(receiver, {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${(server.address() as AddressInfo).port}/hook`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   })
 }

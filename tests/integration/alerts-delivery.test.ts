@@ -4,6 +4,7 @@ import { createTestDb, type TestDb } from '../helpers/test-db'
 import { storeBatch } from '@/lib/server/ingest/store-batch'
 import { ingestRow } from '../helpers/ingest-row'
 import { evaluateAlerts } from '@/lib/server/alerts/evaluate-alerts'
+import { updateWebhookSettings } from '@/lib/server/alerts/webhook-settings'
 
 const MINUTE = 60_000
 const SECOND = 1_000
@@ -34,6 +35,8 @@ describe('alert webhook delivery', () => {
     sourceId = (await db.sql.query<{ id: string }>(`INSERT INTO sources (queue) VALUES ('payments.dlq') RETURNING id::text`)).rows[0].id
     receiver = await startWebhookReceiver()
     receiver.answer = 503
+    // The receiver listens on loopback, which webhooks reach only when allow-listed (as for an internal receiver).
+    await updateWebhookSettings({ allowedHosts: ['127.0.0.1'] }, 'ops')
     const { url } = receiver
     await db.sql.query('INSERT INTO alert_webhooks (url) VALUES ($1)', [url])
     await db.sql.query(

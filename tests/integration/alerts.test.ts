@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ADMIN_AUTH } from '../helpers/auth'
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 import { storeBatch } from '@/lib/server/ingest/store-batch'
 import { ingestRow } from '../helpers/ingest-row'
 import { evaluateAlerts } from '@/lib/server/alerts/evaluate-alerts'
+import { updateWebhookSettings } from '@/lib/server/alerts/webhook-settings'
 import * as alertsRoute from '@/app/api/alerts/route'
 import * as eventsRoute from '@/app/api/alerts/events/route'
 import * as rulesRoute from '@/app/api/alerts/rules/route'
@@ -15,7 +17,7 @@ const row = (failedAt: Date, signature = 'v1:alert-storm', title = 'StormExcepti
   ingestRow({ failedAt, signature, title, errorType: 'com.acme.StormException', errorMessage: 'too many', failureKind: 'transient' })
 
 const post = (handler: typeof rulesRoute.POST, body: unknown) =>
-  handler(new Request('http://lazarus.test/api', { method: 'POST', headers: { 'content-type': 'application/json', 'x-lazarus-user': 'ops' }, body: JSON.stringify(body) }), { params: Promise.resolve({}) })
+  handler(new Request('http://lazarus.test/api', { method: 'POST', headers: { 'content-type': 'application/json', ...ADMIN_AUTH }, body: JSON.stringify(body) }), { params: Promise.resolve({}) })
 
 describe('inflow alerts', () => {
   let db: TestDb
@@ -31,11 +33,13 @@ describe('inflow alerts', () => {
     db = await createTestDb()
     sourceId = (await db.sql.query<{ id: string }>(`INSERT INTO sources (queue) VALUES ('orders.dlq') RETURNING id::text`)).rows[0].id
     receiver = await startWebhookReceiver()
+    // The receiver listens on loopback, which webhooks reach only when allow-listed (as for an internal receiver).
+    await updateWebhookSettings({ allowedHosts: ['127.0.0.1'] }, 'ops')
     const { url } = receiver
     expect((await post(webhooksRoute.POST, { url })).status).toBe(201)
     const rule = await post(rulesRoute.POST, { kind: 'source-rate', sourceId, thresholdPerMinute: 10, windowMinutes: 5, cooldownMinutes: 30 })
     expect(rule.status).toBe(201)
-    expect(await rule.json()).toMatchObject({ kind: 'source-rate', source: { id: sourceId, queue: 'orders.dlq' }, thresholdPerMinute: 10, createdBy: 'ops' })
+    expect(await rule.json()).toMatchObject({ kind: 'source-rate', source: { id: sourceId, queue: 'orders.dlq' }, thresholdPerMinute: 10, createdBy: 'LAZARUS_ADMIN_TOKEN' })
   })
   afterAll(async () => {
     await receiver?.close()
@@ -55,7 +59,7 @@ describe('inflow alerts', () => {
     expect(receiver.bodies[0].text).toMatch(/orders\.dlq receives 14\/min over the last 5 min \(threshold 10\/min\)/)
     expect(receiver.bodies[0].text).toContain('<https://lazarus.example.com/messages?source=')
     expect(receiver.bodies[0].alert).toMatchObject({ state: 'firing', subject: { type: 'source', label: 'orders.dlq' }, ratePerMinute: 14, notified: true })
-    const overview = await (await alertsRoute.GET(new Request('http://lazarus.test/api/alerts'), { params: Promise.resolve({}) })).json()
+    const overview = await (await alertsRoute.GET(new Request('http://lazarus.test/api/alerts', { headers: ADMIN_AUTH }), { params: Promise.resolve({}) })).json()
     expect(overview.firing).toHaveLength(1)
     expect(overview.rules[0].firing).toBe(1)
   })
@@ -66,7 +70,7 @@ describe('inflow alerts', () => {
     await store(24, 80)
     await evaluate(25) // breach again, 20 minutes after the notification: inside the 30-minute cool-down
     expect(receiver.bodies).toHaveLength(1)
-    const history = await (await eventsRoute.GET(new Request('http://lazarus.test/api/alerts/events'), { params: Promise.resolve({}) })).json()
+    const history = await (await eventsRoute.GET(new Request('http://lazarus.test/api/alerts/events', { headers: ADMIN_AUTH }), { params: Promise.resolve({}) })).json()
     expect(history.events.map((e: any) => [e.state, e.notified])).toEqual([['firing', false], ['recovered', false], ['firing', true]])
   })
 
@@ -90,9 +94,9 @@ describe('inflow alerts', () => {
   })
 
   it('a disabled rule never fires; bad rules are refused with a message', async () => {
-    const overview = await (await alertsRoute.GET(new Request('http://lazarus.test/api/alerts'), { params: Promise.resolve({}) })).json()
+    const overview = await (await alertsRoute.GET(new Request('http://lazarus.test/api/alerts', { headers: ADMIN_AUTH }), { params: Promise.resolve({}) })).json()
     const sourceRule = overview.rules.find((r: any) => r.kind === 'source-rate')
-    const patched = await ruleRoute.PATCH(new Request('http://x', { method: 'PATCH', body: JSON.stringify({ enabled: false }) }), { params: Promise.resolve({ id: sourceRule.id }) })
+    const patched = await ruleRoute.PATCH(new Request('http://x', { method: 'PATCH', body: JSON.stringify({ enabled: false }), headers: ADMIN_AUTH }), { params: Promise.resolve({ id: sourceRule.id }) })
     expect((await patched.json()).enabled).toBe(false)
     const before = receiver.bodies.length
     await store(80, 200)

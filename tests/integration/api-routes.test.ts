@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ADMIN_AUTH } from '../helpers/auth'
 import { createHash } from 'node:crypto'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 import * as health from '@/app/api/health/route'
@@ -11,9 +12,9 @@ import * as groups from '@/app/api/groups/route'
 import { storeBatch, type IngestRow } from '@/lib/server/ingest/store-batch'
 
 const base = 'http://lazarus.test'
-const get = (path: string) => new Request(base + path)
+const get = (path: string) => new Request(base + path, { headers: ADMIN_AUTH })
 const send = (method: string, path: string, body: unknown) =>
-  new Request(base + path, { method, body: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'content-type': 'application/json' } })
+  new Request(base + path, { method, body: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'content-type': 'application/json', ...ADMIN_AUTH } })
 const ctx = <P>(params: P) => ({ params: Promise.resolve(params) })
 
 function row(overrides: Partial<IngestRow> = {}): IngestRow {
@@ -41,7 +42,7 @@ describe('HTTP API', () => {
 
   beforeAll(async () => {
     db = await createTestDb()
-    const created = await sources.POST(send('POST', '/api/sources', { queue: 'orders.dlq' }), ctx({}))
+    const created = await sources.POST(send('POST', '/api/sources', { queue: 'orders.dlq', confirmNotWorkQueue: true }), ctx({}))
     expect(created.status).toBe(201)
     sourceId = (await created.json()).id
     const rows = [row(), row({ failedAt: new Date('2026-11-01T09:00:00Z'), entityKey: 'order-2' }), row({ body: Buffer.from([0xff, 0x00, 0xfe]), bodyEncoding: 'binary', bodyPreview: null, propertiesJson: '{}' })]

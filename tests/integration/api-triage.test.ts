@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ADMIN_AUTH } from '../helpers/auth'
 import { createHash } from 'node:crypto'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -22,7 +23,7 @@ import { getSummary } from '@/lib/server/summary/get-summary'
 import { listMessagesQuerySchema } from '@/lib/shared/schemas/message'
 
 const base = 'http://lazarus.test'
-const get = (path: string) => new Request(base + path)
+const get = (path: string) => new Request(base + path, { headers: ADMIN_AUTH })
 const ctx = <P>(params: P) => ({ params: Promise.resolve(params) })
 const HOUR = 3_600_000
 const DAY = 24 * HOUR
@@ -84,7 +85,7 @@ describe('triage read API', () => {
   beforeAll(async () => {
     db = await createTestDb()
     for (const queue of ['orders.dlq', 'billing.dlq'] as const) {
-      const created = await sourcesRoute.POST(new Request(`${base}/api/sources`, { method: 'POST', body: JSON.stringify({ queue }) }), ctx({}))
+      const created = await sourcesRoute.POST(new Request(`${base}/api/sources`, { method: 'POST', body: JSON.stringify({ queue, confirmNotWorkQueue: true }), headers: ADMIN_AUTH }), ctx({}))
       source[queue === 'orders.dlq' ? 'orders' : 'billing'] = (await created.json()).id
     }
     const currentHour = new Date(hourStart + Math.floor((now.getTime() - hourStart) / 2))

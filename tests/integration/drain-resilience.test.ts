@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process'
+import { ADMIN_AUTH } from '../helpers/auth'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ChannelModel, ConfirmChannel } from '@/lib/server/amqp/amqplib'
 import { brokerConnection, queueDepth, uniqueName, waitFor } from '../helpers/broker'
@@ -68,7 +69,7 @@ describe('drainer resilience', () => {
       const { rows } = await db.sql.query<{ last_error: string | null }>('SELECT last_error FROM sources WHERE id = $1::bigint', [ids[second]])
       return rows[0].last_error?.includes(second) || null
     }, { what: 'deleted queue reported' })
-    const listed = await (await sourcesRoute.GET(new Request('http://x/api/sources'), { params: Promise.resolve({}) })).json()
+    const listed = await (await sourcesRoute.GET(new Request('http://x/api/sources', { headers: ADMIN_AUTH }), { params: Promise.resolve({}) })).json()
     const reported = listed.sources.find((s: { queue: string }) => s.queue === second)
     expect(reported.error).toMatch(/deleted|does not exist/)
 

@@ -4,13 +4,14 @@
  * test runner so the measured RSS is the export's, not vitest's.
  */
 import * as exportRoute from '@/app/api/export/route'
+import { ADMIN_AUTH } from '../helpers/auth'
 import { openDb, setDb } from '@/lib/server/db'
 
 const [url, query] = process.argv.slice(2)
 const db = await openDb({ databaseUrl: url, migrate: false })
 setDb(db)
 const started = performance.now()
-const response = await exportRoute.GET(new Request(`http://lazarus.test/api/export?${query}`), { params: Promise.resolve({}) })
+const response = await exportRoute.GET(new Request(`http://lazarus.test/api/export?${query}`, { headers: ADMIN_AUTH }), { params: Promise.resolve({}) })
 const reader = response.body!.getReader()
 let bytes = 0
 let lines = 0

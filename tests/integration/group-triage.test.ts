@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ADMIN_AUTH, createTestUser, tokenActor, type TestUser } from '../helpers/auth'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 import * as groupRoute from '@/app/api/groups/[id]/route'
 import { storeBatch } from '@/lib/server/ingest/store-batch'
@@ -6,9 +7,10 @@ import { ingestRow } from '../helpers/ingest-row'
 
 const row = () => ingestRow({ signature: 'v1:group-triage', title: 'Boom: boom' })
 
+const users: Record<string, TestUser> = {}
 const patch = async (id: string, body: unknown, user = 'dana') => {
   const response = await groupRoute.PATCH(
-    new Request(`http://lazarus.test/api/groups/${id}`, { method: 'PATCH', headers: { 'content-type': 'application/json', 'x-lazarus-user': user }, body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    new Request(`http://lazarus.test/api/groups/${id}`, { method: 'PATCH', headers: { 'content-type': 'application/json', authorization: users[user].authorization }, body: typeof body === 'string' ? body : JSON.stringify(body) }),
     { params: Promise.resolve({ id }) },
   )
   return { status: response.status, body: (await response.json()) as any }
@@ -21,6 +23,7 @@ describe('PATCH /api/groups/{id}', () => {
 
   beforeAll(async () => {
     db = await createTestDb()
+    for (const name of ['dana', 'erin']) users[name] = await createTestUser(db, name, [{ role: 'operator' }])
     sourceId = (await db.sql.query<{ id: string }>(`INSERT INTO sources (queue) VALUES ('triage.dlq') RETURNING id::text`)).rows[0].id
     await storeBatch(db.sql, { sourceId, sourceLabel: 'triage.dlq', rows: [row(), row()] })
     groupId = (await db.sql.query<{ id: string }>(`SELECT id::text FROM error_groups WHERE signature = 'v1:group-triage'`)).rows[0].id
@@ -34,7 +37,7 @@ describe('PATCH /api/groups/{id}', () => {
     expect(result.status).toBe(200)
     expect(result.body).toMatchObject({ id: groupId, status: 'acknowledged', note: 'Stock service deploy 4.2 broke it', ticketUrl: 'https://jira.example.com/browse/OPS-42', count: 2 })
     const { rows } = await db.sql.query<{ actor: string; action: string; subject_id: string; details: any }>(`SELECT actor, action, subject_id, details FROM audit_log ORDER BY id DESC LIMIT 1`)
-    expect(rows[0]).toMatchObject({ actor: 'dana', action: 'group.updated', subject_id: groupId })
+    expect(rows[0]).toMatchObject({ actor: tokenActor('dana'), action: 'group.updated', subject_id: groupId })
     expect(rows[0].details.status).toEqual({ from: 'open', to: 'acknowledged' })
   })
 

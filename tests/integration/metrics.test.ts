@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ADMIN_AUTH } from '../helpers/auth'
 import parsePrometheusTextFormat from 'parse-prometheus-text-format'
 import type { ChannelModel, ConfirmChannel } from '@/lib/server/amqp/amqplib'
 import * as metricsRoute from '@/app/api/metrics/route'
@@ -10,7 +11,7 @@ import { createTestDb, type TestDb } from '../helpers/test-db'
 type Family = { name: string; type: string; metrics: { value?: string; labels?: Record<string, string> }[] }
 
 async function scrape(): Promise<{ contentType: string | null; families: Map<string, Family> }> {
-  const response = await metricsRoute.GET(new Request('http://lazarus.test/api/metrics'), { params: Promise.resolve({}) })
+  const response = await metricsRoute.GET(new Request('http://lazarus.test/api/metrics', { headers: ADMIN_AUTH }), { params: Promise.resolve({}) })
   expect(response.status).toBe(200)
   const text = await response.text()
   const families = new Map((parsePrometheusTextFormat(text) as Family[]).map((f) => [f.name, f]))

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ADMIN_AUTH, createTestUser, tokenActor, type TestUser } from '../helpers/auth'
 import { createHash } from 'node:crypto'
 import type { Channel, ChannelModel } from '@/lib/server/amqp/amqplib'
 import { createTestDb, type TestDb } from '../helpers/test-db'
@@ -8,6 +9,8 @@ import * as pauseRoute from '@/app/api/pauses/[id]/route'
 import * as sourcesRoute from '@/app/api/sources/route'
 import { storeBatch, type IngestRow } from '@/lib/server/ingest/store-batch'
 import { closeControlPublisher } from '@/lib/server/pauses/control-events'
+import { createPause } from '@/lib/server/pauses/create-pause'
+import { createPauseSchema } from '@/lib/shared/schemas/pause'
 import { appendReleaseItems, createJobPauses, resumeJobPauses } from '@/lib/server/pauses/job-pauses'
 import { registerHoldSource } from '@/lib/server/pauses/pause-runtime'
 import { isolatePauseTopology } from '../helpers/pause-topology'
@@ -15,12 +18,13 @@ import { isolatePauseTopology } from '../helpers/pause-topology'
 const topology = isolatePauseTopology()
 
 const base = 'http://lazarus.test'
-const get = (path: string) => new Request(base + path)
+const get = (path: string) => new Request(base + path, { headers: ADMIN_AUTH })
+const users: Record<string, TestUser> = {}
 const send = (method: string, path: string, body?: unknown, user = 'ann') =>
   new Request(base + path, {
     method,
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    headers: { 'content-type': 'application/json', 'x-lazarus-user': user },
+    headers: { 'content-type': 'application/json', authorization: user === 'admin' ? ADMIN_AUTH.authorization : users[user].authorization },
   })
 const ctx = <P>(params: P) => ({ params: Promise.resolve(params) })
 
@@ -40,9 +44,9 @@ function row(overrides: Partial<IngestRow> = {}): IngestRow {
   }
 }
 
-/** A held message as the drainer stores it from lazarus.hold. */
+/** A held message as the drainer stores it from lazarus.hold, arriving now (asHeldRow sets failedAt to the arrival). */
 const held = (entityKey: string, n: number, heldFrom = 'orders.work'): IngestRow =>
-  row({ status: 'held', heldFrom, entityKey, body: Buffer.from(JSON.stringify({ orderId: entityKey, n })), signature: 'lazarus:held', title: 'Held while paused' })
+  row({ status: 'held', heldFrom, entityKey, failedAt: new Date(), body: Buffer.from(JSON.stringify({ orderId: entityKey, n })), signature: 'lazarus:held', title: 'Held while paused' })
 
 describe('pause registry API', () => {
   let db: TestDb
@@ -56,10 +60,12 @@ describe('pause registry API', () => {
   beforeAll(async () => {
     topology.assertConfigured()
     db = await createTestDb()
-    const created = await sourcesRoute.POST(send('POST', '/api/sources', { queue: 'orders.dlq', entityKey: { kind: 'jsonPointer', pointer: '/orderId' }, orderSensitive: true }), ctx({}))
+    for (const name of ['ann', 'bob']) users[name] = await createTestUser(db, name, [{ role: 'operator' }])
+    const created = await sourcesRoute.POST(send('POST', '/api/sources', { queue: 'orders.dlq', entityKey: { kind: 'jsonPointer', pointer: '/orderId' }, orderSensitive: true, confirmNotWorkQueue: true }, 'admin'), ctx({}))
     sourceId = (await created.json()).id
-    // A source whose dead letters do not say which queue they failed in.
-    bareSourceId = (await (await sourcesRoute.POST(send('POST', '/api/sources', { queue: 'bare.dlq' }), ctx({}))).json()).id
+    // A source whose dead letters do not say which queue they failed in. (Neither DLQ exists on the broker: the admin
+    // confirms them as dead-letter queues.)
+    bareSourceId = (await (await sourcesRoute.POST(send('POST', '/api/sources', { queue: 'bare.dlq', confirmNotWorkQueue: true }, 'admin'), ctx({}))).json()).id
     holdSourceId = await registerHoldSource(db.sql, '/', topology.hold)
     await storeBatch(db.sql, { sourceId, sourceLabel: 'orders.dlq', rows: [row(), row({ entityKey: 'order-2' })] })
     await storeBatch(db.sql, { sourceId: bareSourceId, sourceLabel: 'bare.dlq', rows: [row({ originQueue: null, signature: 'v1:pauseapi000000002' })] })
@@ -91,7 +97,7 @@ describe('pause registry API', () => {
       check: (b) =>
         expect(b).toMatchObject({
           sourceId, vhost: '/', queue: 'orders.work', entityKey: 'order-1', entityKeyRule: { kind: 'jsonPointer', pointer: '/orderId' },
-          status: 'active', reason: 'fixing stock sync', createdBy: 'ann', held: 0, version: 1, replayJobId: null, resumedAt: null,
+          status: 'active', reason: 'fixing stock sync', createdBy: tokenActor('ann'), held: 0, version: 1, replayJobId: null, resumedAt: null,
         }),
     },
     { name: 'the same entity again is a conflict', call: () => pausesRoute.POST(send('POST', '/api/pauses', { sourceId, entityKey: 'order-1', reason: 'again' }), ctx({})), status: 409 },
@@ -103,8 +109,10 @@ describe('pause registry API', () => {
       check: (b) => expect(b).toMatchObject({ entityKey: null, entityKeyRule: null, version: 2 }),
     },
     {
-      name: 'pause on an explicit queue; a source without a rule makes guards read x-entity-key',
-      call: () => pausesRoute.POST(send('POST', '/api/pauses', { sourceId: bareSourceId, queue: 'bare.work', entityKey: 'k-1', reason: 'r' }), ctx({})),
+      // No dead letter of bare.dlq names a queue: only an admin (allowAnyQueue) may name one (pause-queue-scope.test.ts).
+      name: 'an admin pauses an explicit queue; a source without a rule makes guards read x-entity-key',
+      call: async () =>
+        Response.json(await createPause({ input: createPauseSchema.parse({ sourceId: bareSourceId, queue: 'bare.work', entityKey: 'k-1', reason: 'r' }), actor: 'ann', allowAnyQueue: true }), { status: 201 }),
       status: 201,
       save: 'bare',
       check: (b) => expect(b).toMatchObject({ queue: 'bare.work', entityKeyRule: { kind: 'header', name: 'x-entity-key' }, version: 3 }),
@@ -129,14 +137,20 @@ describe('pause registry API', () => {
       },
     },
     { name: 'bad status filter', call: () => pausesRoute.GET(get('/api/pauses?status=paused'), ctx({})), status: 400 },
-    { name: 'unknown query parameter', call: () => pausesRoute.GET(get('/api/pauses?queue=x'), ctx({})), status: 400 },
+    { name: 'unknown query parameter', call: () => pausesRoute.GET(get('/api/pauses?queue=x&bogus=1'), ctx({})), status: 400 },
+    {
+      name: "a guard's poll lists its own queue's pauses only",
+      call: () => pausesRoute.GET(get('/api/pauses?queue=bare.work&vhost=%2F&instance=host-1-0a1b2c3d&guardVersion=2.0.0'), ctx({})),
+      status: 200,
+      check: (b) => expect(b.pauses.map((p: any) => [p.queue, p.entityKey])).toEqual([['bare.work', 'k-1']]),
+    },
     { name: 'resume an unknown pause', call: () => pauseRoute.DELETE(send('DELETE', '/api/pauses/424242'), ctx({ id: '424242' })), status: 404 },
     { name: 'resume a non-numeric id', call: () => pauseRoute.DELETE(send('DELETE', '/api/pauses/abc'), ctx({ id: 'abc' })), status: 404 },
     {
       name: 'resume with nothing held: resumed at once, at the next version',
       call: () => pauseRoute.DELETE(send('DELETE', '/api/pauses/x', undefined, 'bob'), ctx({ id: ids.whole })),
       status: 200,
-      check: (b) => expect(b).toMatchObject({ id: ids.whole, status: 'resumed', resumedBy: 'bob', version: 4, held: 0 }),
+      check: (b) => expect(b).toMatchObject({ id: ids.whole, status: 'resumed', resumedBy: tokenActor('bob'), version: 4, held: 0 }),
     },
     { name: 'resume twice is a conflict', call: () => pauseRoute.DELETE(send('DELETE', '/api/pauses/x'), ctx({ id: ids.whole })), status: 409 },
     {
@@ -177,10 +191,10 @@ describe('pause registry API', () => {
   it('audits pauses and resumes with who did them', async () => {
     const { rows } = await db.sql.query<{ actor: string; action: string; subject_id: string }>(`SELECT actor, action, subject_id FROM audit_log WHERE subject_type = 'pause' ORDER BY id`)
     expect(rows).toEqual([
-      { actor: 'ann', action: 'pause.created', subject_id: ids.entity },
-      { actor: 'ann', action: 'pause.created', subject_id: ids.whole },
+      { actor: tokenActor('ann'), action: 'pause.created', subject_id: ids.entity },
+      { actor: tokenActor('ann'), action: 'pause.created', subject_id: ids.whole },
       { actor: 'ann', action: 'pause.created', subject_id: ids.bare },
-      { actor: 'bob', action: 'pause.resumed', subject_id: ids.whole },
+      { actor: tokenActor('bob'), action: 'pause.resumed', subject_id: ids.whole },
     ])
   })
 
@@ -218,17 +232,19 @@ describe('pause registry API', () => {
     expect(after.pauses.find((p: any) => p.id === ids.entity)).toMatchObject({ status: 'resumed', version: 5 })
     await waitFor(async () => events.find((e) => e.type === 'resume' && e.version === 5), { what: 'the resume event' })
 
-    // Held rows no open pause covers (order-2 was never paused, other.work neither) are stragglers: the sweep
-    // that follows a resume sends them back in a small release job of their own.
+    // Held rows no open pause covers are stragglers: the sweep that follows a resume sends them back in a small release
+    // job of their own, if a pause explains them: order-2 arrived while the whole queue orders.work was paused. Nothing
+    // ever paused other.work, so that row stays held, flagged held-unexpected (anyone may write x-lazarus-held-from).
     const { rows: stragglers } = await db.sql.query<{ kind: string; created_by: string; routing_key: string; entity_key: string }>(
       `SELECT j.kind, j.created_by, i.routing_key, d.entity_key FROM replay_jobs j JOIN replay_items i ON i.job_id = j.id
        JOIN dead_letters d ON d.id = i.dead_letter_id WHERE j.id > $1::bigint ORDER BY i.seq`,
       [body.replayJobId],
     )
-    expect(stragglers).toEqual([
-      { kind: 'release', created_by: 'lazarus', routing_key: 'orders.work', entity_key: 'order-2' },
-      { kind: 'release', created_by: 'lazarus', routing_key: 'other.work', entity_key: 'order-1' },
-    ])
+    expect(stragglers).toEqual([{ kind: 'release', created_by: 'lazarus', routing_key: 'orders.work', entity_key: 'order-2' }])
+    const { rows: unexpected } = await db.sql.query<{ status: string; flags: string[] }>(
+      `SELECT st.status, d.flags FROM dead_letters d JOIN message_statuses st ON st.dead_letter_id = d.id WHERE d.held_from = 'other.work'`,
+    )
+    expect(unexpected).toEqual([{ status: 'held', flags: ['held-unexpected'] }])
   })
 
   it("a replay job's pauses: release items follow its replay items, in arrival order, then resume", async () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ADMIN_AUTH, createTestUser, tokenActor, type TestUser } from '../helpers/auth'
 import * as replays from '@/app/api/replays/route'
 import * as replay from '@/app/api/replays/[id]/route'
 import * as replayItems from '@/app/api/replays/[id]/items/route'
@@ -12,9 +13,10 @@ import { bulkRows, storeBulk } from '../helpers/replay'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 
 const base = 'http://lazarus.test'
-const get = (path: string) => new Request(base + path)
+const get = (path: string) => new Request(base + path, { headers: ADMIN_AUTH })
+const users: Record<string, TestUser> = {}
 const post = (path: string, body: unknown, user = 'carol') =>
-  new Request(base + path, { method: 'POST', body: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'content-type': 'application/json', 'x-lazarus-user': user } })
+  new Request(base + path, { method: 'POST', body: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'content-type': 'application/json', authorization: users[user].authorization } })
 const ctx = <P>(params: P) => ({ params: Promise.resolve(params) })
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -30,6 +32,7 @@ describe('replay, resolve and audit API', () => {
 
   beforeAll(async () => {
     db = await createTestDb()
+    for (const name of ['carol', 'dave']) users[name] = await createTestUser(db, name, [{ role: 'operator' }])
     // Failed in a queue that does not exist on the broker: the plan can still be made (routing unknown → unroutable).
     await storeBulk(db.sql, uniqueName('api_dlq'), bulkRows(6, { originExchange: uniqueName('api_x'), originKey: 'k', originQueue: queue, entity: (n) => `order-${n % 2}` }))
     const other = bulkRows(3, { originExchange: 'x', originKey: 'k', originQueue: queue, start: 100 }).map((r) => ({ ...r, signature: 'v1:other0000000001', title: 'Other' }))
@@ -83,7 +86,7 @@ describe('replay, resolve and audit API', () => {
   ]
 
   const reads: Case[] = [
-    { name: 'replay list', call: () => replays.GET(get('/api/replays'), ctx({})), status: 200, check: (b) => expect(b.replays).toEqual([expect.objectContaining({ id: jobId, kind: 'replay', status: 'pending', total: 2, ratePerSecond: 50, createdBy: 'carol', cancelRequested: false, currentRate: null, cancelled: 0 })]) },
+    { name: 'replay list', call: () => replays.GET(get('/api/replays'), ctx({})), status: 200, check: (b) => expect(b.replays).toEqual([expect.objectContaining({ id: jobId, kind: 'replay', status: 'pending', total: 2, ratePerSecond: 50, createdBy: tokenActor('carol'), cancelRequested: false, currentRate: null, cancelled: 0 })]) },
     { name: 'replay list by status', call: () => replays.GET(get('/api/replays?status=completed'), ctx({})), status: 200, check: (b) => expect(b).toEqual({ replays: [], nextCursor: null }) },
     { name: 'replay list with a bad status', call: () => replays.GET(get('/api/replays?status=bogus'), ctx({})), status: 400 },
     { name: 'replay list with a bad limit', call: () => replays.GET(get('/api/replays?limit=0'), ctx({})), status: 400 },
@@ -124,7 +127,7 @@ describe('replay, resolve and audit API', () => {
       status: 200,
       check: (b) => {
         expect(b.status).toBe('replaying')
-        expect(b.replays).toEqual([expect.objectContaining({ jobId, kind: 'replay', status: 'pending', createdBy: 'carol' })])
+        expect(b.replays).toEqual([expect.objectContaining({ jobId, kind: 'replay', status: 'pending', createdBy: tokenActor('carol') })])
         expect(b.replayedFrom).toBeNull()
       },
     },
@@ -139,7 +142,7 @@ describe('replay, resolve and audit API', () => {
     },
     { name: 'second cancel', call: () => replayCancel.POST(post(`/api/replays/${jobId}/cancel`, {}), ctx({ id: jobId })), status: 409, check: (b) => expect(b.error.message).toMatch(/cancelled/) },
     { name: 'cancel of an unknown replay', call: () => replayCancel.POST(post('/api/replays/424242/cancel', {}), ctx({ id: '424242' })), status: 404 },
-    { name: 'message is dead again after the cancel', call: () => message.GET(get(`/api/messages/${ids[0]}`), ctx({ id: ids[0] })), status: 200, check: (b) => expect(b).toMatchObject({ status: 'dead', statusReason: 'replay cancelled', statusChangedBy: 'carol', replays: [{ status: 'cancelled' }] }) },
+    { name: 'message is dead again after the cancel', call: () => message.GET(get(`/api/messages/${ids[0]}`), ctx({ id: ids[0] })), status: 200, check: (b) => expect(b).toMatchObject({ status: 'dead', statusReason: 'replay cancelled', statusChangedBy: tokenActor('carol'), replays: [{ status: 'cancelled' }] }) },
   ]
 
   const resolves: Case[] = [
@@ -168,7 +171,7 @@ describe('replay, resolve and audit API', () => {
       name: 'message detail shows the resolution',
       call: () => message.GET(get(`/api/messages/${ids[2]}`), ctx({ id: ids[2] })),
       status: 200,
-      check: (b) => expect(b).toMatchObject({ status: 'resolved', statusReason: 'duplicate orders, refunded by hand', statusChangedBy: 'carol' }),
+      check: (b) => expect(b).toMatchObject({ status: 'resolved', statusReason: 'duplicate orders, refunded by hand', statusChangedBy: tokenActor('carol') }),
     },
     {
       name: 'group counters and status follow',
@@ -188,11 +191,13 @@ describe('replay, resolve and audit API', () => {
       call: () => audit.GET(get('/api/audit'), ctx({})),
       status: 200,
       check: (b) => {
+        // Creating the test users is audited too; this test is about replays and resolves.
+        b.entries = b.entries.filter((e: any) => !/^(user|token)\./.test(e.action))
         expect(b.entries.map((e: any) => [e.action, e.actor, e.outcome])).toEqual([
-          ['messages.resolved', 'dave', 'resolved'],
-          ['messages.resolved', 'carol', 'resolved'],
-          ['replay.cancelled', 'carol', 'cancelled'],
-          ['replay.created', 'carol', 'pending'],
+          ['messages.resolved', tokenActor('dave'), 'resolved'],
+          ['messages.resolved', tokenActor('carol'), 'resolved'],
+          ['replay.cancelled', tokenActor('carol'), 'cancelled'],
+          ['replay.created', tokenActor('carol'), 'pending'],
         ])
         expect(b.entries[0]).toMatchObject({ subject: { type: 'group', id: groupId }, details: { reason: 'fixed in 1.0.1', resolved: 4, skipped: 2 } })
         expect(b.entries[3]).toMatchObject({ subject: { type: 'replay', id: jobId }, summary: expect.stringContaining('Replay') })
@@ -209,7 +214,7 @@ describe('replay, resolve and audit API', () => {
         return audit.GET(get(`/api/audit?limit=3&cursor=${first.nextCursor}`), ctx({}))
       },
       status: 200,
-      check: (b) => expect(b.entries.map((e: any) => e.action)).toEqual(['replay.created']),
+      check: (b) => expect(b.entries.map((e: any) => e.action).filter((a: string) => !/^(user|token)\./.test(a))).toEqual(['replay.created']),
     },
     { name: 'audit log with an unknown action', call: () => audit.GET(get('/api/audit?action=deleted'), ctx({})), status: 400 },
     { name: 'audit log with a bad limit', call: () => audit.GET(get('/api/audit?limit=1000'), ctx({})), status: 400 },

@@ -24,7 +24,7 @@ describe('replay claims and outcomes', () => {
     db = await createTestDb()
     await storeBulk(db.sql, uniqueName('claim_dlq'), bulkRows(5, { originExchange: 'amq.direct', originKey: 'k', originQueue: uniqueName('claim_work') }))
     const { rows } = await db.sql.query<{ id: string }>('SELECT id::text FROM error_groups')
-    job = (await createReplay({ input: { selection: { groupId: rows[0].id }, target: { type: 'custom', exchange: '', routingKey: 'nowhere' } }, actor: 'claim-test' })) as ReplayCreatedDto
+    job = (await createReplay({ input: { selection: { groupId: rows[0].id }, target: { type: 'queue' } }, actor: 'claim-test' })) as ReplayCreatedDto
   })
   afterAll(async () => db?.drop())
 
@@ -49,8 +49,8 @@ describe('replay claims and outcomes', () => {
     await recordOutcomes(db.sql, {
       jobId: job.id, actor: 'claim-test', rate: null,
       outcomes: [
-        { seq: first.seq, groupId: first.group_id, status: 'confirmed', error: null, publishedAt: sentAt },
-        { seq: second.seq, groupId: second.group_id, status: 'skipped', error: 'not published: test' },
+        { seq: first.seq, groupId: first.group_id, sourceId: first.source_id, status: 'confirmed', error: null, publishedAt: sentAt },
+        { seq: second.seq, groupId: second.group_id, sourceId: second.source_id, status: 'skipped', error: 'not published: test' },
       ],
     })
     // A claim from the start (a restarted run) takes the open items again, the one still in flight first.

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { ADMIN_AUTH } from '../helpers/auth'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Channel, ChannelModel, ConsumeMessage } from '@/lib/server/amqp/amqplib'
 import { encodeTypedTable, getTypedHeaders, withTypedHeaders, type TypedTable } from '@/lib/server/amqp/typed-fields'
@@ -6,6 +7,7 @@ import type { Drainer } from '@/lib/server/drainer/drainer'
 import { AppError } from '@/lib/server/errors/app-error'
 import { getMessage } from '@/lib/server/messages/get-message'
 import { createReplay } from '@/lib/server/replay/create-replay'
+import { updateReplayTargetSettings } from '@/lib/server/replay/replay-target-settings'
 import type { ReplayExecutor } from '@/lib/server/replay/executor'
 import { BROKER_HEADERS } from '@/lib/server/replay/publish-message'
 import type { ReplayCreatedDto, ReplayDryRunDto } from '@/lib/shared/schemas/replay'
@@ -15,6 +17,8 @@ import { drainQueues } from '../helpers/drainer'
 import { collect, deadLetterThrough, declareWorkTopology, startTestExecutor, waitForJob } from '../helpers/replay'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 import { EVERY_BROKER_TYPE } from '../helpers/typed-headers'
+
+const MISSING_PREFIX = uniqueName('missing_x')
 
 const typedHeaders: TypedTable = {
   'app-trace': { t: 'S', v: 'trace-1' },
@@ -60,6 +64,8 @@ describe('replay delivery', () => {
 
   beforeAll(async () => {
     db = await createTestDb()
+    // Custom targets name exchanges on the admin's allow-list only (the missing one: any name of that shape).
+    await updateReplayTargetSettings({ customTargetPatterns: [custom.exchange, lonely, `${MISSING_PREFIX}*`] }, 'admin')
     connection = await brokerConnection()
     channel = await connection.createChannel()
     await declareWorkTopology(channel, names)
@@ -155,7 +161,7 @@ describe('replay delivery', () => {
     expect(dry.plan.canRun).toBe(false)
     expect(dry.plan.warnings.join(' ')).toMatch(/routes to 2 queues/)
     await expect(createReplay({ input: { selection: { ids } }, actor: 'alice' })).rejects.toThrow(AppError)
-    const refused = await replaysRoute.POST(new Request('http://lazarus.test/api/replays', { method: 'POST', body: JSON.stringify({ selection: { ids } }) }), { params: Promise.resolve({}) })
+    const refused = await replaysRoute.POST(new Request('http://lazarus.test/api/replays', { method: 'POST', body: JSON.stringify({ selection: { ids } }), headers: ADMIN_AUTH }), { params: Promise.resolve({}) })
     expect(refused.status).toBe(422)
     expect((await refused.json()).error.message).toMatch(/allowFanOut/)
     expect((await stored(`id = ANY($1::bigint[])`, [ids])).map((r) => r.status)).toEqual(['dead', 'dead', 'dead'])
@@ -210,7 +216,7 @@ describe('replay delivery', () => {
 
   it('refuses a target exchange that does not exist', async () => {
     const ids = (await stored(`properties->>'messageId' = 'fan-6'`)).map((r) => r.id)
-    const missing = uniqueName('missing_x')
+    const missing = `${MISSING_PREFIX}${randomBytes(4).toString('hex')}`
     const dry = (await createReplay({ input: { selection: { ids }, target: { type: 'custom', exchange: missing, routingKey: 'k' }, dryRun: true }, actor: 'a' })) as ReplayDryRunDto
     expect(dry.plan).toMatchObject({ canRun: false, targets: [{ exchange: missing, exists: false, queues: 0 }] })
     await expect(createReplay({ input: { selection: { ids }, target: { type: 'custom', exchange: missing, routingKey: 'k' } }, actor: 'a' })).rejects.toMatchObject({ code: 'unprocessable' })

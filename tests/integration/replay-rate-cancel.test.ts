@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ADMIN_AUTH, createTestUser, tokenActor } from '../helpers/auth'
 import type { Channel, ChannelModel } from '@/lib/server/amqp/amqplib'
 import { createReplay } from '@/lib/server/replay/create-replay'
 import type { ReplayExecutor } from '@/lib/server/replay/executor'
@@ -59,7 +60,7 @@ describe('replay rate limit and cancel', () => {
     await waitFor(async () => arrivals.length >= 300, { what: '300 arrivals', timeoutMs: 20_000, intervalMs: 10 })
     const cancelledAt = performance.now()
     const response = await cancelRoute.POST(
-      new Request(`http://lazarus.test/api/replays/${created.id}/cancel`, { method: 'POST', headers: { 'x-lazarus-user': 'bob' } }),
+      new Request(`http://lazarus.test/api/replays/${created.id}/cancel`, { method: 'POST', headers: { authorization: (await createTestUser(db, 'bob', [{ role: 'operator' }])).authorization } }),
       { params: Promise.resolve({ id: created.id }) },
     )
     expect(response.status).toBe(200)
@@ -95,11 +96,11 @@ describe('replay rate limit and cancel', () => {
     )
     expect(audit).toEqual([
       { action: 'replay.created', actor: 'alice', outcome: 'pending' },
-      { action: 'replay.cancelled', actor: 'bob', outcome: 'requested' },
+      { action: 'replay.cancelled', actor: tokenActor('bob'), outcome: 'requested' },
       { action: 'replay.finished', actor: 'alice', outcome: 'cancelled' },
     ])
     // A finished job cannot be cancelled again.
-    const again = await cancelRoute.POST(new Request(`http://lazarus.test/api/replays/${created.id}/cancel`, { method: 'POST' }), { params: Promise.resolve({ id: created.id }) })
+    const again = await cancelRoute.POST(new Request(`http://lazarus.test/api/replays/${created.id}/cancel`, { method: 'POST', headers: ADMIN_AUTH }), { params: Promise.resolve({ id: created.id }) })
     expect(again.status).toBe(409)
   })
 })

@@ -40,10 +40,12 @@ describe('replay with paused entities', () => {
     )
     expect(pauses).toEqual([{ id: expect.any(String), queue: work, entity_key: 'order-7', status: 'active' }])
 
-    // While paused, a guard held two newer messages of the entity.
+    // While paused, a guard held two newer messages of the entity (they arrive now, while the pause is open: a held
+    // message no pause explains would stay held, flagged held-unexpected).
     const holdQueue = uniqueName('rel_hold')
     const held = bulkRows(2, { originExchange: '', originKey: '', originQueue: work, start: 50, entity: () => 'order-7' }).map((r) => ({
       ...r,
+      failedAt: new Date(),
       status: 'held' as const,
       headersJson: JSON.stringify({ 'x-n': JSON.parse(r.headersJson)['x-n'], 'x-death': { t: 'A', v: [] } }),
     }))

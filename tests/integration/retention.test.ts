@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ADMIN_AUTH } from '../helpers/auth'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 import { storeBatch } from '@/lib/server/ingest/store-batch'
 import { ingestRow } from '../helpers/ingest-row'
@@ -43,7 +44,7 @@ describe('retention', () => {
   })
 
   it('the settings API shows the store and what retention removes next', async () => {
-    const response = await retentionRoute.GET(new Request('http://lazarus.test/api/settings/retention'), { params: Promise.resolve({}) })
+    const response = await retentionRoute.GET(new Request('http://lazarus.test/api/settings/retention', { headers: ADMIN_AUTH }), { params: Promise.resolve({}) })
     const body = (await response.json()) as any
     expect(response.status).toBe(200)
     expect(body).toMatchObject({ retentionDays: 30, eligibleNow: 80, eligibleWithin24h: 120 })

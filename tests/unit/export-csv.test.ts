@@ -22,8 +22,33 @@ describe('CSV cells (RFC 4180)', () => {
     { name: 'formula behind a tab', value: '\t=1', cell: "'\t=1" },
     { name: 'formula with a comma', value: '=HYPERLINK("x","y")', cell: `"'=HYPERLINK(""x"",""y"")"` },
     { name: 'numbers are not text', value: -5, cell: '-5' },
+    { name: 'formula behind a space', value: ' =1+1', cell: "' =1+1" },
+    { name: 'formula behind spaces and tabs', value: ' \t +1', cell: "' \t +1" },
+    { name: 'formula behind a newline', value: '\n=1+1', cell: `"'\n=1+1"` },
+    { name: 'formula behind CR LF', value: '\r\n@SUM(A1)', cell: `"'\r\n@SUM(A1)"` },
+    { name: 'formula behind a no-break space', value: '\u00a0=1+1', cell: "'\u00a0=1+1" },
+    { name: 'formula behind a zero-width space', value: '\u200b-1+2', cell: "'\u200b-1+2" },
+    { name: 'formula behind an ideographic space', value: '\u3000=1', cell: "'\u3000=1" },
+    { name: 'full-width =', value: '\uff1dSUM(A1:A9)', cell: "'\uff1dSUM(A1:A9)" },
+    { name: 'full-width +', value: '\uff0b1', cell: "'\uff0b1" },
+    { name: 'full-width -', value: '\uff0d1', cell: "'\uff0d1" },
+    { name: 'full-width @', value: '\uff20cmd', cell: "'\uff20cmd" },
+    { name: 'small =', value: '\ufe66cmd', cell: "'\ufe66cmd" },
+    { name: 'semicolon', value: 'a;b', cell: '"a;b"' },
+    { name: 'semicolon before a formula', value: ';=1+1', cell: '";=1+1"' },
+    { name: 'semicolon, quote and formula', value: '=A1;"x"', cell: `"'=A1;""x"""` },
+    { name: 'white space alone is no formula', value: '  ', cell: '"  "' },
+    { name: 'a formula character later on is plain text', value: 'a=1', cell: 'a=1' },
   ]
   it.each(cases)('$name', ({ value, cell }) => expect(csvCell(value)).toBe(cell))
+
+  it('neutralised cells parse back to their text behind the leading quote, whole in a semicolon dialect too', () => {
+    const cells = [' =1+1', '\n=1', '\u00a0@x', '\uff1d1', ';=1+1', 'a;b']
+    const line = csvLine(cells)
+    expect((parse(line) as string[][])[0]).toEqual(["' =1+1", "'\n=1", "'\u00a0@x", "'\uff1d1", ';=1+1', 'a;b'])
+    // A spreadsheet that splits on semicolons still sees each of these whole: their semicolons are inside quotes.
+    for (const cell of [';=1+1', 'a;b', 'x;@y']) expect(parse(csvLine([cell]), { delimiter: ';' })).toEqual([[cell]])
+  })
 
   it('a header and hostile rows parse back to the same cells', () => {
     const rows = [

@@ -1,14 +1,23 @@
-import { publicBaseUrl } from '@/lib/server/export/base-url'
+import { beginExport, callerKey, releaseWhenDone } from '@/lib/server/http/request-limits'
 import { exportMessages } from '@/lib/server/export/stream-export'
-import { route, searchParamsOf } from '@/lib/server/http/handle-route'
+import { route } from '@/lib/server/http/handle-route'
+import { redactedViewFor } from '@/lib/server/messages/redacted-view'
 import { exportQuerySchema } from '@/lib/shared/schemas/export'
 
 export const dynamic = 'force-dynamic'
 
 // GET /api/export?format=jsonl|csv|md&…filters or ids=1,2,3 – a redacted, streamed download
-export const GET = route(async (request) => {
-  const file = await exportMessages(exportQuerySchema.parse(searchParamsOf(request)), { baseUrl: publicBaseUrl(request) })
-  return new Response(file.body, {
+export const GET = route({ permission: 'messages:read' }, async ({ query, origin, sourceIds, signedIn, config }) => {
+  const input = exportQuerySchema.parse(query)
+  const release = await beginExport(config, callerKey(signedIn()))
+  let file
+  try {
+    file = await exportMessages(input, { baseUrl: origin, sourceIds: await sourceIds(), view: await redactedViewFor(await sourceIds('messages:raw')) })
+  } catch (error) {
+    release()
+    throw error
+  }
+  return new Response(releaseWhenDone(file.body, release), {
     headers: {
       'content-type': file.contentType,
       'content-disposition': `attachment; filename="${file.filename}"`,

@@ -1,8 +1,10 @@
 import { listGroups } from '@/lib/server/groups/list-groups'
-import { json, route, searchParamsOf } from '@/lib/server/http/handle-route'
+import { json, route } from '@/lib/server/http/handle-route'
 import { listGroupsQuerySchema } from '@/lib/shared/schemas/group'
 
 export const dynamic = 'force-dynamic'
 
 // GET /api/groups – error groups with counts, rates, 24-hour sparklines, first/last seen and facets
-export const GET = route(async (request) => json(await listGroups(listGroupsQuerySchema.parse(searchParamsOf(request)))))
+export const GET = route({ permission: 'messages:read' }, async ({ query, sourceIds }) =>
+  json(await listGroups(listGroupsQuerySchema.parse(query), { sourceIds: await sourceIds() })),
+)

@@ -1,7 +1,12 @@
+import { isSignedIn } from '@/lib/server/auth/principal'
 import { getHealth } from '@/lib/server/health/get-health'
 import { json, route } from '@/lib/server/http/handle-route'
 
 export const dynamic = 'force-dynamic'
 
-// GET /api/health – database and broker state; 200 whenever the web process is up
-export const GET = route(async () => json(await getHealth()))
+// GET /api/health – 200 whenever the web process is up; `{status}` to anyone (load balancers, probes, any Host),
+// the database, broker and drainer details only to signed-in callers
+export const GET = route({ permission: 'public' }, async ({ principal }) => {
+  const health = await getHealth()
+  return json(isSignedIn(principal) ? health : { status: health.status })
+})

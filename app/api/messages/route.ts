@@ -1,8 +1,11 @@
-import { json, route, searchParamsOf } from '@/lib/server/http/handle-route'
+import { json, route } from '@/lib/server/http/handle-route'
 import { listMessages } from '@/lib/server/messages/list-messages'
+import { redactedViewFor } from '@/lib/server/messages/redacted-view'
 import { listMessagesQuerySchema } from '@/lib/shared/schemas/message'
 
 export const dynamic = 'force-dynamic'
 
 // GET /api/messages – stored dead letters, newest failure first, filtered and keyset-paginated
-export const GET = route(async (request) => json(await listMessages(listMessagesQuerySchema.parse(searchParamsOf(request)))))
+export const GET = route({ permission: 'messages:read' }, async ({ query, sourceIds }) =>
+  json(await listMessages(listMessagesQuerySchema.parse(query), { sourceIds: await sourceIds(), view: await redactedViewFor(await sourceIds('messages:raw')) })),
+)

@@ -1,15 +1,24 @@
-import { actorOf } from '@/lib/server/http/actor'
-import { json, readJson, route, searchParamsOf } from '@/lib/server/http/handle-route'
+import { hasPermission } from '@/lib/server/auth/principal'
+import { json, readJson, route } from '@/lib/server/http/handle-route'
 import { createPause } from '@/lib/server/pauses/create-pause'
 import { listPauses } from '@/lib/server/pauses/list-pauses'
 import { createPauseSchema, listPausesQuerySchema } from '@/lib/shared/schemas/pause'
 
 export const dynamic = 'force-dynamic'
 
-// GET /api/pauses – the pause registry with its version (guards poll it); ?status=all includes resumed pauses
-export const GET = route(async (request) => json(await listPauses(listPausesQuerySchema.parse(searchParamsOf(request)))))
+// GET /api/pauses – the pause registry with its version; guards poll it (their poll is also their heartbeat) with a
+// token that reads their own queue only; ?status=all includes resumed pauses
+export const GET = route({ permission: 'guard' }, async ({ query, principal, sourceIds }) => {
+  const input = listPausesQuerySchema.parse(query)
+  const guard = principal.kind !== 'anonymous' ? principal.guardQueue : null
+  if (guard) return json(await listPauses({ ...input, vhost: guard.vhost, queue: guard.queue }))
+  return json(await listPauses({ ...input, sourceIds: await sourceIds('pauses:read') }))
+})
 
 // POST /api/pauses – pause one entity (entityKey) or the whole queue (entityKey null) of a source's consumer queue
-export const POST = route(async (request) =>
-  json(await createPause({ input: await readJson(request, createPauseSchema), actor: actorOf(request) }), { status: 201 }),
+export const POST = route({ permission: 'pauses:write' }, async ({ request, actor, principal, sourceIds }) =>
+  json(
+    await createPause({ input: await readJson(request, createPauseSchema), actor, allowAnyQueue: hasPermission(principal, 'admin'), sourceIds: await sourceIds() }),
+    { status: 201 },
+  ),
 )

@@ -1,5 +1,4 @@
-import { actorOf } from '@/lib/server/http/actor'
-import { json, readJson, route, searchParamsOf } from '@/lib/server/http/handle-route'
+import { json, readJson, route } from '@/lib/server/http/handle-route'
 import { createReplay } from '@/lib/server/replay/create-replay'
 import { listReplays } from '@/lib/server/replay/list-replays'
 import { createReplaySchema, listReplaysQuerySchema } from '@/lib/shared/schemas/replay'
@@ -7,10 +6,12 @@ import { createReplaySchema, listReplaysQuerySchema } from '@/lib/shared/schemas
 export const dynamic = 'force-dynamic'
 
 // GET /api/replays – replay and release jobs with progress, newest first
-export const GET = route(async (request) => json(await listReplays(listReplaysQuerySchema.parse(searchParamsOf(request)))))
+export const GET = route({ permission: 'messages:read' }, async ({ query, sourceIds }) =>
+  json(await listReplays(listReplaysQuerySchema.parse(query), { sourceIds: await sourceIds() })),
+)
 
 // POST /api/replays – plan (dryRun) or create a replay job
-export const POST = route(async (request) => {
-  const result = await createReplay({ input: await readJson(request, createReplaySchema), actor: actorOf(request) })
+export const POST = route({ permission: 'messages:replay' }, async ({ request, actor, sourceIds }) => {
+  const result = await createReplay({ input: await readJson(request, createReplaySchema), actor, sourceIds: await sourceIds() })
   return 'id' in result ? json(result, { status: 201 }) : json(result)
 })

@@ -6,7 +6,7 @@ import { createSourceSchema } from '@/lib/shared/schemas/source'
 export const dynamic = 'force-dynamic'
 
 // GET /api/sources – DLQs being drained, with drained counts and live broker depth
-export const GET = route(async () => json(await listSources()))
+export const GET = route({ permission: 'sources:read' }, async ({ sourceIds }) => json(await listSources({ sourceIds: await sourceIds() })))
 
 // POST /api/sources – start draining another DLQ
-export const POST = route(async (request) => json(await createSource(await readJson(request, createSourceSchema)), { status: 201 }))
+export const POST = route({ permission: 'admin' }, async ({ request }) => json(await createSource(await readJson(request, createSourceSchema)), { status: 201 }))

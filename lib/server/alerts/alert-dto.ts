@@ -28,3 +28,30 @@ export function toAlertEventDto(row: AlertEventRow): AlertEventDto {
     at: new Date(row.at).toISOString(),
   }
 }
+
+/** Who may read why deliveries failed (the alert history and the firing list take it). */
+export type DeliveryErrorVisibility = {
+  /**
+   * Failed deliveries' HTTP status and error ("HTTP 405", "connection failed (ECONNREFUSED)", "refused: …") tell
+   * what answers at an address: a port scanner's read-out. Only admins should get them; without this they read as
+   * plain failures (`ok: false`, status and error null). Successful deliveries keep their 2xx status.
+   */
+  includeDeliveryErrors?: boolean
+}
+
+export function visibleDelivery(event: AlertEventDto, { includeDeliveryErrors = false }: DeliveryErrorVisibility): AlertEventDto {
+  if (includeDeliveryErrors) return event
+  return { ...event, delivery: event.delivery.map((d) => ({ ...(d.ok ? d : { ...d, status: null, error: null }), url: webhookOrigin(d.url) })) }
+}
+
+/**
+ * A webhook URL as non-admins see it: its origin only. The path of a Slack or Teams webhook is the credential that
+ * lets anyone post into the channel.
+ */
+export function webhookOrigin(url: string): string {
+  try {
+    return `${new URL(url).origin}/…`
+  } catch {
+    return '…'
+  }
+}

@@ -1,13 +1,30 @@
 import 'server-only'
 import { getDb } from '@/lib/server/db'
+import { AppError } from '@/lib/server/errors/app-error'
 import type { AlertWebhookDto } from '@/lib/shared/schemas/alert'
+import { MAX_WEBHOOKS } from '@/lib/shared/schemas/webhook-settings'
+import { loadWebhookPolicy } from './webhook-settings'
 
+/**
+ * Adds a webhook. Its host is checked now (resolved, against the address policy and allow-list) so an operator learns
+ * at once that a URL cannot work; delivery checks again on every connection, because DNS answers change.
+ */
 export async function createWebhook({ url }: { url: string }): Promise<AlertWebhookDto> {
   const { sql } = await getDb()
-  const { rows } = await sql.query<{ id: string; url: string; enabled: boolean; created_at: Date }>(
-    'INSERT INTO alert_webhooks (url) VALUES ($1) RETURNING id::text, url, enabled, created_at',
-    [url],
-  )
-  const row = rows[0]
+  const refusal = await (await loadWebhookPolicy(sql)).check(url)
+  if (refusal) throw new AppError('unprocessable', `webhook URL refused: ${refusal.replace(/^refused: /, '')}`)
+  const row = await sql.transaction(async (tx) => {
+    // Self-conflicting lock: two concurrent adds cannot both see room for one more.
+    await tx.query('LOCK TABLE alert_webhooks IN SHARE ROW EXCLUSIVE MODE')
+    const { rows: count } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM alert_webhooks')
+    if (count[0].n >= MAX_WEBHOOKS) {
+      throw new AppError('conflict', `at most ${MAX_WEBHOOKS} webhooks can be configured; remove one before adding another`)
+    }
+    const { rows } = await tx.query<{ id: string; url: string; enabled: boolean; created_at: Date }>(
+      'INSERT INTO alert_webhooks (url) VALUES ($1) RETURNING id::text, url, enabled, created_at',
+      [url],
+    )
+    return rows[0]
+  })
   return { id: row.id, url: row.url, enabled: row.enabled, createdAt: new Date(row.created_at).toISOString() }
 }

@@ -1,7 +1,11 @@
 import 'server-only'
 import type { Sql } from '@/lib/server/db/sql'
-import { alertEventColumns, toAlertEventDto, type AlertEventRow } from './alert-dto'
+import { alertEventColumns, type AlertEventRow } from './alert-dto'
 import { deliverWebhooks, type Delivery } from './deliver-webhooks'
+import { loadWebhookPolicy } from './webhook-settings'
+import { webhookPayload } from './webhook-payload'
+import { loadRedactor } from '@/lib/server/redaction/redaction-rules'
+import { MAX_WEBHOOKS } from '@/lib/shared/schemas/webhook-settings'
 
 /** Past this age an alert is no longer worth sending; its failed deliveries stay in the history. */
 export const DELIVERY_GIVE_UP_MS = 60 * 60_000
@@ -29,11 +33,16 @@ export async function deliverPendingAlerts({ sql, now, deliver = deliverWebhooks
   )
   const delivered = new Map<string, Delivery[]>()
   if (rows.length === 0) return delivered
-  const { rows: hooks } = await sql.query<{ url: string }>('SELECT url FROM alert_webhooks WHERE enabled ORDER BY id')
+  // Capped here too: a database from before the cap may hold more, and each one multiplies every alert and its retries.
+  const { rows: hooks } = await sql.query<{ url: string }>(`SELECT url FROM alert_webhooks WHERE enabled ORDER BY id LIMIT ${MAX_WEBHOOKS}`)
+  const policy = await loadWebhookPolicy(sql)
+  // Alert texts quote error messages: they leave redacted, like exports. A stored rule that no longer compiles throws
+  // here and nothing is sent; the claimed events are taken again once the claim runs out.
+  const redactor = await loadRedactor(sql)
   for (const row of rows.sort((a, b) => Number(a.id) - Number(b.id))) {
     const accepted = new Set((row.delivery ?? []).filter((d) => d.ok).map((d) => d.url))
     const urls = hooks.map((h) => h.url).filter((url) => !accepted.has(url))
-    const results = urls.length > 0 ? await deliver({ urls, text: row.text, alert: toAlertEventDto(row) }) : []
+    const results = urls.length > 0 ? await deliver({ urls, ...webhookPayload(row, redactor), policy }) : []
     const delivery = [...(row.delivery ?? []).filter((d) => !urls.includes(d.url)), ...results]
     const attempts = row.delivery_attempts + (urls.length > 0 ? 1 : 0)
     const expired = now.getTime() - new Date(row.at).getTime() >= DELIVERY_GIVE_UP_MS

@@ -1,15 +1,18 @@
 import 'server-only'
 import { getDb } from '@/lib/server/db'
 import type { AlertsOverviewDto, AlertRuleDto } from '@/lib/shared/schemas/alert'
-import { alertEventColumns, toAlertEventDto, type AlertEventRow } from './alert-dto'
+import { alertEventColumns, toAlertEventDto, visibleDelivery, webhookOrigin, type AlertEventRow, type DeliveryErrorVisibility } from './alert-dto'
 
 type RuleRow = {
   id: string; kind: AlertRuleDto['kind']; source_id: string | null; queue: string | null; group_id: string | null; title: string | null
   threshold: number | null; window_minutes: number; cooldown_minutes: number; enabled: boolean; created_by: string; created_at: Date; firing: number
 }
 
-/** What is firing now (for the banner), the rules and the webhooks. */
-export async function listAlerts(): Promise<AlertsOverviewDto> {
+/**
+ * What is firing now (for the banner), the rules and the webhooks. Failed deliveries of the firing events come without
+ * their status and error unless `includeDeliveryErrors` (admins only).
+ */
+export async function listAlerts(visibility: DeliveryErrorVisibility = {}): Promise<AlertsOverviewDto> {
   const { sql } = await getDb()
   const [firing, rules, hooks] = await Promise.all([
     // The latest breach event of every subject that is still in breach.
@@ -31,7 +34,7 @@ export async function listAlerts(): Promise<AlertsOverviewDto> {
     sql.query<{ id: string; url: string; enabled: boolean; created_at: Date }>('SELECT id::text, url, enabled, created_at FROM alert_webhooks ORDER BY id'),
   ])
   return {
-    firing: firing.rows.map(toAlertEventDto),
+    firing: firing.rows.map((row) => visibleDelivery(toAlertEventDto(row), visibility)),
     rules: rules.rows.map((r) => ({
       id: r.id,
       kind: r.kind,
@@ -45,6 +48,6 @@ export async function listAlerts(): Promise<AlertsOverviewDto> {
       createdAt: new Date(r.created_at).toISOString(),
       firing: r.firing,
     })),
-    webhooks: hooks.rows.map((h) => ({ id: h.id, url: h.url, enabled: h.enabled, createdAt: new Date(h.created_at).toISOString() })),
+    webhooks: hooks.rows.map((h) => ({ id: h.id, url: visibility.includeDeliveryErrors ? h.url : webhookOrigin(h.url), enabled: h.enabled, createdAt: new Date(h.created_at).toISOString() })),
   }
 }

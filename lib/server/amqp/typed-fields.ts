@@ -12,7 +12,8 @@ import type { PlainValue } from '@/lib/server/ingest/types'
  * Tags are the letters RabbitMQ and amqplib put on the wire, not the ones in the 0-9-1 spec.
  * `b64` always holds the raw payload bytes of a value whose natural JSON form cannot reproduce them:
  * a long string that is not UTF-8 (or holds U+0000, which jsonb rejects), a NaN with a non-default
- * bit pattern, a boolean octet other than 0 or 1, and byte arrays.
+ * bit pattern, a boolean octet other than 0 or 1, byte arrays, and a header nested deeper than
+ * MAX_DEPTH (see TooDeepValue).
  */
 
 export type IntTag = 'b' | 'B' | 's' | 'u' | 'I' | 'i'
@@ -32,7 +33,16 @@ export type TypedValue =
   | { t: 'x'; b64: string }
   | { t: 'F'; v: TypedTable }
   | { t: 'A'; v: TypedValue[] }
+  | TooDeepValue
   | { t: 'V' }
+
+/**
+ * A header (a top-level value) whose tables or arrays nest deeper than MAX_DEPTH: its contents (the bytes after the
+ * 4-byte length) kept undecoded. Decoding it would cost the whole table (and, in stock amqplib, overflow the stack), and
+ * its typed form would be thousands of JSON levels deep; as bytes, the other headers stay typed and a replay re-sends
+ * it exactly. `tooDeep` marks it for readers of the stored JSON and exports.
+ */
+export type TooDeepValue = { t: 'F' | 'A'; b64: string; tooDeep: true }
 
 export type Tag = TypedValue['t']
 export type TypedTable = Record<string, TypedValue>
@@ -42,8 +52,21 @@ export class FieldTableError extends Error {
   override name = 'FieldTableError'
 }
 
-// Far beyond anything real; keeps hostile nesting from ending in a stack overflow.
-const MAX_DEPTH = 500
+/** Nesting past MAX_DEPTH: on decode, caught at the header it started in, which is then kept as a TooDeepValue. */
+class TooDeepError extends FieldTableError {}
+
+/**
+ * Far beyond anything real; keeps hostile nesting from ending in a stack overflow, here and in everything that walks a
+ * typed table recursively (V8's JSON.stringify overflows some 4,000 levels down, and a typed level is two JSON levels).
+ */
+export const MAX_DEPTH = 500
+
+const TAG_F = 0x46
+const TAG_A = 0x41
+
+export function isTooDeep(value: TypedValue): value is TooDeepValue {
+  return (value.t === 'F' || value.t === 'A') && 'b64' in value
+}
 
 const INT_RANGES: Record<IntTag, readonly [number, number, number]> = {
   // [min, max, byte width]
@@ -105,12 +128,21 @@ export function decodeTypedTable(buf: Buffer, options: DecodeOptions = {}): Type
   return new Decoder(buf, options.lossy ?? false).table(0, buf.length, 0)
 }
 
+/** decodeTypedTable, plus the keys of the headers it kept as TooDeepValues (undefined when none were). */
+function decodeReporting(buf: Buffer, lossy: boolean): { table: TypedTable; tooDeep: string[] | undefined } {
+  const decoder = new Decoder(buf, lossy)
+  const table = decoder.table(0, buf.length, 0)
+  return { table, tooDeep: decoder.tooDeep }
+}
+
 const ARRAY_INDEX = /^(?:0|[1-9][0-9]{0,9})$/
 
 class Decoder {
   private offset = 0
   /** Keys and indexes from the root to the value being read; turned into text only for an error message. */
   private readonly trail: (string | number)[] = []
+  /** Top-level keys kept as TooDeepValues, in wire order. */
+  tooDeep: string[] | undefined
 
   constructor(
     private readonly buf: Buffer,
@@ -138,13 +170,37 @@ class Decoder {
       else wireOrder.push(key)
       // Only keys that start with a digit can be array indexes, which JS objects reorder.
       if (!hasIndexKey && keyLength > 0 && this.buf[at] <= 0x39 && this.buf[at] >= 0x30) hasIndexKey = ARRAY_INDEX.test(key) && Number(key) < 2 ** 32 - 1
-      setOwn(result, key, this.value(end, depth))
+      setOwn(result, key, depth === 0 ? this.header(end, key) : this.value(end, depth))
       this.trail.pop()
     }
     if (hasIndexKey && Object.keys(result).some((key, i) => key !== wireOrder[i])) {
       this.inexact(result, () => `${this.path()}: integer-like keys (${wireOrder.filter((k) => ARRAY_INDEX.test(k)).join(', ')}) come out of order, which a JS object cannot keep`)
     }
     return result
+  }
+
+  /**
+   * A top-level value. One that nests past MAX_DEPTH is kept as its raw bytes (TooDeepValue) instead of failing the
+   * table: one hostile header must not cost the message all the others. Only tables and arrays can nest, so only
+   * they pay for the try.
+   */
+  private header(end: number, key: string): TypedValue {
+    const at = this.offset
+    const tag = at < end ? this.buf[at] : -1
+    if (tag !== TAG_F && tag !== TAG_A) return this.value(end, 0)
+    const trail = this.trail.length
+    try {
+      return this.value(end, 0)
+    } catch (error) {
+      if (!(error instanceof TooDeepError)) throw error
+      this.trail.length = trail
+      // value() reserved the container's whole length before descending, so these bytes are known to be there.
+      const start = at + 5
+      const stop = start + this.buf.readUInt32BE(at + 1)
+      this.offset = stop
+      ;(this.tooDeep ??= []).push(key)
+      return { t: tag === TAG_F ? 'F' : 'A', b64: this.buf.toString('base64', start, stop), tooDeep: true }
+    }
   }
 
   private inexact<T>(value: T, problem: () => string): T {
@@ -241,7 +297,7 @@ class Decoder {
   }
 
   private checkDepth(depth: number): void {
-    if (depth >= MAX_DEPTH) throw new FieldTableError(`${this.path()}: nested deeper than ${MAX_DEPTH} levels`)
+    if (depth >= MAX_DEPTH) throw new TooDeepError(`${this.path()}: nested deeper than ${MAX_DEPTH} levels`)
   }
 
   /** Reserves `size` bytes before `end` and returns where they start; `what` names them after the path. */
@@ -512,6 +568,11 @@ function encodeValueInto(value: TypedValue, out: Writer, depth: number, parent: 
       return
     case 'F':
     case 'A': {
+      // A TooDeepValue: the contents as received, never decoded, so never checked against MAX_DEPTH either.
+      if ('b64' in value) {
+        writeSized(out, tag, payload as Buffer)
+        return
+      }
       const path = pathOf(parent, key)
       if (depth >= MAX_DEPTH) throw new FieldTableError(`${path}: nested deeper than ${MAX_DEPTH} levels`)
       if (value.t === 'A' && !Array.isArray(value.v)) throw invalidValue(value, path, 'an array of typed values')
@@ -580,9 +641,10 @@ export function toPlain(value: TypedValue): PlainValue {
     case 'V':
       return null
     case 'F':
-      return typedTableToPlain(value.v)
     case 'A':
-      return value.v.map(toPlain)
+      // Nothing is derived from a header too deep to decode: its bytes are all there is to see.
+      if ('b64' in value) return Buffer.from(value.b64, 'base64')
+      return value.t === 'F' ? typedTableToPlain(value.v) : value.v.map(toPlain)
   }
 }
 
@@ -594,7 +656,8 @@ export function typedTableToPlain(table: TypedTable): { [key: string]: PlainValu
 
 /** A value the public API cannot carry as plain JSON; `value` is always a string. */
 export type ApiTypedValue = {
-  type: 'int64' | 'timestamp' | 'decimal' | 'bytes' | 'float' | 'longstr-bytes' | 'double'
+  /** `table-too-deep` and `array-too-deep`: a TooDeepValue, `value` the base64 of its undecoded contents. */
+  type: 'int64' | 'timestamp' | 'decimal' | 'bytes' | 'float' | 'longstr-bytes' | 'double' | 'table-too-deep' | 'array-too-deep'
   value: string
 }
 export type ApiJsonValue = string | number | boolean | null | ApiTypedValue | ApiJsonValue[] | { [key: string]: ApiJsonValue }
@@ -637,9 +700,9 @@ export function toApiJson(value: TypedValue): ApiJsonValue {
     case 'V':
       return null
     case 'F':
-      return typedTableToApiJson(value.v)
     case 'A':
-      return value.v.map(toApiJson)
+      if ('b64' in value) return { type: value.t === 'F' ? 'table-too-deep' : 'array-too-deep', value: value.b64 }
+      return value.t === 'F' ? typedTableToApiJson(value.v) : value.v.map(toApiJson)
   }
 }
 
@@ -710,11 +773,12 @@ export type AmqplibFieldTable = { [key: string]: AmqplibFieldValue }
  */
 export const TYPED_TABLE: unique symbol = Symbol.for('lazarus.amqp.typed-table')
 export const TYPED_TABLE_ERROR: unique symbol = Symbol.for('lazarus.amqp.typed-table-error')
+const TYPED_TABLE_TOO_DEEP: unique symbol = Symbol.for('lazarus.amqp.typed-table-too-deep')
 const TYPED_PUBLISH: unique symbol = Symbol.for('lazarus.amqp.typed-publish')
 const CODEC_STOCK: unique symbol = Symbol.for('lazarus.amqp.codec-stock')
 
 type PublishPayload = { encoded: Buffer; values: readonly unknown[] }
-type Tagged = { [TYPED_TABLE]?: TypedTable; [TYPED_TABLE_ERROR]?: Error; [TYPED_PUBLISH]?: PublishPayload }
+type Tagged = { [TYPED_TABLE]?: TypedTable; [TYPED_TABLE_ERROR]?: Error; [TYPED_TABLE_TOO_DEEP]?: readonly string[]; [TYPED_PUBLISH]?: PublishPayload }
 
 /** Sealed headers for publishing; see withTypedHeaders. */
 export type TypedPublishHeaders = Readonly<AmqplibFieldTable> & { readonly [TYPED_TABLE]: TypedTable }
@@ -731,6 +795,14 @@ export function getTypedHeaders(headers: unknown): TypedTable | undefined {
 
 export function getTypedHeadersError(headers: unknown): Error | undefined {
   return isObject(headers) ? (headers as Tagged)[TYPED_TABLE_ERROR] : undefined
+}
+
+/**
+ * The keys of the headers the typed table keeps as TooDeepValues, in wire order; undefined when there are none. Told
+ * by the decoder, so that a consumer need not walk every table to find out.
+ */
+export function getTooDeepHeaders(headers: unknown): readonly string[] | undefined {
+  return isObject(headers) ? (headers as Tagged)[TYPED_TABLE_TOO_DEEP] : undefined
 }
 
 /**
@@ -800,7 +872,9 @@ export function isTypedCodecInstalled(codec: AmqplibCodec): boolean {
  * Idempotent.
  *
  * decodeFields returns what stock amqplib returns, with the typed table and, if the bytes could not
- * be represented exactly, the reason attached under non-enumerable symbols. encodeTable writes the
+ * be represented exactly, the reason attached under non-enumerable symbols (so are the keys of
+ * headers nested too deep, see getTooDeepHeaders; where stock amqplib's recursion overflows on one,
+ * that header reads as its bytes instead of the connection closing). encodeTable writes the
  * typed bytes for objects from withTypedHeaders and defers to stock amqplib for everything else.
  */
 export function installTypedCodec(codec: AmqplibCodec): void {
@@ -809,20 +883,22 @@ export function installTypedCodec(codec: AmqplibCodec): void {
 
   const decodeFields = (slice: Buffer): AmqplibFieldTable => {
     let typed: TypedTable | undefined
+    let tooDeep: string[] | undefined
     let problem: unknown
     try {
-      typed = decodeTypedTable(slice)
+      ;({ table: typed, tooDeep } = decodeReporting(slice, false))
     } catch (error) {
       problem = error
       try {
-        typed = decodeTypedTable(slice, { lossy: true })
+        ;({ table: typed, tooDeep } = decodeReporting(slice, true))
       } catch {
         // Malformed bytes: stock amqplib decides whether they are fatal, as it always did.
       }
     }
-    const fields = typed ? typedTableToAmqplib(typed) : stock.decodeFields(slice)
+    const fields = !typed ? stock.decodeFields(slice) : tooDeep ? plainViewOfDeep(slice, typed, stock.decodeFields) : typedTableToAmqplib(typed)
     if (typed) Object.defineProperty(fields, TYPED_TABLE, { value: typed, configurable: true })
     if (problem) Object.defineProperty(fields, TYPED_TABLE_ERROR, { value: problem, configurable: true })
+    if (tooDeep) Object.defineProperty(fields, TYPED_TABLE_TOO_DEEP, { value: tooDeep, configurable: true })
     return fields
   }
 
@@ -841,6 +917,19 @@ export function installTypedCodec(codec: AmqplibCodec): void {
   Object.defineProperty(codec, CODEC_STOCK, { value: stock })
   codec.decodeFields = decodeFields
   codec.encodeTable = encodeTable
+}
+
+/**
+ * The plain view of a table holding a TooDeepValue: stock amqplib's own where it can build one (its decoder recurses
+ * without limit and overflows the stack some thousands of levels down, which would close the whole connection and
+ * redeliver the message to do it again), else the typed view, which gives such a header as its bytes.
+ */
+function plainViewOfDeep(slice: Buffer, typed: TypedTable, stockDecodeFields: AmqplibCodec['decodeFields']): AmqplibFieldTable {
+  try {
+    return stockDecodeFields(slice)
+  } catch {
+    return typedTableToAmqplib(typed)
+  }
 }
 
 /**
@@ -894,9 +983,10 @@ function typedToAmqplib(value: TypedValue): AmqplibFieldValue {
     case 'S':
       return 'v' in value ? value.v : Buffer.from(value.b64, 'base64').toString('utf8')
     case 'F':
-      return typedTableToAmqplib(value.v)
     case 'A':
-      return value.v.map(typedToAmqplib)
+      // Stock amqplib would build nested objects (when its recursion survives); the bytes are the honest fallback.
+      if ('b64' in value) return Buffer.from(value.b64, 'base64')
+      return value.t === 'F' ? typedTableToAmqplib(value.v) : value.v.map(typedToAmqplib)
     default:
       return toPlain(value) as AmqplibFieldValue
   }

@@ -5,10 +5,19 @@ import pg from 'pg'
 import { PrismaPg } from '@prisma/adapter-pg'
 import { PrismaClient } from '@/lib/generated/prisma/client'
 import { getConfig } from '@/lib/server/config'
+import { logger } from '@/lib/server/log'
 import { applyMigrations } from './migrate'
 import { pgliteSql, pgSql, type Sql } from './sql'
 
-export type Db = { sql: Sql; prisma: PrismaClient; close(): Promise<void> }
+/**
+ * The database handle. `sql` and `prisma` serve request-time work on a pool whose statements time out
+ * (LAZARUS_STATEMENT_TIMEOUT_MS), so a heavy search or export cannot hold connections for long; `background` is a
+ * separate pool for the drainer, the replay executor and the other engines, so no amount of web traffic can starve
+ * them (and their long statements are not cut off). The embedded database is one connection: all three are the same.
+ */
+const log = logger('db')
+
+export type Db = { sql: Sql; prisma: PrismaClient; background: Sql; close(): Promise<void> }
 
 // node-pg returns int8 as strings; ids leave lib/ as strings anyway, and counts are cast in SQL.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => v)
@@ -18,11 +27,27 @@ export async function openDb(options: { databaseUrl?: string; dataDir?: string; 
   const databaseUrl = options.databaseUrl ?? config.DATABASE_URL
   let db: Db
   if (databaseUrl) {
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: 10, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000 })
+    const pool = new pg.Pool({
+      connectionString: databaseUrl,
+      max: config.LAZARUS_DB_POOL_SIZE,
+      connectionTimeoutMillis: 5_000,
+      idleTimeoutMillis: 30_000,
+      statement_timeout: config.LAZARUS_STATEMENT_TIMEOUT_MS,
+      application_name: 'lazarus-web',
+    })
+    const backgroundPool = new pg.Pool({ connectionString: databaseUrl, max: 10, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000, application_name: 'lazarus-background' })
     // An idle client losing its connection (database restart) must not crash the process.
-    pool.on('error', (error) => console.warn(`[db] idle connection error: ${error.message}`))
+    for (const p of [pool, backgroundPool]) p.on('error', (error) => log.warn('idle connection error', { error: error.message }))
     const prisma = new PrismaClient({ adapter: new PrismaPg(pool) })
-    db = { sql: pgSql(pool), prisma, close: async () => { await prisma.$disconnect(); await pool.end() } }
+    db = {
+      sql: pgSql(pool),
+      prisma,
+      background: pgSql(backgroundPool),
+      close: async () => {
+        await prisma.$disconnect()
+        await Promise.all([pool.end(), backgroundPool.end()])
+      },
+    }
   } else {
     const dataDir = path.resolve(options.dataDir ?? config.LAZARUS_DATA_DIR, 'pglite')
     await mkdir(dataDir, { recursive: true })
@@ -31,7 +56,8 @@ export async function openDb(options: { databaseUrl?: string; dataDir?: string; 
     const { PrismaPGlite } = await import('pglite-prisma-adapter')
     const lite = await PGlite.create({ dataDir, extensions: { pg_trgm } })
     const prisma = new PrismaClient({ adapter: new PrismaPGlite(lite) })
-    db = { sql: pgliteSql(lite), prisma, close: async () => { await prisma.$disconnect(); await lite.close() } }
+    const sql = pgliteSql(lite)
+    db = { sql, prisma, background: sql, close: async () => { await prisma.$disconnect(); await lite.close() } }
   }
   if (options.migrate !== false) await applyMigrations(db.sql)
   return db

@@ -6,6 +6,7 @@ import { buildRow } from '@/lib/server/ingest/build-row'
 import { storeBatch, type IngestRow } from '@/lib/server/ingest/store-batch'
 import type { EntityKeyRule } from '@/lib/server/ingest/types'
 import type { Logger } from '@/lib/server/log'
+import { drainConsumerTag } from './consumer-tag'
 
 /** kind 'hold': lazarus.hold, whose deliveries are messages pause guards parked (stored with status 'held'). */
 export type DrainSource = { id: string; vhost: string; queue: string; entityKey: EntityKeyRule | null; kind?: 'dlq' | 'hold' }
@@ -91,7 +92,10 @@ export class SourceConsumer {
 
   private async consume(): Promise<void> {
     if (!this.channel || this.consumerTag) return
-    const { consumerTag } = await this.channel.consume(this.queue, (message) => this.onMessage(message), { noAck: false })
+    const { consumerTag } = await this.channel.consume(this.queue, (message) => this.onMessage(message), {
+      noAck: false,
+      consumerTag: drainConsumerTag(this.options.source.id),
+    })
     this.consumerTag = consumerTag
   }
 

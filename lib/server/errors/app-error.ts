@@ -2,9 +2,15 @@ import 'server-only'
 
 const STATUS = {
   invalid: 400,
+  /** No credentials, or credentials that are not valid (any more). */
+  unauthenticated: 401,
+  /** Signed in, but the role does not allow it. */
+  forbidden: 403,
   not_found: 404,
   conflict: 409,
+  too_large: 413,
   unprocessable: 422,
+  rate_limited: 429,
   unavailable: 503,
 } as const
 

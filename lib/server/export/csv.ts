@@ -10,13 +10,18 @@ export const CSV_BOM = '\uFEFF'
 export const MAX_CELL_CHARS = 32_000
 const TRUNCATED = '… [truncated]'
 
-const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/
-/** Spreadsheets run a cell starting with one of these as a formula (OWASP "CSV injection"); a leading ' makes it text. */
-const FORMULA_START = /^[=+\-@\t\r]/
+/** Semicolons too: a spreadsheet in a locale whose list separator is `;` splits an unquoted cell there. */
+const NEEDS_QUOTES = /[",;\r\n]|^\s|\s$/
+/**
+ * Spreadsheets run a cell starting with one of these as a formula (OWASP "CSV injection"); a leading ' makes it text.
+ * They skip leading white space (no-break and zero-width spaces, tabs, line breaks) before deciding, and take the
+ * full-width and small forms (＝ ＋ － ＠, ﹦ ﹢ ﹣ ﹫) for the ASCII ones, so those count as formula starts too.
+ */
+const FORMULA_START = /^[\t\r]|^[\s\u200B-\u200D\u2060]*[=+\-@\uFF1D\uFF0B\uFF0D\uFF20\uFE66\uFE62\uFE63\uFE6B]/
 
 type Cell = string | number | boolean | null
 
-/** One RFC 4180 field: quoted when it holds a comma, quote or line break (or edge spaces), quotes doubled. */
+/** One RFC 4180 field: quoted when it holds a comma, semicolon, quote or line break (or edge spaces), quotes doubled. */
 export function csvCell(value: Cell): string {
   if (value === null) return ''
   let text = typeof value === 'string' ? value : String(value)

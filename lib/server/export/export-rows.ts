@@ -4,6 +4,7 @@ import type { Sql } from '@/lib/server/db/sql'
 import { afterCursorSql, keysetSql, listOrderSql, MESSAGES_FROM, messageFilterSql, rowSearchTextSql, searchPattern, STATUS_SQL } from '@/lib/server/messages/message-filter-sql'
 import type { TypedTable, TypedValue } from '@/lib/server/amqp/typed-fields'
 import type { Redactor } from '@/lib/server/redaction/redactor'
+import { allowedSourceIds } from '@/lib/server/sources/source-scope'
 import type { MessageFilter } from '@/lib/shared/schemas/message'
 
 /**
@@ -118,15 +119,24 @@ export function storedXDeath(headers: unknown): TypedValue | null {
 /** The body as stored, whichever way it was read. */
 export const storedBody = (row: ExportRow): Buffer => row.body ?? Buffer.from(row.body_text ?? '', 'utf8')
 
-/** A row's body after redaction: its bytes, its UTF-8 text view (null for binary bodies) and whether anything changed. */
-export function redactedBody(row: ExportRow, redactor: Redactor): { bytes: Buffer; text: string | null; redacted: boolean } {
+/**
+ * A row's body after redaction: its bytes, its UTF-8 text view (null for binary bodies), whether anything changed,
+ * and why the whole body was masked (a content encoding that did not decode, or a gzip bomb), if it was.
+ */
+export function redactedBody(row: ExportRow, redactor: Redactor): { bytes: Buffer; text: string | null; redacted: boolean; masked: string | null } {
+  // Compressed or base64 bodies hide their content from every rule: they are decoded, redacted and encoded again.
+  if (redactor.active && row.properties_json.includes('"contentEncoding"')) {
+    const contentEncoding = (JSON.parse(row.properties_json) as { contentEncoding?: unknown }).contentEncoding
+    const decoded = redactor.encodedBody(storedBody(row), contentEncoding)
+    if (decoded) return decoded
+  }
   if (row.body_text !== null) {
     const text = redactor.bodyText(row.body_text, row.body_encoding)
-    return { bytes: Buffer.from(text, 'utf8'), text, redacted: text !== row.body_text }
+    return { bytes: Buffer.from(text, 'utf8'), text, redacted: text !== row.body_text, masked: null }
   }
   const stored = storedBody(row)
   const { bytes, text } = redactor.bodyWithText(stored, row.body_encoding)
-  return { bytes, text, redacted: bytes !== stored }
+  return { bytes, text, redacted: bytes !== stored, masked: null }
 }
 
 /** What an export covers: explicit messages, or everything matching the message-list filters (a group is `{group}`). */
@@ -136,14 +146,18 @@ export type ExportSelection = { ids: string[] } | { filter: MessageFilter }
  * The WHERE clause of a selection over MESSAGES_FROM (search alias `ds`, joined LEFT when `needsSearchJoin`). A text
  * search is evaluated row by row along the walk rather than through the trigram index: an export reads every match
  * anyway, and one walk in list order is linear where a per-page index lookup would repeat the whole search.
+ * `sourceIds` (a caller restricted to some sources) keeps only their messages, named ids included.
  */
-export function selectionWhere(selection: ExportSelection, params: unknown[]): { where: string; needsSearchJoin: boolean } {
+export function selectionWhere(selection: ExportSelection, params: unknown[], sourceIds: string[] | null = null): { where: string; needsSearchJoin: boolean } {
   if ('ids' in selection) {
     params.push(selection.ids)
-    return { where: `d.id = ANY($${params.length}::bigint[])`, needsSearchJoin: false }
+    const where = `d.id = ANY($${params.length}::bigint[])`
+    if (!sourceIds) return { where, needsSearchJoin: false }
+    params.push(sourceIds)
+    return { where: `${where} AND d.source_id = ANY($${params.length}::bigint[])`, needsSearchJoin: false }
   }
   const { q, ...rest } = selection.filter
-  let where = messageFilterSql(rest, params)
+  let where = messageFilterSql(rest, params, sourceIds)
   if (!q) return { where, needsSearchJoin: false }
   params.push(searchPattern(q))
   where += ` AND ${rowSearchTextSql('d', 'ds')} ILIKE $${params.length}`
@@ -160,6 +174,8 @@ export type ReadPagesOptions = {
   pageRows?: number
   /** Body bytes per query: a page ends early (after at least one row) once its bodies add up to this. */
   pageBytes?: number
+  /** Only these sources' messages (null or absent: every source). */
+  sourceIds?: string[] | null
 }
 
 const DEFAULT_PAGE_ROWS = 500
@@ -178,9 +194,10 @@ const DEFAULT_PAGE_BYTES = 4 * 1024 * 1024
 export async function* readExportPages(sql: Sql, selection: ExportSelection, options: ReadPagesOptions = {}): AsyncGenerator<ExportRow[]> {
   const pageRows = options.pageRows ?? DEFAULT_PAGE_ROWS
   const pageBytes = options.pageBytes ?? DEFAULT_PAGE_BYTES
+  const sourceIds = allowedSourceIds(options)
   const fetchPage = async (after: ExportRow | null): Promise<ExportRow[]> => {
     const params: unknown[] = []
-    const { where, needsSearchJoin } = selectionWhere(selection, params)
+    const { where, needsSearchJoin } = selectionWhere(selection, params, sourceIds)
     const join = needsSearchJoin ? SEARCH_JOIN : ''
     const filter = selectionFilter(selection)
     const order = listOrderSql(filter)

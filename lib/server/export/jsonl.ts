@@ -25,7 +25,9 @@ const redactedString = (redactor: Redactor, text: string | null) => (text === nu
 
 /**
  * One JSON Lines record: every stored field, redacted.
- * - `body.base64` is the body byte for byte (after redaction), `body.text` its UTF-8 view (null for binary bodies).
+ * - `body.base64` is the body byte for byte (after redaction), `body.text` its UTF-8 view (null for binary bodies);
+ *   `body.masked` says why the whole body was replaced (a content encoding that does not decode, or inflates past
+ *   64 MiB), null when it was not.
  * - `headersTyped` is the stored typed header table (exact AMQP types, see lib/server/amqp/typed-fields.ts);
  *   GET /api/messages/{id} gives the plain view of the same headers.
  * - `xDeathTyped` is the stored x-death value, `xDeath` its summary as the API shows it.
@@ -54,7 +56,7 @@ export function toJsonLine(row: ExportRow, redactor: Redactor): string {
     `"framework":${str(row.framework)},"entityKey":${text(row.entity_key)},"group":{"id":"${row.group_id}","title":${text(row.group_title)}},` +
     `"flags":${JSON.stringify(row.flags)},"lineage":{"originId":${str(row.lineage_origin_id)},"replayId":${str(row.lineage_replay_id)},` +
     `"replayCount":${row.replay_count}},"heldFrom":${str(row.held_from)},"properties":${properties},"headersTyped":${headers.json},` +
-    `"xDeathTyped":${xDeath === null ? 'null' : JSON.stringify(xDeath)},"body":{"size":${row.body_size},"encoding":${str(row.body_encoding)},"redacted":${body.redacted},` +
+    `"xDeathTyped":${xDeath === null ? 'null' : JSON.stringify(xDeath)},"body":{"size":${row.body_size},"encoding":${str(row.body_encoding)},"redacted":${body.redacted},"masked":${str(body.masked)},` +
     `"base64":"${body.bytes.toString('base64')}","text":${str(body.text)}}}`
   )
 }

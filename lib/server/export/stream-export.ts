@@ -5,7 +5,10 @@ import { parseId } from '@/lib/server/http/parse-id'
 import { logger } from '@/lib/server/log'
 import { loadRedactor } from '@/lib/server/redaction/redaction-rules'
 import type { Redactor } from '@/lib/server/redaction/redactor'
+import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import type { ExportFormat, ExportQuery } from '@/lib/shared/schemas/export'
+import { matchesRedacted, needsRedaction, type RedactedView } from '@/lib/server/messages/redacted-search'
+import { AppError } from '@/lib/server/errors/app-error'
 import { csvHeader, toCsvLine } from './csv'
 import { readExportPages, type ExportRow, type ExportSelection, type ReadPagesOptions } from './export-rows'
 import { toJsonLine } from './jsonl'
@@ -55,8 +58,14 @@ const SERIALISERS: Record<'jsonl' | 'csv', Serialiser> = {
  * the consumer (the HTTP response, hence the client's download) has taken the previous one, so a slow client slows
  * the export instead of filling memory.
  */
-export function streamRows(selection: ExportSelection, format: 'jsonl' | 'csv', redactor: Redactor, options: ReadPagesOptions = {}): ReadableStream<Uint8Array> {
+export function streamRows(
+  selection: ExportSelection,
+  format: 'jsonl' | 'csv',
+  redactor: Redactor,
+  options: ReadPagesOptions & { view?: RedactedView } = {},
+): ReadableStream<Uint8Array> {
   const serialiser = SERIALISERS[format]
+  const keep = redactedFilter(selection, options.view)
   let pages: AsyncGenerator<ExportRow[]> | null = null
   let rows = 0
   return new ReadableStream<Uint8Array>(
@@ -72,7 +81,8 @@ export function streamRows(selection: ExportSelection, format: 'jsonl' | 'csv', 
             controller.close()
             return
           }
-          for (const chunk of encodeLines(next.value, (row) => serialiser.line(row, redactor))) controller.enqueue(chunk)
+          const page = keep ? next.value.filter(keep) : next.value
+          for (const chunk of encodeLines(page, (row) => serialiser.line(row, redactor))) controller.enqueue(chunk)
           rows += next.value.length
         } catch (error) {
           // Headers are gone already: all the client can get is an aborted download.
@@ -86,6 +96,23 @@ export function streamRows(selection: ExportSelection, format: 'jsonl' | 'csv', 
     },
     { highWaterMark: 1 },
   )
+}
+
+/**
+ * For a caller who sees some sources redacted: a text filter (`q`, `entity`) must match a row's redacted text, not
+ * only what the database found in the stored one (redacted-search.ts), or the export would be the oracle the list is not.
+ */
+function redactedFilter(selection: ExportSelection, view: RedactedView | undefined): ((row: ExportRow) => boolean) | null {
+  if (!view || view.rawSourceIds === null || !('filter' in selection)) return null
+  const { q, entity } = selection.filter
+  if (q === undefined && entity === undefined) return null
+  return (row) =>
+    !needsRedaction(view, row.source_id) ||
+    matchesRedacted(
+      { errorType: row.error_type, errorMessage: row.error_message, entityKey: row.entity_key, bodyText: row.body_text, bodyEncoding: row.body_encoding },
+      { q, entity },
+      view.redactor,
+    )
 }
 
 const BLOCK_BYTES = 1024 * 1024
@@ -110,24 +137,35 @@ function* encodeLines(rows: ExportRow[], line: (row: ExportRow) => string): Gene
   if (used > 0) yield block.subarray(0, used)
 }
 
-/** GET /api/export: checks the request (a named group must exist), then streams the file. */
-export async function exportMessages(query: ExportQuery, options: { baseUrl: string; now?: Date }): Promise<ExportFile> {
+/**
+ * GET /api/export: checks the request (a named group must exist), then streams the file. With `sourceIds`, only
+ * those sources' messages are exported, and a named group none of them holds a message of is not found.
+ */
+export async function exportMessages(query: ExportQuery, options: { baseUrl: string; now?: Date; view?: RedactedView } & SourceScope): Promise<ExportFile> {
   const selection = selectionOf(query)
   const now = options.now ?? new Date()
+  const sourceIds = allowedSourceIds(options)
   if ('filter' in selection && selection.filter.group) {
     const { sql } = await getDb()
     const groupId = parseId(selection.filter.group, 'group').toString()
-    const { rows } = await sql.query('SELECT 1 FROM error_groups WHERE id = $1::bigint', [groupId])
+    const { rows } = sourceIds
+      ? await sql.query('SELECT 1 FROM group_source_stats WHERE group_id = $1::bigint AND source_id = ANY($2::bigint[]) AND count > 0 LIMIT 1', [groupId, sourceIds])
+      : await sql.query('SELECT 1 FROM error_groups WHERE id = $1::bigint', [groupId])
     if (rows.length === 0) throw notFound(`group ${selection.filter.group}`)
   }
   const redactor = await loadRedactor()
   const filename = filenameOf(selection, query.format, now)
   if (query.format === 'md') {
+    // A ticket's counts and samples come from the database's match: with a text filter they could tell a viewer what a
+    // masked value holds. CSV and JSON Lines check each row's redacted text instead.
+    if (options.view?.rawSourceIds && 'filter' in selection && (selection.filter.q !== undefined || selection.filter.entity !== undefined)) {
+      throw new AppError('forbidden', 'A Markdown ticket of a text search needs raw access to these messages (operator); export CSV or JSON Lines instead')
+    }
     const group = wholeGroup(selection)
     const markdown = group
-      ? await buildGroupTicket(group, { redactor, baseUrl: options.baseUrl, now })
-      : await buildSelectionTicket(selection, { redactor, baseUrl: options.baseUrl, now })
+      ? await buildGroupTicket(group, { redactor, baseUrl: options.baseUrl, now, sourceIds })
+      : await buildSelectionTicket(selection, { redactor, baseUrl: options.baseUrl, now, sourceIds })
     return { body: new Blob([markdown]).stream(), contentType: CONTENT_TYPES.md, filename }
   }
-  return { body: streamRows(selection, query.format, redactor), contentType: CONTENT_TYPES[query.format], filename }
+  return { body: streamRows(selection, query.format, redactor, { ...(sourceIds ? { sourceIds } : {}), view: options.view }), contentType: CONTENT_TYPES[query.format], filename }
 }

@@ -8,6 +8,7 @@ import { parseId } from '@/lib/server/http/parse-id'
 import { listOrderSql, MESSAGES_FROM, STATUS_SQL } from '@/lib/server/messages/message-filter-sql'
 import { xDeathDto } from '@/lib/server/messages/to-message-dto'
 import type { Redactor } from '@/lib/server/redaction/redactor'
+import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import type { MessageFilter } from '@/lib/shared/schemas/message'
 import { EXPORT_JOINS, queryExportRows, redactedBody, SEARCH_JOIN, storedXDeath, selectionFilter, selectionWhere, type ExportRow, type ExportSelection } from './export-rows'
 import { apiHeaders } from './csv'
@@ -15,7 +16,8 @@ import { codeBlock, escapeInline, firstLines, formatCount, inlineCode, link, tru
 
 /** Markdown bug tickets: a group, one message, or any export selection, redacted, with links back to Lazarus. */
 
-export type TicketOptions = { redactor: Redactor; baseUrl: string; now?: Date }
+/** `sourceIds`: a caller restricted to those sources gets a ticket of their messages only (see SourceScope). */
+export type TicketOptions = { redactor: Redactor; baseUrl: string; now?: Date } & SourceScope
 
 const SAMPLES = 3
 const BODY_CHARS = 4_000
@@ -29,8 +31,15 @@ const bullet = (label: string, value: string | null) => (value === null || value
 const code = (value: string | null) => (value === null || value === '' ? null : inlineCode(value))
 const codes = (values: readonly string[]) => (values.length ? values.map(inlineCode).join(', ') : null)
 
-async function rowsById(sql: Sql, ids: string[]): Promise<ExportRow[]> {
+async function rowsById(sql: Sql, ids: string[], sourceIds: string[] | null = null): Promise<ExportRow[]> {
   if (ids.length === 0) return []
+  if (sourceIds) {
+    return queryExportRows(
+      sql,
+      `SELECT $COLUMNS FROM ${MESSAGES_FROM} ${EXPORT_JOINS} WHERE d.id = ANY($1::bigint[]) AND d.source_id = ANY($2::bigint[]) ORDER BY d.failed_at DESC, d.id DESC`,
+      [ids, sourceIds],
+    )
+  }
   return queryExportRows(sql, `SELECT $COLUMNS FROM ${MESSAGES_FROM} ${EXPORT_JOINS} WHERE d.id = ANY($1::bigint[]) ORDER BY d.failed_at DESC, d.id DESC`, [ids])
 }
 
@@ -124,13 +133,20 @@ function footer(options: TicketOptions): string {
 export async function buildGroupTicket(id: string, options: TicketOptions): Promise<string> {
   const { sql } = await getDb()
   const groupId = parseId(id, 'group').toString()
-  const { group, breakdown, breakdownSampled } = await getGroup({ id: groupId, range: '24h', now: options.now })
+  const sourceIds = allowedSourceIds(options)
+  const { group, breakdown, breakdownSampled } = await getGroup({ id: groupId, range: '24h', now: options.now, sourceIds })
   const { redactor, baseUrl } = options
-  const { rows: counters } = await sql.query<{ replayed: number; resolved: number }>(
-    'SELECT replayed_count::float8 AS replayed, resolved_count::float8 AS resolved FROM error_groups WHERE id = $1::bigint',
-    [groupId],
-  )
+  // Restricted: the group as the allowed sources show it already carries their counters.
+  const { rows: counters } = sourceIds
+    ? { rows: [{ replayed: group.replayedCount, resolved: group.resolvedCount }] }
+    : await sql.query<{ replayed: number; resolved: number }>(
+      'SELECT replayed_count::float8 AS replayed, resolved_count::float8 AS resolved FROM error_groups WHERE id = $1::bigint',
+      [groupId],
+    )
   const { replayed = 0, resolved = 0 } = counters[0] ?? {}
+  // Samples come from the allowed sources only; the appended parameter is numbered after each query's own.
+  const inSources = (n: number) => (sourceIds ? ` AND source_id = ANY($${n}::bigint[])` : '')
+  const withSources = (params: unknown[]) => (sourceIds ? [...params, sourceIds] : params)
 
   const facet = (entries: { value: string | null; count: number }[], fallback: string[]) =>
     entries.length
@@ -139,8 +155,8 @@ export async function buildGroupTicket(id: string, options: TicketOptions): Prom
 
   const sampleIds: string[] = []
   const newest = await sql.query<{ id: string }>(
-    'SELECT id::text FROM dead_letters WHERE group_id = $1::bigint ORDER BY failed_at DESC, id DESC LIMIT 1',
-    [groupId],
+    `SELECT id::text FROM dead_letters WHERE group_id = $1::bigint${inSources(2)} ORDER BY failed_at DESC, id DESC LIMIT 1`,
+    withSources([groupId]),
   )
   if (newest.rows[0]) sampleIds.push(newest.rows[0].id)
   // Then the newest failure of each other version, most frequent first: the ticket shows how the failure varies.
@@ -148,20 +164,20 @@ export async function buildGroupTicket(id: string, options: TicketOptions): Prom
   for (const version of versions) {
     if (sampleIds.length >= SAMPLES) break
     const { rows } = await sql.query<{ id: string }>(
-      `SELECT id::text FROM dead_letters WHERE group_id = $1::bigint AND service_version IS NOT DISTINCT FROM $2 AND id <> ALL($3::bigint[])
+      `SELECT id::text FROM dead_letters WHERE group_id = $1::bigint AND service_version IS NOT DISTINCT FROM $2 AND id <> ALL($3::bigint[])${inSources(4)}
        ORDER BY failed_at DESC, id DESC LIMIT 1`,
-      [groupId, version, sampleIds],
+      withSources([groupId, version, sampleIds]),
     )
     if (rows[0]) sampleIds.push(rows[0].id)
   }
   if (sampleIds.length < SAMPLES) {
     const { rows } = await sql.query<{ id: string }>(
-      'SELECT id::text FROM dead_letters WHERE group_id = $1::bigint AND id <> ALL($2::bigint[]) ORDER BY failed_at DESC, id DESC LIMIT $3',
-      [groupId, sampleIds, SAMPLES - sampleIds.length],
+      `SELECT id::text FROM dead_letters WHERE group_id = $1::bigint AND id <> ALL($2::bigint[])${inSources(4)} ORDER BY failed_at DESC, id DESC LIMIT $3`,
+      withSources([groupId, sampleIds, SAMPLES - sampleIds.length]),
     )
     sampleIds.push(...rows.map((r) => r.id))
   }
-  const samples = await rowsById(sql, sampleIds)
+  const samples = await rowsById(sql, sampleIds, sourceIds)
   const title = redactor.text(group.title)
   const other = group.count - replayed - resolved
 
@@ -200,7 +216,7 @@ export async function buildGroupTicket(id: string, options: TicketOptions): Prom
 export async function buildMessageTicket(id: string, options: TicketOptions): Promise<string> {
   const { sql } = await getDb()
   const messageId = parseId(id, 'message').toString()
-  const [row] = await rowsById(sql, [messageId])
+  const [row] = await rowsById(sql, [messageId], allowedSourceIds(options))
   if (!row) throw notFound(`message ${id}`)
   const title = options.redactor.text(row.group_title)
   return lines(
@@ -244,8 +260,9 @@ export function filterQuery(filter: MessageFilter, redactor: Redactor): { query:
 export async function buildSelectionTicket(selection: ExportSelection, options: TicketOptions): Promise<string> {
   const { sql } = await getDb()
   const { redactor, baseUrl } = options
+  const sourceIds = allowedSourceIds(options)
   const params: unknown[] = []
-  const { where, needsSearchJoin } = selectionWhere(selection, params)
+  const { where, needsSearchJoin } = selectionWhere(selection, params, sourceIds)
   const { rows } = await sql.query<FacetRow>(
     `SELECT f.facet, f.group_id::text, g.title, s.queue, f.service, f.service_version, f.failure_kind, f.status, f.n::float8 AS n,
        to_char(f.first_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS first_at, to_char(f.last_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS last_at
@@ -269,7 +286,7 @@ export async function buildSelectionTicket(selection: ExportSelection, options: 
   const list = (entries: string[]) => (entries.length ? entries.slice(0, TOP).join(', ') + (entries.length > TOP ? `, … (${formatCount(entries.length)} in all)` : '') : null)
 
   const sampleParams: unknown[] = []
-  const sample = selectionWhere(selection, sampleParams)
+  const sample = selectionWhere(selection, sampleParams, sourceIds)
   sampleParams.push(SAMPLES)
   const { rows: sampleIds } = await sql.query<{ id: string }>(
     `SELECT d.id::text FROM ${MESSAGES_FROM} ${sample.needsSearchJoin ? SEARCH_JOIN : ''} WHERE ${sample.where}

@@ -2,6 +2,7 @@ import 'server-only'
 import { getDb } from '@/lib/server/db'
 import { notFound } from '@/lib/server/errors/app-error'
 import { parseId } from '@/lib/server/http/parse-id'
+import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import type { GroupDetailDto, GroupRange } from '@/lib/shared/schemas/group'
 import { arrivalSeries, bucketSpan, bucketStarts, DAY_MS, HOUR_MS, type BucketSpan } from './arrival-series'
 import { groupBreakdown } from './group-breakdown'
@@ -13,17 +14,22 @@ const RANGES: Record<GroupRange, { bucket: GroupDetailDto['bucket']; span: (now:
   '30d': { bucket: 'day', span: (now) => bucketSpan(now, DAY_MS, 30) },
 }
 
-export type GetGroupOptions = { id: string; range: GroupRange; now?: Date }
+export type GetGroupOptions = { id: string; range: GroupRange; now?: Date } & SourceScope
 
-/** One group with its arrivals over the range and where its messages come from. */
-export async function getGroup({ id, range, now = new Date() }: GetGroupOptions): Promise<GroupDetailDto> {
+/**
+ * One group with its arrivals over the range and where its messages come from. With `sourceIds`, as those sources
+ * alone show it, and not found when none of them holds a message of it.
+ */
+export async function getGroup({ id, range, now = new Date(), ...scope }: GetGroupOptions): Promise<GroupDetailDto> {
   const { sql } = await getDb()
   const groupId = parseId(id, 'group').toString()
-  const [group] = await queryGroups(sql, { where: ['g.id = $1::bigint'], params: [groupId], orderBy: 'g.id', limit: 1, now })
+  const sourceIds = allowedSourceIds(scope)
+  const where = sourceIds ? ['g.id = $1::bigint', 'g.count > 0'] : ['g.id = $1::bigint']
+  const [group] = await queryGroups(sql, { where, params: [groupId], orderBy: 'g.id', limit: 1, now, sourceIds })
   if (!group) throw notFound(`group ${id}`)
   const { bucket, span } = RANGES[range]
   const buckets = span(now)
-  const [series, breakdown] = await Promise.all([arrivalSeries(sql, [groupId], buckets), groupBreakdown(sql, group)])
+  const [series, breakdown] = await Promise.all([arrivalSeries(sql, [groupId], buckets, sourceIds), groupBreakdown(sql, group, { sourceIds })])
   const counts = series.get(groupId) ?? []
   return {
     group,

@@ -2,14 +2,19 @@ import 'server-only'
 import { getDb } from '@/lib/server/db'
 import type { GroupDto, ListGroupsQuery } from '@/lib/shared/schemas/group'
 import { HELD_SIGNATURE } from '@/lib/server/pauses/held-row'
+import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import { queryGroups } from './query-groups'
 
 const ORDER = { count: 'g.count DESC', rate: 'last5 DESC, last60 DESC', lastSeen: 'g.last_seen DESC' } as const
 
 export type ListGroupsOptions = ListGroupsQuery & { now?: Date }
 
-/** Groups that hold messages, filtered on their maintained facets (one row per error signature: a short scan). */
-export async function listGroups(query: ListGroupsOptions): Promise<{ groups: GroupDto[] }> {
+/**
+ * Groups that hold messages, filtered on their maintained facets (one row per error signature: a short scan). With
+ * `scope.sourceIds`, only groups with messages in those sources, their counts, rates, facets and sources limited to
+ * them (every filter and sort applies to those figures).
+ */
+export async function listGroups(query: ListGroupsOptions, scope: SourceScope = {}): Promise<{ groups: GroupDto[] }> {
   const { sql } = await getDb()
   const params: unknown[] = []
   const where: string[] = ['g.count > 0']
@@ -25,6 +30,8 @@ export async function listGroups(query: ListGroupsOptions): Promise<{ groups: Gr
   if (query.service) add((p) => `${p} = ANY(g.services)`, query.service)
   if (query.from) add((p) => `g.last_seen >= ${p}::timestamptz`, query.from)
   if (query.to) add((p) => `g.first_seen < ${p}::timestamptz`, query.to)
-  const groups = await queryGroups(sql, { where, params, orderBy: ORDER[query.sort], limit: query.limit, now: query.now ?? new Date() })
+  const groups = await queryGroups(sql, {
+    where, params, orderBy: ORDER[query.sort], limit: query.limit, now: query.now ?? new Date(), sourceIds: allowedSourceIds(scope),
+  })
   return { groups }
 }

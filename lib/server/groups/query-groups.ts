@@ -10,33 +10,71 @@ type GroupRow = {
 }
 
 export type GroupQuery = {
-  /** Conditions on error_groups `g`, numbered against `params`. */
+  /** Conditions on error_groups `g` (or, restricted, its per-source figures under the same names), numbered against `params`. */
   where: string[]
   params: unknown[]
   orderBy: string
   limit: number
   now: Date
+  /** Only these sources' messages count (null: every source, from error_groups and group_arrivals). */
+  sourceIds?: string[] | null
 }
 
-/** Groups with the counters maintained at ingestion, rates and a 24-hour sparkline from the arrival buckets. */
+/**
+ * A group as a caller restricted to the sources in parameter `p` sees it: error_groups' own columns, and in place of
+ * its counters and facets the sums and unions of its group_source_stats rows in those sources (only groups that have
+ * one). `sources` lists the allowed sources the group has failed in.
+ */
+const scopedGroupsSql = (p: string) => `(
+  SELECT s.group_id AS id, eg.title, eg.error_type, eg.signature, eg.status, eg.note, eg.ticket_url,
+    s.count, s.first_seen, s.last_seen, s.replayed_count, s.resolved_count, s.sources,
+    ${['services', 'service_versions', 'failure_kinds']
+      .map((column) => `ARRAY(SELECT DISTINCT v FROM group_source_stats x CROSS JOIN unnest(x.${column}) v
+      WHERE x.group_id = s.group_id AND x.source_id = ANY(${p}) ORDER BY 1) AS ${column}`)
+      .join(',\n    ')}
+  FROM (
+    SELECT st.group_id, sum(st.count) AS count, min(st.first_seen) AS first_seen, max(st.last_seen) AS last_seen,
+      sum(st.replayed_count) AS replayed_count, sum(st.resolved_count) AS resolved_count,
+      array_agg(DISTINCT src.queue ORDER BY src.queue) AS sources
+    FROM group_source_stats st JOIN sources src ON src.id = st.source_id
+    WHERE st.source_id = ANY(${p})
+    GROUP BY st.group_id
+  ) s
+  JOIN error_groups eg ON eg.id = s.group_id
+)`
+
+/**
+ * Groups with the counters maintained at ingestion, rates and a 24-hour sparkline from the arrival buckets; for a
+ * restricted caller, the same from the per-source counters and buckets of the allowed sources.
+ */
 export async function queryGroups(sql: Sql, query: GroupQuery): Promise<GroupDto[]> {
+  const sourceIds = query.sourceIds ?? null
+  if (sourceIds?.length === 0) return []
   const params = [...query.params, query.now, query.limit]
   const now = `date_trunc('minute', $${params.length - 1}::timestamptz)`
+  const limit = `$${params.length}`
+  let groups = 'error_groups g'
+  let arrivals = 'group_arrivals a WHERE a.group_id = g.id'
+  if (sourceIds) {
+    const p = `$${params.push(sourceIds)}::bigint[]`
+    groups = `${scopedGroupsSql(p)} g`
+    arrivals = `group_source_arrivals a WHERE a.group_id = g.id AND a.source_id = ANY(${p})`
+  }
   const { rows } = await sql.query<GroupRow>(
     `SELECT g.id::text, g.title, g.error_type, g.signature, g.count::float8 AS count, g.first_seen, g.last_seen,
        COALESCE(r.last5, 0)::float8 / 5 AS last5, COALESCE(r.last60, 0)::float8 / 60 AS last60,
        g.sources, g.services, g.service_versions, g.failure_kinds, g.status, g.note, g.ticket_url,
        g.replayed_count::float8 AS replayed_count, g.resolved_count::float8 AS resolved_count
-     FROM error_groups g
+     FROM ${groups}
      LEFT JOIN LATERAL (
        SELECT sum(a.count) FILTER (WHERE a.minute >= ${now} - interval '4 minutes') AS last5, sum(a.count) AS last60
-       FROM group_arrivals a WHERE a.group_id = g.id AND a.minute >= ${now} - interval '59 minutes'
+       FROM ${arrivals} AND a.minute >= ${now} - interval '59 minutes'
      ) r ON TRUE
      WHERE ${query.where.length ? query.where.join(' AND ') : 'TRUE'}
-     ORDER BY ${query.orderBy}, g.id DESC LIMIT $${params.length}`,
+     ORDER BY ${query.orderBy}, g.id DESC LIMIT ${limit}`,
     params,
   )
-  const sparklines = await arrivalSeries(sql, rows.map((r) => r.id), bucketSpan(query.now, HOUR_MS, 24))
+  const sparklines = await arrivalSeries(sql, rows.map((r) => r.id), bucketSpan(query.now, HOUR_MS, 24), sourceIds)
   return rows.map((r) => ({
     id: r.id, title: r.title, errorType: r.error_type, signature: r.signature, count: r.count,
     firstSeen: new Date(r.first_seen).toISOString(), lastSeen: new Date(r.last_seen).toISOString(),

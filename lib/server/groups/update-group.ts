@@ -3,19 +3,27 @@ import { recordAudit } from '@/lib/server/audit/record-audit'
 import { getDb } from '@/lib/server/db'
 import { notFound } from '@/lib/server/errors/app-error'
 import { parseId } from '@/lib/server/http/parse-id'
+import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import type { GroupDto, UpdateGroupInput } from '@/lib/shared/schemas/group'
 import { getGroup } from './get-group'
 
-export type UpdateGroupOptions = { id: string; input: UpdateGroupInput; actor: string }
+export type UpdateGroupOptions = { id: string; input: UpdateGroupInput; actor: string } & SourceScope
 
 /**
  * Sets a group's triage state (status, note, ticket link) and audits the change. A resolved group reopens by itself
  * when new failures arrive (lib/server/ingest/store-batch.ts); acknowledged and muted ones keep their state.
+ * With `sourceIds`, a group none of those sources holds a message of is not found, and the group returned is as
+ * those sources show it.
  */
-export async function updateGroup({ id, input, actor }: UpdateGroupOptions): Promise<GroupDto> {
+export async function updateGroup({ id, input, actor, ...scope }: UpdateGroupOptions): Promise<GroupDto> {
   const { sql } = await getDb()
   const groupId = parseId(id, 'group').toString()
+  const sourceIds = allowedSourceIds(scope)
   await sql.transaction(async (tx) => {
+    if (sourceIds) {
+      const { rows } = await tx.query('SELECT 1 FROM group_source_stats WHERE group_id = $1::bigint AND source_id = ANY($2::bigint[]) AND count > 0 LIMIT 1', [groupId, sourceIds])
+      if (rows.length === 0) throw notFound(`group ${id}`)
+    }
     const { rows } = await tx.query<{ status: string; note: string | null; ticket_url: string | null; title: string }>(
       'SELECT status, note, ticket_url, title FROM error_groups WHERE id = $1::bigint FOR UPDATE',
       [groupId],
@@ -41,5 +49,5 @@ export async function updateGroup({ id, input, actor }: UpdateGroupOptions): Pro
       outcome: 'applied',
     })
   })
-  return (await getGroup({ id, range: '24h' })).group
+  return (await getGroup({ id, range: '24h', sourceIds })).group
 }

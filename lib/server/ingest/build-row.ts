@@ -1,7 +1,7 @@
 import 'server-only'
 import { createHash } from 'node:crypto'
 import type { ConsumeMessage } from '@/lib/server/amqp/amqplib'
-import { getTypedHeaders, getTypedHeadersError, typedTableToPlain, type TypedTable } from '@/lib/server/amqp/typed-fields'
+import { getTooDeepHeaders, getTypedHeaders, getTypedHeadersError, typedTableToPlain, type TypedTable } from '@/lib/server/amqp/typed-fields'
 import { asHeldRow } from '@/lib/server/pauses/held-row'
 import { normaliseDelivery } from './normalise/normalise-delivery'
 import { PREVIEW_CHARS, type IngestRow } from './store-batch'
@@ -115,6 +115,9 @@ export function buildRow(options: BuildRowOptions): IngestRow {
   const headerError = getTypedHeadersError(message.properties.headers)
   // The table could not be kept exactly (malformed bytes, duplicate or non-UTF-8 keys): store what was readable, say so.
   if (headerError) flags.add(`headers-lossy: ${headerError.message}`.slice(0, 200))
+  // Kept exactly, but as bytes (TooDeepValue): nothing was derived from it and the page cannot show its structure.
+  const tooDeep = getTooDeepHeaders(message.properties.headers)
+  if (tooDeep) for (const key of tooDeep) flags.add(`header-too-deep:${key}`)
   const properties = propertiesOf(message.properties)
   const propertiesJson = jsonbSafe(properties, flags)
   const headersJson = jsonbSafe(typedHeaders, flags)

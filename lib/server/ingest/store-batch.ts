@@ -1,5 +1,6 @@
 import 'server-only'
 import type { Sql } from '@/lib/server/db/sql'
+import { heldFlagsSql } from '@/lib/server/pauses/held-row'
 
 /** One normalised delivery, ready for the database. JSON columns arrive serialised. */
 export type IngestRow = {
@@ -99,6 +100,8 @@ const SQL_VALUES: Partial<Record<ParamColumn, (param: (column: ParamColumn) => s
   body_preview: (p) =>
     `CASE WHEN ${p('body_encoding')}::text = 'binary' THEN NULL ELSE left(coalesce(${p('body_preview')}::text, convert_from(${p('body')}::bytea, 'UTF8')), ${PREVIEW_CHARS}) END`,
 }
+/** A held row is flagged held-unexpected, in the statement that writes it, when no pause explains it (held-row.ts). */
+const HELD_SQL_VALUES: typeof SQL_VALUES = { ...SQL_VALUES, flags: heldFlagsSql }
 
 function rowParams(row: IngestRow, sourceId: string, groupId: string, extraSeen: number): unknown[] {
   return [
@@ -125,10 +128,11 @@ function insertStatement(rowCount: number, status: IngestRow['status']): string 
   if (cached) return cached
   if (statements.size > 64) statements.clear()
   const width = PARAM_COLUMNS.length
+  const derived = status === 'held' ? HELD_SQL_VALUES : SQL_VALUES
   const values: string[] = []
   for (let r = 0; r < rowCount; r++) {
     const param = (column: ParamColumn) => `$${r * width + 1 + PARAM_COLUMNS.indexOf(column)}`
-    values.push(`(${PARAM_COLUMNS.map((column) => SQL_VALUES[column]?.(param) ?? param(column)).join(', ')})`)
+    values.push(`(${PARAM_COLUMNS.map((column) => derived[column]?.(param) ?? param(column)).join(', ')})`)
   }
   const text = `
 WITH stored AS (
@@ -166,7 +170,12 @@ const LOCK_GROUPS = 'SELECT id FROM error_groups WHERE id = ANY($1::bigint[]) OR
 
 const UPDATE_COUNTERS = `
 WITH input AS (
-  SELECT * FROM unnest($1::bigint[], $2::int[], $3::timestamptz[], $4::timestamptz[], $5::text[], $6::text[], $7::text[])
+  -- The facet values of each group as sorted text arrays, parsed once for the group row and its source's row.
+  SELECT t.group_id, t.n, t.first_at, t.last_at,
+    ARRAY(SELECT jsonb_array_elements_text(t.kinds::jsonb) ORDER BY 1) AS kinds,
+    ARRAY(SELECT jsonb_array_elements_text(t.services::jsonb) ORDER BY 1) AS services,
+    ARRAY(SELECT jsonb_array_elements_text(t.versions::jsonb) ORDER BY 1) AS versions
+  FROM unnest($1::bigint[], $2::int[], $3::timestamptz[], $4::timestamptz[], $5::text[], $6::text[], $7::text[])
     AS t(group_id, n, first_at, last_at, kinds, services, versions)
 ),
 groups_updated AS (
@@ -174,9 +183,9 @@ groups_updated AS (
     count = g.count + i.n,
     first_seen = LEAST(g.first_seen, i.first_at),
     last_seen = GREATEST(g.last_seen, i.last_at),
-    failure_kinds = ARRAY(SELECT DISTINCT unnest(g.failure_kinds || ARRAY(SELECT jsonb_array_elements_text(i.kinds::jsonb))) ORDER BY 1),
-    services = ARRAY(SELECT DISTINCT unnest(g.services || ARRAY(SELECT jsonb_array_elements_text(i.services::jsonb))) ORDER BY 1),
-    service_versions = ARRAY(SELECT DISTINCT unnest(g.service_versions || ARRAY(SELECT jsonb_array_elements_text(i.versions::jsonb))) ORDER BY 1),
+    failure_kinds = ARRAY(SELECT DISTINCT unnest(g.failure_kinds || i.kinds) ORDER BY 1),
+    services = ARRAY(SELECT DISTINCT unnest(g.services || i.services) ORDER BY 1),
+    service_versions = ARRAY(SELECT DISTINCT unnest(g.service_versions || i.versions) ORDER BY 1),
     sources = CASE WHEN $8::text = ANY(g.sources) THEN g.sources ELSE ARRAY(SELECT DISTINCT unnest(g.sources || ARRAY[$8::text]) ORDER BY 1) END,
     -- A resolved group reopens when new failures arrive; acknowledged and muted ones keep their state.
     status = CASE WHEN g.status = 'resolved' THEN 'open' ELSE g.status END,
@@ -188,6 +197,30 @@ arrivals AS (
   INSERT INTO group_arrivals (group_id, minute, count)
   SELECT * FROM unnest($9::bigint[], $10::timestamptz[], $11::int[]) AS a(group_id, minute, count) ORDER BY 1, 2
   ON CONFLICT (group_id, minute) DO UPDATE SET count = group_arrivals.count + excluded.count
+  RETURNING 1
+),
+-- The same counters and buckets for this batch's source (migration 20261205200000_group_source_counters): a batch
+-- comes from one source, so these are as many rows as above. Written under the group locks LOCK_GROUPS took.
+source_stats AS (
+  INSERT INTO group_source_stats AS s (group_id, source_id, count, first_seen, last_seen, failure_kinds, services, service_versions)
+  SELECT i.group_id, $13::bigint, i.n, i.first_at, i.last_at, i.kinds, i.services, i.versions FROM input i ORDER BY 1
+  ON CONFLICT (group_id, source_id) DO UPDATE SET
+    count = s.count + excluded.count,
+    first_seen = LEAST(s.first_seen, excluded.first_seen),
+    last_seen = GREATEST(s.last_seen, excluded.last_seen),
+    -- Mostly values the source has shown before: then the stored array stands, without a sort.
+    failure_kinds = CASE WHEN excluded.failure_kinds <@ s.failure_kinds THEN s.failure_kinds
+      ELSE ARRAY(SELECT DISTINCT unnest(s.failure_kinds || excluded.failure_kinds) ORDER BY 1) END,
+    services = CASE WHEN excluded.services <@ s.services THEN s.services
+      ELSE ARRAY(SELECT DISTINCT unnest(s.services || excluded.services) ORDER BY 1) END,
+    service_versions = CASE WHEN excluded.service_versions <@ s.service_versions THEN s.service_versions
+      ELSE ARRAY(SELECT DISTINCT unnest(s.service_versions || excluded.service_versions) ORDER BY 1) END
+  RETURNING 1
+),
+source_arrivals AS (
+  INSERT INTO group_source_arrivals (group_id, source_id, minute, count)
+  SELECT a.group_id, $13::bigint, a.minute, a.count FROM unnest($9::bigint[], $10::timestamptz[], $11::int[]) AS a(group_id, minute, count) ORDER BY 1, 3
+  ON CONFLICT (group_id, source_id, minute) DO UPDATE SET count = group_source_arrivals.count + excluded.count
   RETURNING 1
 ),
 -- The id range these rows occupy, for the search indexer (migration 20261201020000_search_index).

@@ -1,8 +1,10 @@
 import 'server-only'
 import { getDb } from '@/lib/server/db'
 import type { Sql } from '@/lib/server/db/sql'
+import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import type { MessageCountDto, MessageFilter } from '@/lib/shared/schemas/message'
 import { MESSAGES_FROM, messageFilterSql } from './message-filter-sql'
+import { idsMatchingRedacted, needsRedaction, type RedactedView } from './redacted-search'
 
 /** Counted exactly up to here; beyond it a count(*) of a broad filter can take seconds (product.md §11). */
 export const EXACT_COUNT_CAP = 10_000
@@ -10,12 +12,17 @@ export const EXACT_COUNT_CAP = 10_000
 /**
  * How many messages match a filter, for "select all N matching": exact below the cap (the scan stops after
  * EXACT_COUNT_CAP + 1 rows), else a maintained counter when the filter is only a group or nothing, else the
- * planner's row estimate, never below what the capped scan already saw.
+ * planner's row estimate, never below what the capped scan already saw. With `scope.sourceIds`, only those sources'
+ * messages, and their counters (drained counts, per-source group counts).
  */
-export async function countMessages(filter: MessageFilter): Promise<MessageCountDto> {
+export async function countMessages(filter: MessageFilter, scope: SourceScope & { view?: RedactedView } = {}): Promise<MessageCountDto> {
   const { sql } = await getDb()
+  const sourceIds = allowedSourceIds(scope)
   const params: unknown[] = []
-  const where = messageFilterSql(filter, params)
+  const where = messageFilterSql(filter, params, sourceIds)
+  if (scope.view && scope.view.rawSourceIds !== null && (filter.q !== undefined || filter.entity !== undefined)) {
+    return countRedacted(sql, where, params, filter, scope.view)
+  }
   params.push(EXACT_COUNT_CAP + 1)
   const { rows } = await sql.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${MESSAGES_FROM} WHERE ${where} LIMIT $${params.length}) capped`,
@@ -26,18 +33,45 @@ export async function countMessages(filter: MessageFilter): Promise<MessageCount
 
   // Counters are kept in the ingesting transaction, but retention or deletes may bypass them: labelled estimates.
   const used = Object.entries(filter).filter(([, value]) => value !== undefined).map(([key]) => key)
-  const counter = used.length === 0 ? await storedCount(sql) : used.length === 1 && filter.group ? await groupCount(sql, filter.group) : null
+  const counter = used.length === 0 ? await storedCount(sql, sourceIds) : used.length === 1 && filter.group ? await groupCount(sql, filter.group, sourceIds) : null
   if (counter !== null) return { count: Math.max(counter, exact), estimated: true, method: 'counter' }
   return { count: Math.max(await plannerEstimate(sql, where, params.slice(0, -1)), exact), estimated: true, method: 'planner' }
 }
 
-async function storedCount(sql: Sql): Promise<number> {
-  const { rows } = await sql.query<{ n: number }>('SELECT coalesce(sum(drained_count), 0)::float8 AS n FROM sources')
+/** Counted among this many candidates when each must be checked against the redacted text. */
+export const REDACTED_COUNT_CAP = 2_000
+
+/**
+ * A text-filtered count for a caller who sees some sources redacted: each candidate of such a source counts only if
+ * the filter still matches its redacted text (redacted-search.ts), so the count is no oracle either. Past
+ * REDACTED_COUNT_CAP candidates the figure is a labelled lower bound.
+ */
+async function countRedacted(sql: Sql, where: string, params: unknown[], filter: MessageFilter, view: RedactedView): Promise<MessageCountDto> {
+  const { rows } = await sql.query<{ id: string; source_id: string }>(
+    `SELECT d.id::text, d.source_id::text FROM ${MESSAGES_FROM} WHERE ${where} LIMIT ${REDACTED_COUNT_CAP + 1}`,
+    params,
+  )
+  const candidates = rows.slice(0, REDACTED_COUNT_CAP)
+  const checked = candidates.filter((r) => needsRedaction(view, r.source_id))
+  const matching = await idsMatchingRedacted(sql, checked.map((r) => r.id), filter, view.redactor)
+  const count = candidates.length - checked.length + matching.size
+  return rows.length > REDACTED_COUNT_CAP ? { count, estimated: true, method: 'planner' } : { count, estimated: false, method: 'exact' }
+}
+
+async function storedCount(sql: Sql, sourceIds: string[] | null): Promise<number> {
+  const { rows } = sourceIds
+    ? await sql.query<{ n: number }>('SELECT coalesce(sum(drained_count), 0)::float8 AS n FROM sources WHERE id = ANY($1::bigint[])', [sourceIds])
+    : await sql.query<{ n: number }>('SELECT coalesce(sum(drained_count), 0)::float8 AS n FROM sources')
   return rows[0]?.n ?? 0
 }
 
-async function groupCount(sql: Sql, groupId: string): Promise<number | null> {
-  const { rows } = await sql.query<{ n: number }>('SELECT count::float8 AS n FROM error_groups WHERE id = $1::bigint', [groupId])
+async function groupCount(sql: Sql, groupId: string, sourceIds: string[] | null): Promise<number | null> {
+  const { rows } = sourceIds
+    ? await sql.query<{ n: number }>(
+      'SELECT sum(count)::float8 AS n FROM group_source_stats WHERE group_id = $1::bigint AND source_id = ANY($2::bigint[])',
+      [groupId, sourceIds],
+    )
+    : await sql.query<{ n: number }>('SELECT count::float8 AS n FROM error_groups WHERE id = $1::bigint', [groupId])
   return rows[0]?.n ?? null
 }
 

@@ -2,6 +2,7 @@ import 'server-only'
 import { getDb } from '@/lib/server/db'
 import { notFound } from '@/lib/server/errors/app-error'
 import { parseId } from '@/lib/server/http/parse-id'
+import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 
 export type MessageBody = {
   bytes: Buffer
@@ -17,14 +18,20 @@ function safeContentType(contentType: string | null): string {
   return contentType
 }
 
-/** The stored body, byte for byte, with the content type and encoding the message was published with. */
-export async function getMessageBody({ id }: { id: string }): Promise<MessageBody> {
+export type GetMessageBodyOptions = { id: string } & SourceScope
+
+/**
+ * The stored body, byte for byte, with the content type and encoding the message was published with. With
+ * `sourceIds`, a message of another source is not found.
+ */
+export async function getMessageBody({ id, ...scope }: GetMessageBodyOptions): Promise<MessageBody> {
   const { sql } = await getDb()
   const messageId = parseId(id, 'message')
+  const sourceIds = allowedSourceIds(scope)
   const { rows } = await sql.query<{ body: Uint8Array; content_type: string | null; content_encoding: string | null; body_encoding: string }>(
     `SELECT body, properties->>'contentType' AS content_type, properties->>'contentEncoding' AS content_encoding, body_encoding
-     FROM dead_letters WHERE id = $1::bigint`,
-    [messageId.toString()],
+     FROM dead_letters WHERE id = $1::bigint${sourceIds ? ' AND source_id = ANY($2::bigint[])' : ''}`,
+    sourceIds ? [messageId.toString(), sourceIds] : [messageId.toString()],
   )
   if (!rows[0]) throw notFound(`message ${id}`)
   const row = rows[0]

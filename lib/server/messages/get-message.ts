@@ -4,9 +4,12 @@ import type { Sql } from '@/lib/server/db/sql'
 import { notFound } from '@/lib/server/errors/app-error'
 import { parseId } from '@/lib/server/http/parse-id'
 import { ITEM_STATUS_SQL } from '@/lib/server/replay/item-status-sql'
+import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import type { MessageDetailDto, MessageSummaryDto } from '@/lib/shared/schemas/message'
 import type { MessageReplayDto, ReplayedFromDto } from '@/lib/shared/schemas/replay'
 import { MESSAGES_FROM } from './message-filter-sql'
+import { redactDetailRow, redactSummaryRow } from './redact-rows'
+import { needsRedaction, type RedactedView } from './redacted-search'
 import { SUMMARY_COLUMNS, toMessageDetail, toMessageSummary, type DetailRow, type SummaryRow } from './to-message-dto'
 
 /** Bodies above this travel truncated in the detail JSON; /api/messages/{id}/body always gives the whole body. */
@@ -14,9 +17,20 @@ const MAX_INLINE_BODY = 256 * 1024
 const SAME_GROUP_LIMIT = 5
 const SAME_ENTITY_LIMIT = 10
 
-export async function getMessage({ id }: { id: string }): Promise<MessageDetailDto> {
+export type GetMessageOptions = {
+  id: string
+  /** A caller who sees some sources' messages redacted (a viewer): a message of such a source comes redacted. */
+  view?: RedactedView
+} & SourceScope
+
+/**
+ * One message with everything stored and derived. With `sourceIds`, a message of another source is not found, and
+ * its related messages and replay origin come from those sources only.
+ */
+export async function getMessage({ id, view, ...scope }: GetMessageOptions): Promise<MessageDetailDto> {
   const { sql } = await getDb()
   const messageId = parseId(id, 'message')
+  const sourceIds = allowedSourceIds(scope)
   const { rows } = await sql.query<DetailRow>(
     `SELECT ${SUMMARY_COLUMNS}, substring(d.body FROM 1 FOR ${MAX_INLINE_BODY + 1}) AS body, d.properties, d.headers,
        -- New rows leave x_death empty and keep it in their headers only (store-batch.ts); older rows hold both.
@@ -25,24 +39,31 @@ export async function getMessage({ id }: { id: string }): Promise<MessageDetailD
        d.error_stack, d.error_message AS full_error_message, d.last_death_at, g.title AS group_title,
        d.lineage_origin_id, d.replay_count, st.status_reason, st.status_changed_at, st.status_changed_by, d.lineage_replay_id
      FROM ${MESSAGES_FROM} JOIN sources s ON s.id = d.source_id JOIN error_groups g ON g.id = d.group_id
-     WHERE d.id = $1::bigint`,
-    [messageId.toString()],
+     WHERE d.id = $1::bigint${sourceIds ? ' AND d.source_id = ANY($2::bigint[])' : ''}`,
+    sourceIds ? [messageId.toString(), sourceIds] : [messageId.toString()],
   )
   const row = rows[0]
   if (!row) throw notFound(`message ${id}`)
   const [sameGroup, sameEntity, replays, replayedFrom] = await Promise.all([
-    relatedMessages(sql, { where: 'd.group_id = $2::bigint', order: 'DESC', limit: SAME_GROUP_LIMIT }, [row.id, row.group_id]),
+    sourceIds
+      ? relatedMessages(sql, { where: 'd.group_id = $2::bigint AND d.source_id = ANY($3::bigint[])', order: 'DESC', limit: SAME_GROUP_LIMIT, idsFirst: true }, [row.id, row.group_id, sourceIds])
+      : relatedMessages(sql, { where: 'd.group_id = $2::bigint', order: 'DESC', limit: SAME_GROUP_LIMIT }, [row.id, row.group_id]),
     row.entity_key === null
       ? []
-      : relatedMessages(sql, { where: 'd.entity_key = $2', order: 'ASC', limit: SAME_ENTITY_LIMIT }, [row.id, row.entity_key]),
+      : sourceIds
+        ? relatedMessages(sql, { where: 'd.entity_key = $2 AND d.source_id = ANY($3::bigint[])', order: 'ASC', limit: SAME_ENTITY_LIMIT }, [row.id, row.entity_key, sourceIds])
+        : relatedMessages(sql, { where: 'd.entity_key = $2', order: 'ASC', limit: SAME_ENTITY_LIMIT }, [row.id, row.entity_key]),
     replayHistory(sql, row.id),
-    row.lineage_replay_id === null ? null : replaySourceOf(sql, row.lineage_replay_id),
+    row.lineage_replay_id === null ? null : replaySourceOf(sql, row.lineage_replay_id, sourceIds),
   ])
-  const detail = toMessageDetail(row, { maxInlineBody: MAX_INLINE_BODY })
+  const redacted = needsRedaction(view, row.source_id)
+  const detail = toMessageDetail(redacted ? redactDetailRow(row, view.redactor) : row, { maxInlineBody: MAX_INLINE_BODY })
+  const summary = (r: SummaryRow) => toMessageSummary(needsRedaction(view, r.source_id) ? redactSummaryRow(r, view.redactor) : r)
   return {
     ...detail,
+    redacted,
     body: { ...detail.body, size: row.body_size, truncated: row.body_size > MAX_INLINE_BODY },
-    related: { sameGroup, sameEntity },
+    related: { sameGroup: sameGroup.map(summary), sameEntity: sameEntity.map(summary) },
     replays,
     replayedFrom,
   }
@@ -68,27 +89,43 @@ async function replayHistory(sql: Sql, id: string): Promise<MessageReplayDto[]> 
   }))
 }
 
-/** The copy this message was replayed from: the dead letter of the replay item whose replay id it carried. */
-async function replaySourceOf(sql: Sql, replayId: string): Promise<ReplayedFromDto | null> {
-  const { rows } = await sql.query<{ dead_letter_id: string; job_id: string }>(
-    'SELECT dead_letter_id::text, job_id::text FROM replay_items WHERE replay_id = $1 LIMIT 1',
-    [replayId],
-  )
+/**
+ * The copy this message was replayed from: the dead letter of the replay item whose replay id it carried (for a
+ * restricted caller, only if that copy is in one of their sources).
+ */
+async function replaySourceOf(sql: Sql, replayId: string, sourceIds: string[] | null): Promise<ReplayedFromDto | null> {
+  const { rows } = sourceIds
+    ? await sql.query<{ dead_letter_id: string; job_id: string }>(
+      `SELECT i.dead_letter_id::text, i.job_id::text FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id
+       WHERE i.replay_id = $1 AND d.source_id = ANY($2::bigint[]) LIMIT 1`,
+      [replayId, sourceIds],
+    )
+    : await sql.query<{ dead_letter_id: string; job_id: string }>(
+      'SELECT dead_letter_id::text, job_id::text FROM replay_items WHERE replay_id = $1 LIMIT 1',
+      [replayId],
+    )
   return rows[0] ? { messageId: rows[0].dead_letter_id, jobId: rows[0].job_id, replayId } : null
 }
 
-type RelatedQuery = { where: string; order: 'ASC' | 'DESC'; limit: number }
+/** `idsFirst`: pick the ids on `d` alone, then read those rows (see relatedMessages). */
+type RelatedQuery = { where: string; order: 'ASC' | 'DESC'; limit: number; idsFirst?: boolean }
 
 /**
  * Other messages (never the one shown) matching one condition, in failed_at order: both conditions lead an index
- * ending in (failed_at, id), scanned forwards or backwards.
+ * ending in (failed_at, id), scanned forwards or backwards. With `idsFirst` the ids are chosen by a query on
+ * dead_letters alone, which dead_letters_group_idx answers by an index-only scan when the condition adds the source
+ * (an INCLUDEd column) to the group: the other sources' messages it passes over are not read from the heap.
  */
-async function relatedMessages(sql: Sql, query: RelatedQuery, params: [string, string]): Promise<MessageSummaryDto[]> {
+async function relatedMessages(sql: Sql, query: RelatedQuery, params: unknown[]): Promise<SummaryRow[]> {
+  const order = `d.failed_at ${query.order}, d.id ${query.order}`
+  const where = query.idsFirst
+    ? `d.id = ANY(ARRAY(SELECT d.id FROM dead_letters d WHERE d.id <> $1::bigint AND ${query.where} ORDER BY ${order} LIMIT ${query.limit}))`
+    : `d.id <> $1::bigint AND ${query.where}`
   const { rows } = await sql.query<SummaryRow>(
     `SELECT ${SUMMARY_COLUMNS} FROM ${MESSAGES_FROM} JOIN sources s ON s.id = d.source_id
-     WHERE d.id <> $1::bigint AND ${query.where}
-     ORDER BY d.failed_at ${query.order}, d.id ${query.order} LIMIT ${query.limit}`,
+     WHERE ${where}
+     ORDER BY ${order} LIMIT ${query.limit}`,
     params,
   )
-  return rows.map(toMessageSummary)
+  return rows
 }

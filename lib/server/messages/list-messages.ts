@@ -1,9 +1,12 @@
 import 'server-only'
 import { getDb } from '@/lib/server/db'
 import type { Sql } from '@/lib/server/db/sql'
+import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import type { ListMessagesQuery, MessageSummaryDto } from '@/lib/shared/schemas/message'
 import { decodeCursor, encodeCursor, type Cursor } from './message-cursor'
 import { afterCursorSql, listOrderSql, MESSAGES_FROM, messageFilterSql, rowSearchTextSql, searchPattern } from './message-filter-sql'
+import { redactSummaryRow } from './redact-rows'
+import { idsMatchingRedacted, needsRedaction, type RedactedView } from './redacted-search'
 import { SUMMARY_COLUMNS, toMessageSummary, type SummaryRow } from './to-message-dto'
 
 /**
@@ -13,35 +16,59 @@ import { SUMMARY_COLUMNS, toMessageSummary, type SummaryRow } from './to-message
 export const SEARCH_WINDOW = 1_000
 export const MAX_SEARCH_WINDOW = 10_000
 
-export type ListMessagesOptions = { searchWindow?: number; maxSearchWindow?: number }
+export type ListMessagesOptions = {
+  searchWindow?: number
+  maxSearchWindow?: number
+  /** A caller who sees some sources' messages redacted: their rows are redacted, and text filters match the redacted text. */
+  view?: RedactedView
+} & SourceScope
 
-/** Newest failures first, keyset-paginated on (failed_at, id) so deep pages cost the same as the first. */
+/**
+ * Newest failures first, keyset-paginated on (failed_at, id) so deep pages cost the same as the first. With
+ * `sourceIds`, only those sources' messages, as if every filter included them.
+ */
 export async function listMessages(
   query: ListMessagesQuery,
   options: ListMessagesOptions = {},
 ): Promise<{ messages: MessageSummaryDto[]; nextCursor: string | null }> {
   const { sql } = await getDb()
   const cursor = query.cursor ? decodeCursor(query.cursor) : null
+  const sourceIds = allowedSourceIds(options)
   const rows = query.q
-    ? await searchPage(sql, query, cursor, { window: options.searchWindow ?? SEARCH_WINDOW, maxWindow: options.maxSearchWindow ?? MAX_SEARCH_WINDOW })
-    : await filteredPage(sql, query, cursor)
-  const page = rows.slice(0, query.limit)
-  const last = page[page.length - 1]
+    ? await searchPage(sql, query, cursor, { window: options.searchWindow ?? SEARCH_WINDOW, maxWindow: options.maxSearchWindow ?? MAX_SEARCH_WINDOW }, sourceIds)
+    : await filteredPage(sql, query, cursor, sourceIds)
+  const examined = rows.slice(0, query.limit)
+  const last = examined[examined.length - 1]
+  const page = options.view ? await redactedPage(sql, examined, query, options.view) : examined
   return {
     messages: page.map(toMessageSummary),
     nextCursor: rows.length > query.limit && last ? encodeCursor({ failedAt: new Date(last.failed_at).toISOString(), id: last.id }) : null,
   }
 }
 
-function whereSql(query: ListMessagesQuery, cursor: Cursor | null, params: unknown[]): string {
-  const where = messageFilterSql(query, params)
+/**
+ * Rows of sources the caller sees redacted: dropped when a text filter matched only inside a masked value (the page
+ * may then be shorter than the limit; the cursor still moves past every row examined), redacted otherwise.
+ */
+async function redactedPage(sql: Sql, rows: SummaryRow[], query: ListMessagesQuery, view: RedactedView): Promise<SummaryRow[]> {
+  const redacted = rows.filter((r) => needsRedaction(view, r.source_id))
+  if (redacted.length === 0) return rows
+  const textFilter = query.q !== undefined || query.entity !== undefined
+  const matching = textFilter ? await idsMatchingRedacted(sql, redacted.map((r) => r.id), query, view.redactor) : null
+  return rows
+    .filter((r) => !matching || !needsRedaction(view, r.source_id) || matching.has(r.id))
+    .map((r) => (needsRedaction(view, r.source_id) ? redactSummaryRow(r, view.redactor) : r))
+}
+
+function whereSql(query: ListMessagesQuery, cursor: Cursor | null, params: unknown[], sourceIds: string[] | null): string {
+  const where = messageFilterSql(query, params, sourceIds)
   return cursor ? `${where} AND ${afterCursorSql(query, cursor, params)}` : where
 }
 
 /** Every filter but `q` leads an index ending in (failed_at DESC, id DESC): the page is one short index range. */
-async function filteredPage(sql: Sql, query: ListMessagesQuery, cursor: Cursor | null): Promise<SummaryRow[]> {
+async function filteredPage(sql: Sql, query: ListMessagesQuery, cursor: Cursor | null, sourceIds: string[] | null): Promise<SummaryRow[]> {
   const params: unknown[] = []
-  const where = whereSql(query, cursor, params)
+  const where = whereSql(query, cursor, params, sourceIds)
   params.push(query.limit + 1)
   const { rows } = await sql.query<SummaryRow>(
     `SELECT ${SUMMARY_COLUMNS} FROM ${MESSAGES_FROM} JOIN sources s ON s.id = d.source_id
@@ -59,18 +86,20 @@ async function filteredPage(sql: Sql, query: ListMessagesQuery, cursor: Cursor |
  * costs a heap visit per match. The first window's matches estimate how far a walk must go; if that is too far,
  * the term is rare enough for the index.
  */
-async function searchPage(sql: Sql, query: ListMessagesQuery, cursor: Cursor | null, limits: { window: number; maxWindow: number }): Promise<SummaryRow[]> {
+async function searchPage(
+  sql: Sql, query: ListMessagesQuery, cursor: Cursor | null, limits: { window: number; maxWindow: number }, sourceIds: string[] | null,
+): Promise<SummaryRow[]> {
   const wanted = query.limit + 1
-  let walk = await walkNewest(sql, query, cursor, limits.window)
+  let walk = await walkNewest(sql, query, cursor, limits.window, sourceIds)
   if (walk.ids.length > 0 && walk.ids.length < wanted && walk.full) {
     const needed = Math.ceil(((limits.window * wanted) / walk.ids.length) * 1.5)
-    if (needed <= limits.maxWindow) walk = await walkNewest(sql, query, cursor, needed)
+    if (needed <= limits.maxWindow) walk = await walkNewest(sql, query, cursor, needed, sourceIds)
   }
   let ids = walk.ids
   // A walk that ran out of rows saw everything there is; one that ran out of window did not.
   if (ids.length < wanted && walk.full) {
     const params: unknown[] = []
-    const where = whereSql(query, cursor, params)
+    const where = whereSql(query, cursor, params, sourceIds)
     params.push(wanted)
     // MATERIALIZED keeps ORDER BY ... LIMIT out of the scan, so the planner cannot fall back to walking failed_at.
     const { rows } = await sql.query<{ id: string }>(
@@ -93,9 +122,11 @@ async function searchPage(sql: Sql, query: ListMessagesQuery, cursor: Cursor | n
  * The first limit + 1 matches among the newest `window` rows that pass the other filters. The scan stops at the
  * last match it needs; the window's last row comes back as well (when reached), which says the window was full.
  */
-async function walkNewest(sql: Sql, query: ListMessagesQuery, cursor: Cursor | null, window: number): Promise<{ ids: string[]; full: boolean }> {
+async function walkNewest(
+  sql: Sql, query: ListMessagesQuery, cursor: Cursor | null, window: number, sourceIds: string[] | null,
+): Promise<{ ids: string[]; full: boolean }> {
   const params: unknown[] = []
-  const where = whereSql({ ...query, q: undefined }, cursor, params)
+  const where = whereSql({ ...query, q: undefined }, cursor, params, sourceIds)
   params.push(searchPattern(query.q ?? ''), window, query.limit + 1)
   const n = params.length
   const { rows } = await sql.query<{ id: string; hit: boolean; position: number }>(

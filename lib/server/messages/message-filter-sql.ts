@@ -62,9 +62,10 @@ export function keysetSql(filter: Pick<MessageFilter, 'status'>, op: '<' | '>=',
 
 /**
  * Builds the WHERE clause for the message filters of product.md §8 over MESSAGES_FROM (`d`, and `st` for the
- * status); values always travel as parameters.
+ * status); values always travel as parameters. `sourceIds` (a caller restricted to some sources) keeps only their
+ * messages; null leaves the clause as it was.
  */
-export function messageFilterSql(filter: MessageFilter, params: unknown[]): string {
+export function messageFilterSql(filter: MessageFilter, params: unknown[], sourceIds: string[] | null = null): string {
   const where: string[] = []
   const add = (sql: (p: string) => string, value: unknown) => {
     params.push(value)
@@ -72,6 +73,7 @@ export function messageFilterSql(filter: MessageFilter, params: unknown[]): stri
   }
   if (filter.group) add((p) => `d.group_id = ${p}::bigint`, filter.group)
   if (filter.source) add((p) => `d.source_id = ${p}::bigint`, filter.source)
+  if (sourceIds) add((p) => `d.source_id = ANY(${p}::bigint[])`, sourceIds)
   if (filter.status === 'dead') where.push(`${STATUS_SQL} = 'dead'`)
   // Spelled out so the planner can use the partial index dead_letter_states_status_idx (WHERE status <> 'dead').
   else if (filter.status) add((p) => `st.status = ${p} AND st.status <> 'dead'`, filter.status)

@@ -2,13 +2,16 @@ import 'server-only'
 import type { Sql } from '@/lib/server/db/sql'
 import { entityKeyRuleSchema } from '@/lib/shared/schemas/source'
 import type { ControlEvent, PauseDto } from '@/lib/shared/schemas/pause'
+import { HELD_UNEXPECTED_FLAG } from './held-row'
 
 /**
  * Held messages of a pause: rows stored from a hold source whose held_from is the paused queue and whose entity
  * is the paused one (any entity for a whole-queue pause), over dead_letters d joined to its status st. Served by
- * dead_letter_states_held_idx (the rows held now) or dead_letters_held_from_idx (a queue's ever-held rows).
+ * dead_letter_states_held_idx (the rows held now) or dead_letters_held_from_idx (a queue's ever-held rows). Rows
+ * flagged held-unexpected are not the pause's: its release leaves them where they are.
  */
 export const HELD_MATCH = `st.status = 'held' AND d.held_from = p.queue AND (p.entity_key IS NULL OR d.entity_key = p.entity_key)
+  AND NOT ('${HELD_UNEXPECTED_FLAG}' = ANY (d.flags))
   AND d.source_id IN (SELECT hs.id FROM sources hs WHERE hs.kind = 'hold' AND hs.vhost = p.vhost)`
 
 export const PAUSE_COLUMNS = `p.id::text, p.source_id::text, p.vhost, p.queue, p.entity_key, p.entity_key_rule, p.status, p.reason,

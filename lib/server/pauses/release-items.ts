@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { getConfig } from '@/lib/server/config'
 import type { Sql } from '@/lib/server/db/sql'
 import type { ReplayPlanDto } from '@/lib/shared/schemas/replay'
+import { HELD_UNEXPECTED_FLAG } from './held-row'
 
 type HeldRow = { id: string; held_from: string; entity_key: string | null }
 
@@ -19,7 +20,9 @@ export function notCoveredByOtherPause(isOurs: string): string {
 /**
  * Takes held rows (status held → replaying) matching `where` (over dead_letters d, its status st and sources s, the hold
  * source), oldest first. Rows another transaction is taking are skipped, and the status re-check under the row
- * lock means a held row is released by exactly one job.
+ * lock means a held row is released by exactly one job. Every release (a resume, a replay's pauses, the straggler
+ * sweep) takes its rows here, so none ever sends back a row flagged held-unexpected: no pause explains it, and its
+ * held_from may be any queue a forger chose.
  */
 export async function claimHeldRows(tx: Sql, options: { where: string; params: unknown[]; actor: string; limit?: number }): Promise<HeldRow[]> {
   const actorParam = options.params.length + 1
@@ -28,7 +31,7 @@ export async function claimHeldRows(tx: Sql, options: { where: string; params: u
     `WITH picked AS (
        SELECT d.id, d.held_from, d.entity_key
        FROM dead_letter_states st JOIN dead_letters d ON d.id = st.dead_letter_id JOIN sources s ON s.id = d.source_id AND s.kind = 'hold'
-       WHERE st.status = 'held' AND d.held_from IS NOT NULL AND (${options.where})
+       WHERE st.status = 'held' AND d.held_from IS NOT NULL AND NOT ('${HELD_UNEXPECTED_FLAG}' = ANY (d.flags)) AND (${options.where})
        ORDER BY d.id LIMIT $${limitParam}
        FOR UPDATE OF st SKIP LOCKED
      )

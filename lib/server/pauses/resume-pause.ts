@@ -3,27 +3,30 @@ import { recordAudit } from '@/lib/server/audit/record-audit'
 import { getDb } from '@/lib/server/db'
 import { AppError, notFound } from '@/lib/server/errors/app-error'
 import { parseId } from '@/lib/server/http/parse-id'
+import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import type { PauseDto } from '@/lib/shared/schemas/pause'
 import { publishControlEvents } from './control-events'
 import { describePause, markResumed } from './insert-pause'
 import { selectPauses, toControlEvents } from './pause-row'
 import { claimHeldRows, createReleaseJob, notCoveredByOtherPause } from './release-items'
 
-export type ResumePauseOptions = { id: string; actor: string }
+export type ResumePauseOptions = { id: string; actor: string } & SourceScope
 
 /**
  * DELETE /api/pauses/{id}. Without held messages the pause is resumed at once (a 'resume' event follows).
  * With some, it becomes 'releasing' and a kind='release' job sends them back in arrival order; the executor
  * resumes the pause when that job ends (resumeJobPauses), so guards keep holding until the backlog is out.
  */
-export async function resumePause({ id, actor }: ResumePauseOptions): Promise<PauseDto> {
+export async function resumePause({ id, actor, ...scope }: ResumePauseOptions): Promise<PauseDto> {
   const pauseId = parseId(id, 'pause')
   const { sql } = await getDb()
+  const sourceIds = allowedSourceIds(scope)
   const { pause, resumed } = await sql.transaction(async (tx) => {
     const { rows } = await tx.query<{ vhost: string; queue: string; entity_key: string | null; status: string; replay_job_id: string | null; job_status: string | null }>(
       `SELECT p.vhost, p.queue, p.entity_key, p.status, p.replay_job_id::text, j.status AS job_status
-       FROM pauses p LEFT JOIN replay_jobs j ON j.id = p.replay_job_id WHERE p.id = $1::bigint FOR UPDATE OF p`,
-      [pauseId],
+       FROM pauses p LEFT JOIN replay_jobs j ON j.id = p.replay_job_id
+       WHERE p.id = $1::bigint${sourceIds ? ' AND p.source_id = ANY($2::bigint[])' : ''} FOR UPDATE OF p`,
+      sourceIds ? [pauseId, sourceIds] : [pauseId],
     )
     const row = rows[0]
     if (!row) throw notFound(`pause ${id}`)

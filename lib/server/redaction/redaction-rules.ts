@@ -1,5 +1,4 @@
 import 'server-only'
-import safeRegex from 'safe-regex2'
 import { z } from 'zod'
 import { getDb } from '@/lib/server/db'
 import type { Sql } from '@/lib/server/db/sql'
@@ -15,7 +14,8 @@ import {
 } from '@/lib/shared/schemas/redaction'
 import { DETECTOR_INFO } from './detectors'
 import { globFragments, normalizeKey } from './key-matcher'
-import { createRedactor, type Redactor } from './redactor'
+import { createRedactor, type RedactionRule, type Redactor } from './redactor'
+import { compileUserPattern, matchesEmpty, PatternCompileError } from './user-pattern'
 
 type RuleRow = { id: string; kind: RedactionRuleKind; value: string; enabled: boolean; description: string | null; updated_at: Date; updated_by: string | null }
 
@@ -28,10 +28,31 @@ async function readRules(sql: Sql): Promise<RuleRow[]> {
   return rows
 }
 
-/** The stored rules, compiled. Called once per export or ticket, so an edit applies to the next one. */
-export async function loadRedactor(): Promise<Redactor> {
-  const { sql } = await getDb()
-  return createRedactor(await readRules(sql))
+/**
+ * The stored rules, compiled. Called once per export, ticket and alert delivery, so an edit applies to the next one.
+ * A stored pattern that does not compile (written into the table by hand, or by a version that accepted it) stops
+ * them with 503 rather than letting them go out without the rule.
+ */
+export async function loadRedactor(sql?: Sql): Promise<Redactor> {
+  const rows = await readRules(sql ?? (await getDb()).sql)
+  try {
+    return createRedactor(rows)
+  } catch (error) {
+    if (!(error instanceof PatternCompileError)) throw error
+    const rule = rows.find((r) => r.kind === 'pattern' && r.enabled && r.value === error.source)
+    throw new AppError(
+      'unavailable',
+      `redaction rule ${rule ? `#${rule.id} ` : ''}(pattern ${JSON.stringify(error.source)}) cannot be used: ${error.message}. ` +
+        'Exports, tickets and alert webhooks are blocked until it is fixed or removed in the redaction settings.',
+      { ruleId: rule?.id ?? null, pattern: error.source },
+    )
+  }
+}
+
+/** A redactor for rules a request brings (PUT, preview): a pattern that does not compile is the request's fault, 422. */
+function redactorOf(rules: readonly RedactionRule[]): Redactor {
+  assertPatternsCompile(rules)
+  return createRedactor(rules)
 }
 
 export async function getRedactionSettings(): Promise<RedactionSettingsDto> {
@@ -49,7 +70,10 @@ function settingsOf(rows: RuleRow[]): RedactionSettingsDto {
   }
 }
 
-/** Why a rule cannot be stored, or null. Patterns must compile, must not match nothing, and must not backtrack catastrophically. */
+/**
+ * Why a rule is malformed (400), or null. A pattern that compiles must not match the empty string; whether it
+ * compiles at all is assertPatternsCompile's question (422).
+ */
 function ruleProblem(rule: RedactionRuleParsed): string | null {
   if (rule.kind === 'key') {
     if (globFragments(rule.value).length === 0) return 'a key rule needs at least one letter or digit besides *'
@@ -58,15 +82,29 @@ function ruleProblem(rule: RedactionRuleParsed): string | null {
   if (rule.kind === 'detector') {
     return (REDACTION_DETECTORS as readonly string[]).includes(rule.value) ? null : `unknown detector; one of ${REDACTION_DETECTORS.join(', ')}`
   }
-  let regex: RegExp
   try {
-    regex = new RegExp(rule.value, 'gi')
-  } catch (error) {
-    return `not a valid regular expression: ${(error as Error).message}`
+    return matchesEmpty(compileUserPattern(rule.value)) ? 'the pattern matches an empty string' : null
+  } catch {
+    return null
   }
-  if (regex.test('')) return 'the pattern matches an empty string'
-  if (!safeRegex(rule.value)) return 'the pattern may backtrack catastrophically (nested or overlapping repetition); simplify it'
-  return null
+}
+
+/**
+ * Patterns run on RE2 (linear time, see user-pattern.ts); one it cannot compile (a backreference, lookaround, bad
+ * syntax) is refused with 422, naming the rule, disabled or not: enabling it later would block every export.
+ */
+function assertPatternsCompile(rules: readonly Pick<RedactionRule, 'kind' | 'value'>[]): void {
+  const issues: { path: (string | number)[]; message: string }[] = []
+  rules.forEach((rule, index) => {
+    if (rule.kind !== 'pattern') return
+    try {
+      compileUserPattern(rule.value)
+    } catch (error) {
+      if (!(error instanceof PatternCompileError)) throw error
+      issues.push({ path: ['rules', index, 'value'], message: `pattern rule ${index + 1} (${JSON.stringify(rule.value)}): ${error.message}` })
+    }
+  })
+  if (issues.length > 0) throw new AppError('unprocessable', issues.map((i) => i.message).join('; '), issues)
 }
 
 /** PUT /api/settings/redaction: the whole rule set, replacing the stored one. */
@@ -87,6 +125,7 @@ export const updateRedactionSchema = z
 export type UpdateRedactionInput = z.infer<typeof updateRedactionSchema>
 
 export async function updateRedactionRules(input: UpdateRedactionInput, actor: string): Promise<RedactionSettingsDto> {
+  assertPatternsCompile(input.rules)
   const { sql } = await getDb()
   const rows = await sql.transaction(async (tx) => {
     // One writer at a time; readers keep seeing the previous set until the commit.
@@ -118,7 +157,7 @@ export async function previewRedaction(input: z.infer<typeof redactionPreviewSch
     const bad = input.rules.map(ruleProblem).findIndex((p) => p !== null)
     if (bad >= 0) throw new AppError('invalid', `rules.${bad}.value: ${ruleProblem(input.rules[bad])}`)
   }
-  const redactor = input.rules ? createRedactor(input.rules) : await loadRedactor()
+  const redactor = input.rules ? redactorOf(input.rules) : await loadRedactor()
   const redacted = redactor.text(input.sample)
   return { redacted, changed: redacted !== input.sample }
 }

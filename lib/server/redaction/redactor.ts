@@ -2,8 +2,10 @@ import 'server-only'
 import type { TypedTable, TypedValue } from '@/lib/server/amqp/typed-fields'
 import { REDACTION_DETECTORS, type RedactionDetector, type RedactionRuleKind } from '@/lib/shared/schemas/redaction'
 import { DETECTORS, HintText, isCardNumber, mask, type Detector } from './detectors'
+import { redactEncodedBody, type EncodedBodyRedaction } from './encoded-body'
 import { redactJsonText, type JsonRedactionHooks } from './json-text'
 import { compileKeyMatcher, type KeyMatcher } from './key-matcher'
+import { compileUserPattern, replaceUserPattern, type UserPattern } from './user-pattern'
 
 export type RedactionRule = { kind: RedactionRuleKind; value: string; enabled: boolean }
 
@@ -26,6 +28,11 @@ export type Redactor = {
   bodyText(text: string, encoding: string): string
   /** `body`, plus the redacted body's UTF-8 text view (null for binary bodies) without decoding it twice. */
   bodyWithText(bytes: Buffer, encoding: string): { bytes: Buffer; text: string | null }
+  /**
+   * A body stored with an AMQP content encoding (gzip, deflate, br, base64, or a list of them): decoded, redacted and
+   * encoded again. Null when the encoding is none Lazarus decodes (the caller redacts the bytes as they are).
+   */
+  encodedBody(bytes: Buffer, contentEncoding: unknown): EncodedBodyRedaction | null
   /** Parsed JSON (AMQP properties, API header views). */
   json<T>(value: T): T
   typedTable(table: TypedTable): TypedTable
@@ -48,6 +55,17 @@ const ASSIGNED_VALUE = new RegExp(
 const XML_ELEMENT = /<([A-Za-z_][\w.:-]{0,63})(\s[^<>]{0,1000})?>([^<]{1,65536})<\/\1\s*>/g
 // "TokenExpiredException: token expired" is an exception's name, not a credential.
 const EXCEPTION_NAME = /(?:Exception|Error)$/
+/** The first base64 character of text starting with '{', '[', a space, \t, \n, \r or a UTF-8 byte order mark. */
+const BASE64_JSON_FIRST = 'eWICD7'
+const BASE64_TEXT = /^[A-Za-z0-9+/_-]+={0,2}$/
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
+function decodeUtf8(bytes: Uint8Array): string | null {
+  try {
+    return strictUtf8.decode(bytes)
+  } catch {
+    return null
+  }
+}
 
 const isBlank = (c: number) => c === 32 || c === 9
 /** [A-Za-z0-9_-] */
@@ -59,15 +77,10 @@ function setOwn<T>(target: Record<string, T>, key: string, value: T): void {
   else target[key] = value
 }
 
-/** User patterns: compiled case-insensitive; zero-length matches are ignored. */
-function compilePattern(source: string): RegExp | null {
-  try {
-    return new RegExp(source, 'gi')
-  } catch {
-    return null
-  }
-}
-
+/**
+ * Compiles the rules. An enabled pattern that does not compile throws PatternCompileError: a rule the operator relies
+ * on is never skipped in silence (exports and tickets refuse to run instead, see loadRedactor).
+ */
 export function createRedactor(rules: readonly RedactionRule[]): Redactor {
   const set = new RuleSet(rules)
   return {
@@ -77,6 +90,7 @@ export function createRedactor(rules: readonly RedactionRule[]): Redactor {
     body: (bytes, encoding) => set.body(bytes, encoding).bytes,
     bodyWithText: (bytes, encoding) => set.body(bytes, encoding),
     bodyText: (text, encoding) => set.bodyText(text, encoding),
+    encodedBody: (bytes, contentEncoding) => (set.active ? redactEncodedBody(bytes, contentEncoding, (decoded, encoding) => set.body(decoded, encoding).bytes) : null),
     json: <T>(value: T) => (set.active ? (set.json(value, 0) as T) : value),
     typedTable: (table) => (set.active ? set.typedTable(table, 0) : table),
     typedValue: (value) => (set.active ? set.typedValue(value, 0) : value),
@@ -98,12 +112,12 @@ class RuleSet implements JsonRedactionHooks {
   private readonly hasKeys: boolean
   private readonly detectors: Detector[]
   private readonly cards: boolean
-  private readonly patterns: RegExp[]
+  private readonly patterns: UserPattern[]
   /** Per mode, one replace callback per detector, made once: a closure per call would cost more than most matches. */
   private readonly replacers: Record<Mode, ((match: string, ...rest: unknown[]) => string)[]>
-  private readonly patternReplacers: Record<Mode, (match: string) => string> = {
-    replace: (match) => (match.length === 0 ? match : REDACTED),
-    mask: (match) => '*'.repeat(match.length),
+  private readonly patternReplacers: Record<Mode, (length: number) => string> = {
+    replace: () => REDACTED,
+    mask: (length) => '*'.repeat(length),
   }
   // Key names repeat from message to message: their own redaction (an e-mail address as a key) is looked up once.
   private readonly keyTexts = new Map<string, string>()
@@ -115,7 +129,7 @@ class RuleSet implements JsonRedactionHooks {
     const detectorNames = new Set(enabled.filter((r) => r.kind === 'detector').map((r) => r.value))
     this.detectors = REDACTION_DETECTORS.filter((name) => detectorNames.has(name)).map((name) => DETECTORS[name as RedactionDetector])
     this.cards = detectorNames.has('card-number')
-    this.patterns = enabled.filter((r) => r.kind === 'pattern').map((r) => compilePattern(r.value)).filter((r): r is RegExp => r !== null)
+    this.patterns = enabled.filter((r) => r.kind === 'pattern').map((r) => compileUserPattern(r.value))
     this.active = this.hasKeys || this.detectors.length > 0 || this.patterns.length > 0
     this.replacers = { replace: this.detectors.map((d) => detectorReplacer(d, 'replace')), mask: this.detectors.map((d) => detectorReplacer(d, 'mask')) }
   }
@@ -172,6 +186,11 @@ class RuleSet implements JsonRedactionHooks {
       const json = redactJsonText(text, this, depth + 1)
       if (json !== null) return json
     }
+    // Binary content (mask mode) arrives at the deepest level already; its base64 JSON is still looked into, once.
+    if (depth < MAX_JSON_IN_STRING_DEPTH || (mode === 'mask' && depth === MAX_JSON_IN_STRING_DEPTH)) {
+      const decoded = this.redactBase64Json(text, depth, mode)
+      if (decoded !== null) return decoded
+    }
     let out = text
     // Hints look at the original text: redaction only ever replaces what a detector found.
     const hint = new HintText(text)
@@ -181,15 +200,41 @@ class RuleSet implements JsonRedactionHooks {
       detector.regex.lastIndex = 0
       out = out.replace(detector.regex, this.replacers[mode][i])
     }
-    for (const pattern of this.patterns) {
-      pattern.lastIndex = 0
-      out = out.replace(pattern, this.patternReplacers[mode])
-    }
+    for (const pattern of this.patterns) out = replaceUserPattern(pattern, out, this.patternReplacers[mode])
     if (this.hasKeys) {
       out = this.redactAssignments(out, mode)
       if (out.includes('</')) out = this.redactXml(out, mode)
     }
     return out
+  }
+
+  /**
+   * A string that is, as a whole, base64 (or base64url) of JSON: what a JWT-less API gateway, a "payload" header or a
+   * message envelope carries. The JSON is redacted and encoded again in the same alphabet and padding; in mask mode
+   * the whole string is masked, since a re-encoding would change its length. Null when the string is not that, or
+   * holds nothing to redact.
+   */
+  private redactBase64Json(text: string, depth: number, mode: Mode): string | null {
+    let a = 0
+    while (a < text.length && text.charCodeAt(a) <= 32) a++
+    let b = text.length
+    while (b > a && text.charCodeAt(b - 1) <= 32) b--
+    // The first base64 character of '{', '[', white space or a byte order mark.
+    if (b - a < 12 || !BASE64_JSON_FIRST.includes(text[a])) return null
+    const core = text.slice(a, b)
+    if (!BASE64_TEXT.test(core)) return null
+    const url = core.includes('-') || core.includes('_')
+    if (url && (core.includes('+') || core.includes('/'))) return null
+    const json = decodeUtf8(Buffer.from(core, url ? 'base64url' : 'base64'))
+    if (json === null || !looksLikeJson(json)) return null
+    const clean = redactJsonText(json, this, depth + 1) ?? this.redactText(json, depth + 1, 'replace')
+    if (clean === json) return null
+    if (mode === 'mask') return text.slice(0, a) + '*'.repeat(core.length) + text.slice(b)
+    let encoded = Buffer.from(clean, 'utf8').toString(url ? 'base64url' : 'base64')
+    const padded = core.endsWith('=')
+    if (url && padded) encoded += '='.repeat((4 - (encoded.length % 4)) % 4)
+    if (!url && !padded) encoded = encoded.replace(/=+$/, '')
+    return text.slice(0, a) + encoded + text.slice(b)
   }
 
   body(bytes: Buffer, encoding: string): { bytes: Buffer; text: string | null } {
@@ -301,6 +346,19 @@ class RuleSet implements JsonRedactionHooks {
     if (value === null || typeof value !== 'object' || Array.isArray(value) || typeof value.t !== 'string') return this.json(value, depth) as TypedValue
     const v = (value as { v?: unknown }).v
     const b64 = (value as { b64?: unknown }).b64
+    // A header too deep to decode (a TooDeepValue) is its raw field-table bytes: masked like a byte array, same length.
+    if ((value.t === 'F' || value.t === 'A') && typeof b64 === 'string') {
+      const bytes = Buffer.from(b64, 'base64')
+      const clean = this.maskBytes(bytes)
+      return clean === bytes ? value : ({ ...value, b64: clean.toString('base64') } as TypedValue)
+    }
+    // A table or array nested too deep to decode is kept as its raw bytes (TooDeepValue): masked in place like a byte
+    // array, so the text it holds is redacted and its framing (lengths) survives.
+    if ((value.t === 'F' || value.t === 'A') && v === undefined && typeof b64 === 'string') {
+      const bytes = Buffer.from(b64, 'base64')
+      const clean = this.maskBytes(bytes)
+      return clean === bytes ? value : ({ ...value, b64: clean.toString('base64') } as TypedValue)
+    }
     switch (value.t) {
       case 'S':
         if (typeof v === 'string') {
@@ -378,8 +436,9 @@ const masked = (text: string, mode: Mode, replacement: string) => (mode === 'mas
 
 function detectorReplacer(detector: Detector, mode: Mode) {
   return (match: string, ...rest: unknown[]): string => {
+    // No detector regex has named groups, so the arguments end with the offset and the whole input.
     const groups = rest.slice(0, -2) as (string | undefined)[]
-    const replacement = detector.replace(match, groups)
+    const replacement = detector.replace(match, groups, rest[rest.length - 2] as number, rest[rest.length - 1] as string)
     if (replacement === null) return match
     if (mode === 'replace') return replacement
     const [from, to] = detector.span?.(match, groups) ?? [0, match.length]

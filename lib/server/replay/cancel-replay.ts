@@ -6,24 +6,26 @@ import { parseId } from '@/lib/server/http/parse-id'
 import type { ReplayJobDto } from '@/lib/shared/schemas/replay'
 import { closeOpenItems, finishJob } from './job-store'
 import { signalReplayWork } from './replay-signal'
-import { JOB_COLUMNS, toReplayJobDto, type JobDtoRow } from './to-replay-dto'
+import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
+import { JOB_COLUMNS, jobWithinSourcesSql, toReplayJobDto, type JobDtoRow } from './to-replay-dto'
 
-export type CancelReplayOptions = { id: string; actor: string }
+export type CancelReplayOptions = { id: string; actor: string } & SourceScope
 
 /**
  * POST /api/replays/{id}/cancel. The executor running the job sees the request within its heartbeat (200 ms) and stops
  * publishing; the messages not yet published go back to dead ("replay cancelled"), the entities' held messages are
  * still released and the pauses resumed. A job no executor has started yet (and that paused nothing) ends at once.
  */
-export async function cancelReplay({ id, actor }: CancelReplayOptions): Promise<ReplayJobDto> {
+export async function cancelReplay({ id, actor, ...scope }: CancelReplayOptions): Promise<ReplayJobDto> {
   const jobId = parseId(id, 'replay').toString()
   const { sql } = await getDb()
+  const sourceIds = allowedSourceIds(scope)
   await sql.transaction(async (tx) => {
     const { rows } = await tx.query<{ kind: string; status: string; cancel_requested_at: Date | null; unleased: boolean; pauses: number; total: number }>(
       `SELECT kind, status, cancel_requested_at, (lease_expires_at IS NULL OR lease_expires_at < now()) AS unleased, total,
          (SELECT count(*)::int FROM pauses p WHERE p.replay_job_id = j.id) AS pauses
-       FROM replay_jobs j WHERE id = $1::bigint FOR UPDATE`,
-      [jobId],
+       FROM replay_jobs j WHERE id = $1::bigint${sourceIds ? ` AND ${jobWithinSourcesSql('$2')}` : ''} FOR UPDATE`,
+      sourceIds ? [jobId, sourceIds] : [jobId],
     )
     const job = rows[0]
     if (!job) throw notFound(`replay ${id}`)

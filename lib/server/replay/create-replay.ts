@@ -12,7 +12,14 @@ import { replaySettings, type ReplaySettings } from './replay-settings'
 import { signalReplayWork } from './replay-signal'
 import { describeSelection } from './selection-sql'
 
-export type CreateReplayOptions = { input: CreateReplayInput; actor: string; sql?: Sql; settings?: ReplaySettings }
+export type CreateReplayOptions = {
+  input: CreateReplayInput
+  actor: string
+  sql?: Sql
+  settings?: ReplaySettings
+  /** The sources the caller may replay from (see PlanReplayOptions.sourceIds); null or absent: every source. */
+  sourceIds?: string[] | null
+}
 
 /**
  * POST /api/replays. A dry run returns the plan. Otherwise, in one transaction: the job with its frozen plan, one item
@@ -24,7 +31,7 @@ export async function createReplay(options: CreateReplayOptions): Promise<Replay
   const sql = options.sql ?? (await getDb()).sql
   const settings = options.settings ?? replaySettings()
   const { input, actor } = options
-  const planned = await planReplay({ input, actor, sql, settings })
+  const planned = await planReplay({ input, actor, sql, settings, sourceIds: options.sourceIds ?? null })
   const { plan } = planned
   if (input.dryRun) return { plan }
   if (!plan.canRun) throw new AppError('unprocessable', refusal(plan, input.allowFanOut === true), { plan })
@@ -61,6 +68,12 @@ export async function createReplay(options: CreateReplayOptions): Promise<Replay
       params,
     )
     if (total === 0) throw new AppError('conflict', 'Nothing left to replay: the selected messages were replayed, resolved or taken by another job meanwhile')
+    // Users limited to some sources see a job only when all of its messages are theirs (list-replays.ts).
+    await tx.query(
+      `UPDATE replay_jobs SET source_ids = ARRAY(SELECT DISTINCT d.source_id FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id WHERE i.job_id = $1::bigint ORDER BY 1)
+       WHERE id = $1::bigint`,
+      [jobId],
+    )
     const frozen: ReplayPlanDto = total === plan.replayable ? plan : { ...plan, replayable: total, estimatedSeconds: Math.ceil(total / plan.ratePerSecond) }
     await tx.query('UPDATE replay_jobs SET total = $2, plan = $3::jsonb WHERE id = $1::bigint', [jobId, total, JSON.stringify(frozen)])
 
@@ -102,6 +115,9 @@ export async function createReplay(options: CreateReplayOptions): Promise<Replay
 }
 
 function refusal(plan: ReplayPlanDto, allowFanOut: boolean): string {
+  if (plan.replayable === 0 && plan.matched > 0 && plan.excluded.some((e) => e.reason === 'target-refused' && e.count === plan.matched)) {
+    return "None of the selected messages can be replayed to this target: replays never go to amq.* exchanges, Lazarus' control or hold exchange, or through the default exchange to a queue other than the one a message failed in"
+  }
   if (plan.replayable === 0) return plan.matched === 0 ? 'The selection matches no messages' : 'None of the selected messages can be replayed'
   if (!allowFanOut && plan.targets.some((t) => t.fansOut)) {
     return 'The target exchange routes these messages to more queues than the one they failed in; choose the failed queue as target or set allowFanOut'

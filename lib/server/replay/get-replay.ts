@@ -3,13 +3,18 @@ import { getDb } from '@/lib/server/db'
 import { notFound } from '@/lib/server/errors/app-error'
 import { parseId } from '@/lib/server/http/parse-id'
 import type { ReplayJobDetailDto, ReplayPlanDto } from '@/lib/shared/schemas/replay'
-import { JOB_COLUMNS, toReplayJobDto, type JobDtoRow } from './to-replay-dto'
+import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
+import { JOB_COLUMNS, jobWithinSourcesSql, toReplayJobDto, type JobDtoRow } from './to-replay-dto'
 
 /** GET /api/replays/{id}: the job with its progress, its frozen plan and the pauses it holds. */
-export async function getReplay({ id }: { id: string }): Promise<ReplayJobDetailDto> {
+export async function getReplay({ id, ...scope }: { id: string } & SourceScope): Promise<ReplayJobDetailDto> {
   const jobId = parseId(id, 'replay')
   const { sql } = await getDb()
-  const { rows } = await sql.query<JobDtoRow & { plan: ReplayPlanDto }>(`SELECT ${JOB_COLUMNS}, j.plan FROM replay_jobs j WHERE j.id = $1::bigint`, [jobId.toString()])
+  const sourceIds = allowedSourceIds(scope)
+  const { rows } = await sql.query<JobDtoRow & { plan: ReplayPlanDto }>(
+    `SELECT ${JOB_COLUMNS}, j.plan FROM replay_jobs j WHERE j.id = $1::bigint${sourceIds ? ` AND ${jobWithinSourcesSql('$2')}` : ''}`,
+    sourceIds ? [jobId.toString(), sourceIds] : [jobId.toString()],
+  )
   const row = rows[0]
   if (!row) throw notFound(`replay ${id}`)
   const { rows: pauses } = await sql.query<{ id: string; queue: string; entity_key: string | null; status: string }>(

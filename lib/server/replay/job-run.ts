@@ -44,7 +44,7 @@ const STOP_GRACE_MS = 5_000
 /** Outcome batches written at the same time (database connections one job uses for them). */
 const MAX_FLUSHES = 2
 
-type InFlight = { seq: number; groupId: string; channel: ConfirmChannel; at: number }
+type InFlight = { seq: number; groupId: string; sourceId: string; channel: ConfirmChannel; at: number }
 
 /** Unwinds a run that must stop publishing: shutdown, or the lease went to another worker. */
 class RunStopped extends Error {
@@ -247,12 +247,12 @@ export class JobRun {
       const exchange = item.exchange ?? ''
       const routingKey = item.routing_key ?? (item.kind === 'release' ? (item.held_from ?? '') : '')
       if (item.row_status !== 'replaying') {
-        this.settle({ seq: item.seq, groupId: item.group_id, status: 'skipped', error: `not published: the message is ${item.row_status}, not replaying` })
+        this.settle({ seq: item.seq, groupId: item.group_id, sourceId: item.source_id, status: 'skipped', error: `not published: the message is ${item.row_status}, not replaying` })
         continue
       }
       const known = exchange === '' ? true : this.exchanges.get(exchange)
       if (!(known ?? (await this.exchangeExists(exchange)))) {
-        this.settle({ seq: item.seq, groupId: item.group_id, status: 'failed', error: `not published: exchange "${exchange}" does not exist` })
+        this.settle({ seq: item.seq, groupId: item.group_id, sourceId: item.source_id, status: 'failed', error: `not published: exchange "${exchange}" does not exist` })
         continue
       }
       const build = buildPublish(
@@ -266,7 +266,7 @@ export class JobRun {
         { amqpUser: this.ctx.settings.amqpUser, maxBodyBytes: this.ctx.settings.maxBodyBytes },
       )
       if (!build.ok) {
-        this.settle({ seq: item.seq, groupId: item.group_id, status: 'skipped', error: build.message })
+        this.settle({ seq: item.seq, groupId: item.group_id, sourceId: item.source_id, status: 'skipped', error: build.message })
         continue
       }
       // Synchronous while there is room; a promise only when publishing has to wait.
@@ -275,7 +275,7 @@ export class JobRun {
         const sent = this.publishNow(item, exchange, routingKey, build)
         if (sent) break
         if (attempt === 3) {
-          this.settle({ seq: item.seq, groupId: item.group_id, status: 'failed', error: 'not published: the channel kept closing' })
+          this.settle({ seq: item.seq, groupId: item.group_id, sourceId: item.source_id, status: 'failed', error: 'not published: the channel kept closing' })
           break
         }
       }
@@ -318,7 +318,7 @@ export class JobRun {
   private publishNow(item: ItemRow, exchange: string, routingKey: string, build: Extract<PublishBuild, { ok: true }>): boolean {
     const channel = this.channel!
     const replayId = item.replay_id
-    this.unconfirmed.set(replayId, { seq: item.seq, groupId: item.group_id, channel, at: Date.now() })
+    this.unconfirmed.set(replayId, { seq: item.seq, groupId: item.group_id, sourceId: item.source_id, channel, at: Date.now() })
     build.options.headers = this.headersSlot.load(build.headers)
     try {
       if (!channel.publish(exchange, routingKey, build.content, build.options, (error) => this.onConfirm(replayId, error))) this.drainWait = true
@@ -333,7 +333,7 @@ export class JobRun {
         error instanceof RangeError
           ? `cannot replay: header table too large for AMQP (${error.message})`
           : `cannot replay: ${(error as Error).message.slice(0, 300)}`
-      this.settle({ seq: item.seq, groupId: item.group_id, status: 'skipped', error: reason })
+      this.settle({ seq: item.seq, groupId: item.group_id, sourceId: item.source_id, status: 'skipped', error: reason })
       return true
     }
     this.meter.add()
@@ -351,11 +351,11 @@ export class JobRun {
         error.message === 'message nacked'
           ? 'nacked by the broker'
           : `not confirmed: channel closed${this.lastChannelError ? ` (${this.lastChannelError})` : ''}`
-      this.settle({ seq: pending.seq, groupId: pending.groupId, status: 'failed', error: reason, publishedAt: pending.at })
+      this.settle({ seq: pending.seq, groupId: pending.groupId, sourceId: pending.sourceId, status: 'failed', error: reason, publishedAt: pending.at })
     } else if (returned !== undefined) {
-      this.settle({ seq: pending.seq, groupId: pending.groupId, status: 'unroutable', error: returned, publishedAt: pending.at })
+      this.settle({ seq: pending.seq, groupId: pending.groupId, sourceId: pending.sourceId, status: 'unroutable', error: returned, publishedAt: pending.at })
     } else {
-      this.settle({ seq: pending.seq, groupId: pending.groupId, status: 'confirmed', error: null, publishedAt: pending.at })
+      this.settle({ seq: pending.seq, groupId: pending.groupId, sourceId: pending.sourceId, status: 'confirmed', error: null, publishedAt: pending.at })
     }
     this.wake()
   }
@@ -415,7 +415,7 @@ export class JobRun {
       if (channel !== null && pending.channel !== channel) continue
       this.unconfirmed.delete(replayId)
       this.returned.delete(replayId)
-      this.settle({ seq: pending.seq, groupId: pending.groupId, status: 'failed', error: reason, publishedAt: pending.at })
+      this.settle({ seq: pending.seq, groupId: pending.groupId, sourceId: pending.sourceId, status: 'failed', error: reason, publishedAt: pending.at })
     }
   }
 

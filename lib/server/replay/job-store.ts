@@ -79,6 +79,7 @@ export type ItemRow = {
   routing_key: string | null
   dead_letter_id: string
   group_id: string
+  source_id: string
   row_status: string
   body: Buffer
   /** JSON text, parsed just before the publish: a chunk's parsed tables would outlive V8's young generation. */
@@ -118,7 +119,7 @@ export async function claimItems(sql: Sql, options: { jobId: string; afterSeq: n
        WHERE id = $1::bigint AND claimed_through < (SELECT max(seq) FROM next)
        RETURNING 1
      )
-     SELECT m.seq, m.kind, m.replay_id, m.exchange, m.routing_key, m.dead_letter_id::text, d.group_id::text, coalesce(st.status, 'dead') AS row_status,
+     SELECT m.seq, m.kind, m.replay_id, m.exchange, m.routing_key, m.dead_letter_id::text, d.group_id::text, d.source_id::text, coalesce(st.status, 'dead') AS row_status,
        d.body, d.properties::text AS properties_json, d.headers::text AS headers_json, d.replay_count, d.lineage_origin_id, d.held_from, p.id AS pause_id
      FROM next m
      JOIN dead_letters d ON d.id = m.dead_letter_id
@@ -147,10 +148,13 @@ export async function lastSeq(sql: Sql, jobId: string): Promise<number> {
 }
 
 /**
- * `groupId` is the message's error group (from the claim; it never changes), for the group's replayed counter;
- * `publishedAt` (epoch ms) is when it went to the broker, absent when it was not published.
+ * `groupId` and `sourceId` are the message's error group and source (from the claim; they never change), for the
+ * replayed counters of the group and of the group in that source; `publishedAt` (epoch ms) is when it went to the
+ * broker, absent when it was not published.
  */
-export type ItemOutcome = { seq: number; groupId: string; status: 'confirmed' | 'unroutable' | 'failed' | 'skipped'; error: string | null; publishedAt?: number }
+export type ItemOutcome = {
+  seq: number; groupId: string; sourceId: string; status: 'confirmed' | 'unroutable' | 'failed' | 'skipped'; error: string | null; publishedAt?: number
+}
 
 /**
  * Records a batch of outcomes in one transaction: the items, their dead letters (replayed after an ack without a
@@ -168,13 +172,13 @@ export async function recordOutcomes(sql: Sql, options: { jobId: string; actor: 
     // message's state (a sequential scan of each per batch, 2.5x slower at 20,000 and growing with the job) where a
     // primary-key probe per outcome is all it needs.
     await tx.query("SELECT set_config('synchronous_commit', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)")
-    const { rows: groups } = await tx.query<{ group_id: string; n: number }>(
-      `WITH o AS (SELECT * FROM unnest($2::int[], $3::text[], $4::text[], $7::bigint[], $8::float8[]) AS o(seq, status, error, group_id, published_ms)),
+    const { rows: groups } = await tx.query<{ group_id: string; source_id: string; n: number }>(
+      `WITH o AS (SELECT * FROM unnest($2::int[], $3::text[], $4::text[], $7::bigint[], $8::float8[], $9::bigint[]) AS o(seq, status, error, group_id, published_ms, source_id)),
        items AS (
          UPDATE replay_items i SET status = o.status, error = o.error, finished_at = now(),
            published_at = coalesce(i.published_at, to_timestamp(o.published_ms / 1000))
          FROM o WHERE i.job_id = $1::bigint AND i.seq = o.seq AND i.status IN ('pending', 'in_flight')
-         RETURNING i.dead_letter_id, i.kind, i.status, i.error, i.published_at IS NOT NULL AS published, o.group_id
+         RETURNING i.dead_letter_id, i.kind, i.status, i.error, i.published_at IS NOT NULL AS published, o.group_id, o.source_id
        ),
        moved AS (
          UPDATE dead_letter_states st SET
@@ -184,7 +188,7 @@ export async function recordOutcomes(sql: Sql, options: { jobId: string; actor: 
          -- coalesce(): not a condition the status index can serve. Its statistics lag far behind a running job (the rows
          -- turned 'replaying' moments ago) and the planner would walk every replaying row for each outcome.
          FROM items it WHERE st.dead_letter_id = it.dead_letter_id AND coalesce(st.status, '') = 'replaying'
-         RETURNING st.status, it.group_id
+         RETURNING st.status, it.group_id, it.source_id
        ),
        job AS (
          UPDATE replay_jobs j SET
@@ -202,10 +206,10 @@ export async function recordOutcomes(sql: Sql, options: { jobId: string; actor: 
            FROM items) c
          WHERE j.id = $1::bigint RETURNING 1
        )
-       SELECT group_id::text, count(*)::int AS n FROM moved WHERE status = 'replayed' GROUP BY 1 ORDER BY 1`,
+       SELECT group_id::text, source_id::text, count(*)::int AS n FROM moved WHERE status = 'replayed' GROUP BY 1, 2 ORDER BY 1, 2`,
       [
         options.jobId, outcomes.map((o) => o.seq), outcomes.map((o) => o.status), outcomes.map((o) => o.error), options.actor, options.rate,
-        outcomes.map((o) => o.groupId), outcomes.map((o) => o.publishedAt ?? null),
+        outcomes.map((o) => o.groupId), outcomes.map((o) => o.publishedAt ?? null), outcomes.map((o) => o.sourceId),
       ],
       { name: 'lazarus_replay_record_outcomes' },
     )
@@ -213,15 +217,26 @@ export async function recordOutcomes(sql: Sql, options: { jobId: string; actor: 
   })
 }
 
-/** Group counters move with message status, in the same transaction; rows are locked in id order (no deadlocks with ingestion). */
-export async function addGroupCounts(tx: Sql, column: 'replayed_count' | 'resolved_count', groups: { group_id: string; n: number }[]): Promise<void> {
-  if (groups.length === 0) return
-  const ids = groups.map((g) => g.group_id)
+/**
+ * Group counters move with message status, in the same transaction: the group's and the group's in each source
+ * (group_source_stats). Group rows are locked in id order first (no deadlocks with ingestion, which takes the same
+ * locks before it writes either).
+ */
+export async function addGroupCounts(tx: Sql, column: 'replayed_count' | 'resolved_count', moved: { group_id: string; source_id: string; n: number }[]): Promise<void> {
+  if (moved.length === 0) return
+  const perGroup = new Map<string, number>()
+  for (const m of moved) perGroup.set(m.group_id, (perGroup.get(m.group_id) ?? 0) + m.n)
+  const ids = [...perGroup.keys()]
   await tx.query('SELECT id FROM error_groups WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE', [ids])
   await tx.query(
-    `UPDATE error_groups g SET ${column} = g.${column} + x.n, updated_at = now()
+    `WITH per_source AS (
+       UPDATE group_source_stats s SET ${column} = s.${column} + x.n
+       FROM unnest($3::bigint[], $4::bigint[], $5::int[]) AS x(group_id, source_id, n) WHERE s.group_id = x.group_id AND s.source_id = x.source_id
+       RETURNING 1
+     )
+     UPDATE error_groups g SET ${column} = g.${column} + x.n, updated_at = now()
      FROM unnest($1::bigint[], $2::int[]) AS x(id, n) WHERE g.id = x.id`,
-    [ids, groups.map((g) => g.n)],
+    [ids, [...perGroup.values()], moved.map((m) => m.group_id), moved.map((m) => m.source_id), moved.map((m) => m.n)],
   )
 }
 

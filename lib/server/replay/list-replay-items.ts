@@ -5,12 +5,13 @@ import { AppError, notFound } from '@/lib/server/errors/app-error'
 import { parseId } from '@/lib/server/http/parse-id'
 import type { listReplayItemsQuerySchema, ReplayItemListDto } from '@/lib/shared/schemas/replay'
 import { ITEM_STATUS_SQL } from './item-status-sql'
-import { toReplayItemDto, type ItemDtoRow } from './to-replay-dto'
+import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
+import { jobWithinSourcesSql, toReplayItemDto, type ItemDtoRow } from './to-replay-dto'
 
-export type ListReplayItemsOptions = { id: string; query: z.infer<typeof listReplayItemsQuerySchema> }
+export type ListReplayItemsOptions = { id: string; query: z.infer<typeof listReplayItemsQuerySchema> } & SourceScope
 
 /** GET /api/replays/{id}/items: each message's outcome, in publish order, keyset-paginated on seq. */
-export async function listReplayItems({ id, query }: ListReplayItemsOptions): Promise<ReplayItemListDto> {
+export async function listReplayItems({ id, query, ...scope }: ListReplayItemsOptions): Promise<ReplayItemListDto> {
   const jobId = parseId(id, 'replay').toString()
   let after = 0
   if (query.cursor !== undefined) {
@@ -18,7 +19,10 @@ export async function listReplayItems({ id, query }: ListReplayItemsOptions): Pr
     after = Number(query.cursor)
   }
   const { sql } = await getDb()
-  const { rows: job } = await sql.query('SELECT 1 FROM replay_jobs WHERE id = $1::bigint', [jobId])
+  const sourceIds = allowedSourceIds(scope)
+  const { rows: job } = sourceIds
+    ? await sql.query(`SELECT 1 FROM replay_jobs j WHERE j.id = $1::bigint AND ${jobWithinSourcesSql('$2')}`, [jobId, sourceIds])
+    : await sql.query('SELECT 1 FROM replay_jobs WHERE id = $1::bigint', [jobId])
   if (job.length === 0) throw notFound(`replay ${id}`)
   const params: unknown[] = [jobId, after, query.limit + 1]
   let statusSql = ''

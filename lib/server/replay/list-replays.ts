@@ -3,7 +3,8 @@ import type { z } from 'zod'
 import { getDb } from '@/lib/server/db'
 import { AppError } from '@/lib/server/errors/app-error'
 import type { listReplaysQuerySchema, ReplayListDto } from '@/lib/shared/schemas/replay'
-import { JOB_COLUMNS, toReplayJobDto, type JobDtoRow } from './to-replay-dto'
+import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
+import { JOB_COLUMNS, jobWithinSourcesSql, toReplayJobDto, type JobDtoRow } from './to-replay-dto'
 
 export type ListReplaysOptions = z.infer<typeof listReplaysQuerySchema>
 
@@ -15,11 +16,19 @@ function decodeCursor(raw: string): { at: string; id: string } {
   return { at, id }
 }
 
-/** Replay and release jobs, newest first, keyset-paginated on (created_at, id). */
-export async function listReplays(query: ListReplaysOptions): Promise<ReplayListDto> {
+/**
+ * Replay and release jobs, newest first, keyset-paginated on (created_at, id). With `sourceIds`, only jobs all of
+ * whose messages are of those sources.
+ */
+export async function listReplays(query: ListReplaysOptions, scope: SourceScope = {}): Promise<ReplayListDto> {
   const { sql } = await getDb()
   const params: unknown[] = []
   const where: string[] = []
+  const sourceIds = allowedSourceIds(scope)
+  if (sourceIds) {
+    params.push(sourceIds)
+    where.push(jobWithinSourcesSql(`$${params.length}`))
+  }
   if (query.status) {
     params.push(query.status)
     where.push(`j.status = $${params.length}`)

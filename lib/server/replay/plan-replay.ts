@@ -11,10 +11,21 @@ import { routeKey, type ExchangeNode } from './route-match'
 import { MESSAGES_FROM, STATUS_SQL } from '@/lib/server/messages/message-filter-sql'
 import { selectionSql } from './selection-sql'
 import { loadTopology, type Topology } from './topology'
+import { assertCustomTargetAllowed, loadTargetRules, refusedTargetSql } from './target-policy'
 
 const log = logger('replay')
 
-export type PlanReplayOptions = { input: CreateReplayInput; actor?: string; sql?: Sql; settings?: ReplaySettings }
+export type PlanReplayOptions = {
+  input: CreateReplayInput
+  actor?: string
+  sql?: Sql
+  settings?: ReplaySettings
+  /**
+   * The sources whose messages the caller may see and replay: the selection is narrowed to them before anything is
+   * counted, so neither the plan nor the job reveals or touches messages of other sources. null: every source.
+   */
+  sourceIds?: string[] | null
+}
 
 /**
  * What creating the job needs besides the plan: the same eligibility condition (so the job takes exactly what the plan
@@ -36,7 +47,18 @@ const MAX_TARGET_ROWS = 200
 const MAX_TARGETS_SHOWN = 50
 const MAX_QUEUE_NAMES = 20
 
-const EXCLUSIONS: ExclusionReason[] = ['unknown-source', 'not-dead', 'replay-cap', 'too-large', 'headers-too-large', 'no-origin']
+const EXCLUSIONS: ExclusionReason[] = ['unknown-source', 'not-dead', 'replay-cap', 'too-large', 'headers-too-large', 'no-origin', 'target-refused']
+const SOURCE_ID = /^[1-9][0-9]{0,18}$/
+
+/** The selection narrowed to the sources the caller may see (PlanReplayOptions.sourceIds). */
+function withinSources(selection: string, sourceIds: string[] | null | undefined, params: unknown[]): string {
+  if (sourceIds === null || sourceIds === undefined) return selection
+  // The ids come from the caller's grants, never from the request body; a malformed one is a programming error.
+  const bad = sourceIds.find((id) => !SOURCE_ID.test(id))
+  if (bad !== undefined) throw new Error(`planReplay: sourceIds must be numeric ids, got ${JSON.stringify(bad)}`)
+  params.push(sourceIds)
+  return `(${selection}) AND d.source_id = ANY($${params.length}::bigint[])`
+}
 
 function targetSql(target: ReplayTarget, params: unknown[]): { exchange: string; routingKey: string; noOrigin: string } {
   if (target.type === 'queue') return { exchange: `''`, routingKey: 'd.origin_queue', noOrigin: 'd.origin_queue IS NULL' }
@@ -90,10 +112,14 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
   const { input } = options
   const actor = options.actor ?? 'anonymous'
   const params: unknown[] = []
-  const selection = selectionSql(input.selection, params)
+  const selection = withinSources(selectionSql(input.selection, params), options.sourceIds, params)
   const target = input.target ?? (await defaultTarget(sql, selection, params))
+  // Before anything reads the broker: a refused custom target must not get as far as a topology lookup.
+  const rules = await loadTargetRules(sql, settings)
+  assertCustomTargetAllowed(target, rules)
   const bigHeaders = await oversizedHeaderIds(sql, selection, params, actor)
   const t = targetSql(target, params)
+  const refused = refusedTargetSql(t.exchange, t.routingKey, rules, params)
   params.push(settings.cap, settings.maxBodyBytes, bigHeaders)
   const [cap, maxBody, big] = [params.length - 2, params.length - 1, params.length].map((n) => `$${n}`)
   const reasonSql = `CASE
@@ -103,9 +129,10 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
       WHEN d.body_size > ${maxBody}::int THEN 'too-large'
       WHEN d.id = ANY(${big}::bigint[]) THEN 'headers-too-large'
       WHEN ${t.noOrigin} THEN 'no-origin'
+      WHEN ${refused} THEN 'target-refused'
     END`
   const eligibleWhere = `${selection} AND s.id IS NOT NULL AND ${STATUS_SQL} = 'dead' AND d.replay_count < ${cap}::int
-    AND d.body_size <= ${maxBody}::int AND NOT (d.id = ANY(${big}::bigint[])) AND NOT ${t.noOrigin}`
+    AND d.body_size <= ${maxBody}::int AND NOT (d.id = ANY(${big}::bigint[])) AND NOT ${t.noOrigin} AND NOT ${refused}`
 
   const [reasons, routes, sources] = await Promise.all([
     sql.query<{ reason: ExclusionReason | null; n: number; sample: string[] | null }>(
@@ -137,6 +164,12 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
   })
 
   const warnings: string[] = []
+  const refusedCount = excluded.find((e) => e.reason === 'target-refused')?.count ?? 0
+  if (refusedCount > 0) {
+    warnings.push(
+      `${refusedCount} message${refusedCount === 1 ? '' : 's'} would go where replays never go (an amq.* exchange, Lazarus' control or hold exchange, or the default exchange with a queue other than the one the message failed in): left out.`,
+    )
+  }
   const targets = await describeTargets(routes.rows, target, settings.vhost, warnings)
   if (routes.rows.length > 0 && routes.rows[0].total_rows > routes.rows.length) {
     warnings.push(`The messages go to ${routes.rows[0].total_rows} different exchange and routing key combinations; only the ${routes.rows.length} most common were checked.`)

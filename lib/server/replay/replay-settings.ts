@@ -15,6 +15,12 @@ export type ReplaySettings = {
   /** The user the executor publishes as: a message's userId property is kept only when it equals this. */
   amqpUser: string
   vhost: string
+  /** Lazarus' own exchanges (LAZARUS_CONTROL_EXCHANGE, LAZARUS_HOLD_QUEUE): never replay targets. */
+  controlExchange: string
+  /** The hold exchange, and the hold queue of the same name. */
+  holdQueue: string
+  /** LAZARUS_REPLAY_TARGET_PATTERNS: custom-target patterns from the environment, beside the stored allow-list. */
+  environmentTargetPatterns: string[]
 }
 
 export function replaySettings(config: Config = getConfig(), overrides: Partial<ReplaySettings> = {}): ReplaySettings {
@@ -32,6 +38,9 @@ export function replaySettings(config: Config = getConfig(), overrides: Partial<
     // amqplib's default credentials are guest/guest.
     amqpUser: url.username ? decodeURIComponent(url.username) : 'guest',
     vhost: url.pathname.length > 1 ? decodeURIComponent(url.pathname.slice(1)) : '/',
+    controlExchange: config.LAZARUS_CONTROL_EXCHANGE,
+    holdQueue: config.LAZARUS_HOLD_QUEUE,
+    environmentTargetPatterns: config.LAZARUS_REPLAY_TARGET_PATTERNS,
     ...overrides,
   }
 }

@@ -65,3 +65,9 @@ export function toReplayItemDto(row: ItemDtoRow): ReplayItemDto {
     errorType: row.error_type,
   }
 }
+
+/**
+ * A job a user limited to some sources may see: every message of it is of those sources (`param` is their ids as a
+ * bigint[] parameter). Release jobs (held messages) have no source list and stay with unlimited users.
+ */
+export const jobWithinSourcesSql = (param: string) => `(j.source_ids IS NOT NULL AND j.source_ids <@ ${param}::bigint[])`

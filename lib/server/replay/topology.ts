@@ -12,7 +12,7 @@ const exchangeSchema = z.object({
 const bindingsSchema = z.array(
   z.object({ destination: z.string(), destination_type: z.enum(['queue', 'exchange']), routing_key: z.string() }),
 )
-const policySchema = z.object({ definition: z.record(z.string(), z.unknown()) })
+const policySchema = z.object({ name: z.string(), definition: z.record(z.string(), z.unknown()) })
 
 const vhostPath = (vhost: string) => encodeURIComponent(vhost)
 const is404 = (error: unknown) => (error as Error).message.includes('HTTP 404')
@@ -36,13 +36,11 @@ export async function inspectExchange(vhost: string, name: string): Promise<Exch
   const bindings = bindingsSchema.parse(await getJson(`/api/exchanges/${vhostPath(vhost)}/${encodeURIComponent(name)}/bindings/source`))
   let alternateExchange = typeof info.arguments?.['alternate-exchange'] === 'string' ? (info.arguments['alternate-exchange'] as string) : null
   if (alternateExchange === null && info.policy) {
-    try {
-      const policy = policySchema.parse(await getJson(`/api/policies/${vhostPath(vhost)}/${encodeURIComponent(info.policy)}`))
-      const ae = policy.definition['alternate-exchange']
-      if (typeof ae === 'string') alternateExchange = ae
-    } catch (error) {
-      if (!is404(error)) throw error
-    }
+    // The vhost's list, not /api/policies/{vhost}/{name}: reading one policy needs the policymaker tag, the list only
+    // the management tag Lazarus' read-only management user has (README, "Broker permissions").
+    const policies = z.array(policySchema).parse(await getJson(`/api/policies/${vhostPath(vhost)}`))
+    const ae = policies.find((p) => p.name === info.policy)?.definition['alternate-exchange']
+    if (typeof ae === 'string') alternateExchange = ae
   }
   return {
     name: info.name,

@@ -6,7 +6,7 @@ import type { RetentionStatusDto } from '@/lib/shared/schemas/retention'
 export type { RetentionStatusDto }
 
 const CAP = 100_000
-const TABLES = ['dead_letters', 'dead_letter_states', 'dead_letter_search', 'error_groups', 'group_arrivals', 'replay_items', 'replay_jobs', 'audit_log', 'alert_events']
+const TABLES = ['dead_letters', 'dead_letter_states', 'dead_letter_search', 'error_groups', 'group_arrivals', 'group_source_stats', 'group_source_arrivals', 'replay_items', 'replay_jobs', 'audit_log', 'alert_events']
 
 /** What the settings page shows about the store and what retention removes next. */
 export async function getRetentionStatus(): Promise<RetentionStatusDto> {

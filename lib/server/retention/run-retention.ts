@@ -30,20 +30,40 @@ WITH doomed AS (
 ),
 gone AS (
   DELETE FROM dead_letters d USING doomed WHERE d.id = doomed.id
-  RETURNING d.id, d.group_id, doomed.status
+  RETURNING d.id, d.group_id, d.source_id, doomed.status
 ),
 unindexed AS (
   DELETE FROM dead_letter_search s USING gone WHERE s.dead_letter_id = gone.id
   RETURNING 1
 )
-SELECT group_id::text,
+SELECT group_id::text, source_id::text,
   (count(*) FILTER (WHERE status = 'replayed'))::int AS replayed,
   (count(*) FILTER (WHERE status = 'resolved'))::int AS resolved
-FROM gone GROUP BY group_id ORDER BY group_id`
+FROM gone GROUP BY group_id, source_id ORDER BY group_id, source_id`
+
+// Per group and per (group, source): the same decrements, each counter never below zero.
+const LOWER_COUNTERS = `
+WITH removed AS (
+  SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::int[]) AS r(group_id, source_id, replayed, resolved)
+),
+per_source AS (
+  UPDATE group_source_stats s SET
+    count = greatest(s.count - (r.replayed + r.resolved), 0),
+    replayed_count = greatest(s.replayed_count - r.replayed, 0),
+    resolved_count = greatest(s.resolved_count - r.resolved, 0)
+  FROM removed r WHERE s.group_id = r.group_id AND s.source_id = r.source_id
+  RETURNING 1
+)
+UPDATE error_groups g SET
+  count = greatest(g.count - (r.replayed + r.resolved), 0),
+  replayed_count = greatest(g.replayed_count - r.replayed, 0),
+  resolved_count = greatest(g.resolved_count - r.resolved, 0)
+FROM (SELECT group_id, sum(replayed)::int AS replayed, sum(resolved)::int AS resolved FROM removed GROUP BY 1) r
+WHERE g.id = r.group_id`
 
 /**
  * Deletes replayed and resolved messages older than the retention period, in batches, and keeps each group's
- * counters equal to what is stored. Arrival buckets stay (they are history, and alerts and sparklines read them);
+ * counters (and its counters per source) equal to what is stored. Arrival buckets stay (they are history, and alerts and sparklines read them);
  * sources' drained counts stay (they are Prometheus counters and must never go down).
  */
 export async function runRetention({ sql, days, batchSize = 1000, maxBatches = Number.POSITIVE_INFINITY, now = new Date() }: RunRetentionOptions): Promise<RetentionResult> {
@@ -55,19 +75,11 @@ export async function runRetention({ sql, days, batchSize = 1000, maxBatches = N
   try {
     while (more && batches < maxBatches) {
       const removed = await sql.transaction(async (tx) => {
-        const { rows } = await tx.query<{ group_id: string; replayed: number; resolved: number }>(DELETE_BATCH, [cutoff, batchSize])
+        const { rows } = await tx.query<{ group_id: string; source_id: string; replayed: number; resolved: number }>(DELETE_BATCH, [cutoff, batchSize])
         if (rows.length > 0) {
           // Group rows in id order, as the drainer locks them, so the two never deadlock.
-          await tx.query('SELECT id FROM error_groups WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE', [rows.map((r) => r.group_id)])
-          await tx.query(
-            `UPDATE error_groups g SET
-               count = greatest(g.count - (r.replayed + r.resolved), 0),
-               replayed_count = greatest(g.replayed_count - r.replayed, 0),
-               resolved_count = greatest(g.resolved_count - r.resolved, 0)
-             FROM unnest($1::bigint[], $2::int[], $3::int[]) AS r(group_id, replayed, resolved)
-             WHERE g.id = r.group_id`,
-            [rows.map((r) => r.group_id), rows.map((r) => r.replayed), rows.map((r) => r.resolved)],
-          )
+          await tx.query('SELECT id FROM error_groups WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE', [[...new Set(rows.map((r) => r.group_id))]])
+          await tx.query(LOWER_COUNTERS, [rows.map((r) => r.group_id), rows.map((r) => r.source_id), rows.map((r) => r.replayed), rows.map((r) => r.resolved)])
         }
         return rows.reduce((sum, r) => sum + r.replayed + r.resolved, 0)
       })

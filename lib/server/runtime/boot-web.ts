@@ -1,4 +1,5 @@
 import 'server-only'
+import { prepareFirstRun } from '@/lib/server/auth/first-run'
 import { getConfigOrExit } from '@/lib/server/config'
 import { getDb } from '@/lib/server/db'
 import { logger } from '@/lib/server/log'
@@ -6,11 +7,12 @@ import { installShutdown, startBackground } from './background'
 
 const log = logger('web')
 
-/** Called once by instrumentation.ts: validates config, migrates, and starts workers unless they run elsewhere. */
+/** Called once by instrumentation.ts: validates config, migrates, prepares the first sign-in, starts workers unless they run elsewhere. */
 export async function bootWebProcess(): Promise<void> {
   const config = getConfigOrExit()
-  await getDb()
+  const db = await getDb()
   installShutdown()
+  await prepareFirstRun({ db, config, log: logger('auth') }).catch((error) => log.error('first-run preparation failed', { error: (error as Error).message }))
   if (!config.LAZARUS_RUN_WORKERS) {
     log.info('LAZARUS_RUN_WORKERS=0: this process serves the web UI and API only')
     return

@@ -2,12 +2,17 @@ import 'server-only'
 import { getDb } from '@/lib/server/db'
 import { AppError } from '@/lib/server/errors/app-error'
 import type { CreateSourceInput, SourceDto } from '@/lib/shared/schemas/source'
+import { assertDrainableQueue } from './check-source-queue'
 import { toSourceDto } from './to-source-dto'
 
 export async function createSource(input: CreateSourceInput): Promise<SourceDto> {
   const { prisma } = await getDb()
   const existing = await prisma.source.findUnique({ where: { vhost_queue: { vhost: input.vhost, queue: input.queue } } })
   if (existing) throw new AppError('conflict', `queue "${input.queue}" on vhost "${input.vhost}" is already a source`, { id: existing.id.toString() })
+  // A disabled source drains nothing yet; the check applies when it is enabled (updateSource).
+  if (input.enabled !== false) {
+    await assertDrainableQueue({ vhost: input.vhost, queue: input.queue, drainedBefore: false, confirmed: input.confirmNotWorkQueue === true })
+  }
   const row = await prisma.source.create({
     data: {
       vhost: input.vhost,
@@ -21,7 +26,10 @@ export async function createSource(input: CreateSourceInput): Promise<SourceDto>
   return toSourceDto(row)
 }
 
-/** Registers the LAZARUS_SOURCES queues (default vhost); existing sources keep their settings. */
+/**
+ * Registers the LAZARUS_SOURCES queues (default vhost); existing sources keep their settings. Not checked for signs of
+ * a work queue: the environment is the operator's configuration, trusted like AMQP_URL.
+ */
 export async function ensureSources(queues: string[]): Promise<void> {
   if (queues.length === 0) return
   const { sql } = await getDb()

@@ -4,6 +4,7 @@ import { getDb } from '@/lib/server/db'
 import { notFound } from '@/lib/server/errors/app-error'
 import type { SourceDto, UpdateSourceInput } from '@/lib/shared/schemas/source'
 import { parseId } from '@/lib/server/http/parse-id'
+import { assertDrainableQueue } from './check-source-queue'
 import { toSourceDto } from './to-source-dto'
 
 export async function updateSource({ id, input }: { id: string; input: UpdateSourceInput }): Promise<SourceDto> {
@@ -11,6 +12,15 @@ export async function updateSource({ id, input }: { id: string; input: UpdateSou
   const sourceId = parseId(id, 'source')
   const existing = await prisma.source.findUnique({ where: { id: sourceId } })
   if (!existing) throw notFound(`source ${id}`)
+  // Enabling starts a drain: the same check as creating a source (the hold queue is Lazarus' own).
+  if (input.enabled === true && !existing.enabled && existing.kind !== 'hold') {
+    await assertDrainableQueue({
+      vhost: existing.vhost,
+      queue: existing.queue,
+      drainedBefore: existing.drainedCount > 0n || existing.lastDrainAt !== null,
+      confirmed: input.confirmNotWorkQueue === true,
+    })
+  }
   const row = await prisma.source.update({
     where: { id: sourceId },
     data: {

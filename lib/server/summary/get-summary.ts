@@ -1,20 +1,28 @@
 import 'server-only'
 import { getDb } from '@/lib/server/db'
+import type { Sql } from '@/lib/server/db/sql'
 import { currentBackground } from '@/lib/server/runtime/background'
 import { listSources } from '@/lib/server/sources/list-sources'
+import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import type { SourceDto } from '@/lib/shared/schemas/source'
 import type { SummaryDto } from '@/lib/shared/schemas/summary'
 
 /** The header must not hang on a slow broker: past this, sources come without depth and brokerError says why. */
 const DEPTH_TIMEOUT_MS = 1_000
 
-export type GetSummaryOptions = { now?: Date; depthTimeoutMs?: number }
+export type GetSummaryOptions = { now?: Date; depthTimeoutMs?: number } & SourceScope
 
-/** Header numbers from maintained counters only: no count(*) over dead_letters, whatever its size. */
-export async function getSummary({ now = new Date(), depthTimeoutMs = DEPTH_TIMEOUT_MS }: GetSummaryOptions = {}): Promise<SummaryDto> {
+type Counters = { stored: number; arrivals_last_hour: number; groups: number }
+
+/**
+ * Header numbers from maintained counters only: no count(*) over dead_letters, whatever its size. With `sourceIds`,
+ * only those sources: their stored counts, their groups and arrivals (per-source counters), and only them listed.
+ */
+export async function getSummary({ now = new Date(), depthTimeoutMs = DEPTH_TIMEOUT_MS, ...scope }: GetSummaryOptions = {}): Promise<SummaryDto> {
   const { sql } = await getDb()
-  const [counters, sources, background] = await Promise.all([
-    sql.query<{ stored: number; arrivals_last_hour: number; groups: number }>(
+  const sourceIds = allowedSourceIds(scope)
+  const [counters, allSources, background] = await Promise.all([
+    sourceIds ? scopedCounters(sql, now, sourceIds) : sql.query<Counters>(
       `SELECT (SELECT coalesce(sum(drained_count), 0)::float8 FROM sources) AS stored,
          -- Naming every group turns this into one short index-only range per group instead of a scan of every bucket.
          (SELECT coalesce(sum(count), 0)::float8 FROM group_arrivals
@@ -26,6 +34,8 @@ export async function getSummary({ now = new Date(), depthTimeoutMs = DEPTH_TIME
     sourcesWithDepth(depthTimeoutMs),
     currentBackground(),
   ])
+  const allowed = sourceIds && new Set(sourceIds)
+  const sources = allowed ? { ...allSources, sources: allSources.sources.filter((s) => allowed.has(s.id)) } : allSources
   const status = background?.drainer.status()
   return {
     stored: counters.rows[0]?.stored ?? 0,
@@ -37,6 +47,24 @@ export async function getSummary({ now = new Date(), depthTimeoutMs = DEPTH_TIME
     drainer: status ? { state: status.state, brokerError: status.brokerError } : null,
     brokerError: sources.brokerError,
   }
+}
+
+/**
+ * The counters of the sources in `sourceIds`: the allowed (group, source) pairs first (group_source_stats_source_idx),
+ * then one index-only range of each pair's last hour of buckets.
+ */
+async function scopedCounters(sql: Sql, now: Date, sourceIds: string[]): Promise<{ rows: Counters[] }> {
+  return sql.query<Counters>(
+    `SELECT (SELECT coalesce(sum(drained_count), 0)::float8 FROM sources WHERE id = ANY($2::bigint[])) AS stored,
+       (SELECT coalesce(sum(a.count), 0)::float8 FROM group_source_stats p
+         JOIN group_source_arrivals a ON a.group_id = p.group_id AND a.source_id = p.source_id
+           AND a.minute >= date_trunc('minute', $1::timestamptz) - interval '59 minutes'
+         WHERE p.source_id = ANY($2::bigint[])) AS arrivals_last_hour,
+       (SELECT count(*)::int FROM (
+         SELECT group_id FROM group_source_stats WHERE source_id = ANY($2::bigint[]) GROUP BY group_id HAVING sum(count) > 0
+       ) g) AS groups`,
+    [now, sourceIds],
+  )
 }
 
 /**

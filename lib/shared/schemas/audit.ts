@@ -1,11 +1,40 @@
 import { z } from 'zod'
 
-export const AUDIT_ACTIONS = ['replay.created', 'replay.cancelled', 'replay.finished', 'messages.resolved', 'pause.created', 'pause.resumed', 'group.updated'] as const
+export const AUDIT_ACTIONS = [
+  'replay.created',
+  'replay.cancelled',
+  'replay.finished',
+  'messages.resolved',
+  'message.raw-viewed',
+  'pause.created',
+  'pause.resumed',
+  'group.updated',
+  // Configuration (docs/security.md: every change with before and after)
+  'source.created',
+  'source.updated',
+  'source.deleted',
+  'settings.updated',
+  'alert-rule.created',
+  'alert-rule.updated',
+  'alert-rule.deleted',
+  'webhook.created',
+  'webhook.deleted',
+  'user.created',
+  'user.updated',
+  'token.created',
+  'token.revoked',
+  // Sign-in
+  'auth.signed-in',
+  'auth.sign-in-failed',
+  'auth.signed-out',
+] as const
+
+export const AUDIT_SUBJECT_TYPES = ['replay', 'message', 'group', 'pause', 'source', 'settings', 'alert-rule', 'webhook', 'user', 'token'] as const
 
 export const listAuditQuerySchema = z
   .object({
     action: z.enum(AUDIT_ACTIONS).optional(),
-    subjectType: z.enum(['replay', 'message', 'group', 'pause']).optional(),
+    subjectType: z.enum(AUDIT_SUBJECT_TYPES).optional(),
     subjectId: z.string().max(64).optional(),
     cursor: z.string().max(200).optional(),
     limit: z.coerce.number().int().min(1).max(200).default(50),
@@ -17,7 +46,7 @@ export type AuditEntryDto = {
   at: string
   actor: string
   action: (typeof AUDIT_ACTIONS)[number]
-  subject: { type: 'replay' | 'message' | 'group' | 'pause'; id: string | null }
+  subject: { type: (typeof AUDIT_SUBJECT_TYPES)[number]; id: string | null }
   summary: string
   details: Record<string, unknown>
   outcome: string | null

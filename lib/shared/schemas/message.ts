@@ -74,6 +74,8 @@ export type MessageSummaryDto = {
 }
 
 export type MessageDetailDto = MessageSummaryDto & {
+  /** Shown redacted, as exports are: the caller has no raw access to this message's source (a viewer). */
+  redacted?: boolean
   body: { size: number; encoding: string; base64: string; text: string | null; truncated: boolean }
   properties: Record<string, unknown>
   headers: Record<string, ApiHeaderValue>

@@ -14,7 +14,29 @@ export const createPauseSchema = z
   .strict()
 export type CreatePauseInput = z.infer<typeof createPauseSchema>
 
-export const listPausesQuerySchema = z.object({ status: z.enum(['active', 'all']).default('active') }).strict()
+/** Names as RabbitMQ allows them (at most 255 bytes), minus control characters: they are stored and logged. */
+const brokerName = z
+  .string()
+  .min(1)
+  .max(255)
+  .refine((v) => new TextEncoder().encode(v).length <= 255, 'at most 255 bytes')
+  .refine((v) => !/[\u0000-\u001f\u007f]/.test(v), 'control characters are not allowed')
+
+// GET /api/pauses. Guards (2.x) poll it with their queue, vhost, instance id and version: the poll is their heartbeat.
+export const listPausesQuerySchema = z
+  .object({
+    status: z.enum(['active', 'all']).default('active'),
+    /** Only this queue's pauses (in `vhost`, default `/`). */
+    queue: brokerName.optional(),
+    vhost: brokerName.optional(),
+    /** The polling guard's id (host, pid, random part); recorded as a heartbeat. */
+    instance: z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces').optional(),
+    /** The polling guard's GUARD_VERSION. */
+    guardVersion: z.string().min(1).max(64).regex(/^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]*)?$/, 'a semver version').optional(),
+  })
+  .strict()
+  .refine((q) => q.instance === undefined || q.queue !== undefined, { path: ['queue'], message: 'a guard heartbeat (instance) names its queue' })
+export type ListPausesQuery = z.infer<typeof listPausesQuerySchema>
 
 export type PauseDto = {
   id: string

@@ -4,7 +4,7 @@ import { z } from 'zod'
  * Value detectors Lazarus ships; a rule of kind `detector` switches one on by name. Each finds its kind of value in
  * any text (bodies, headers, error messages, stacks, properties) wherever it sits.
  */
-export const REDACTION_DETECTORS = ['email', 'card-number', 'jwt', 'bearer-token', 'url-password', 'private-key'] as const
+export const REDACTION_DETECTORS = ['email', 'card-number', 'jwt', 'bearer-token', 'url-password', 'private-key', 'service-token'] as const
 export type RedactionDetector = (typeof REDACTION_DETECTORS)[number]
 
 export const REDACTION_RULE_KINDS = ['key', 'detector', 'pattern'] as const
@@ -19,7 +19,8 @@ export const MAX_PATTERN_LENGTH = 300
  *   ignored, so `*apikey*` also covers `X-Api-Key` and `api_key`. The whole value under a matching key is replaced,
  *   at any depth of JSON bodies, properties and headers, and in `key=value` / `key: value` / `<key>value</key>` text.
  * - `detector`: one of REDACTION_DETECTORS.
- * - `pattern`: a regular expression (JavaScript syntax, matched case-insensitively); every match is replaced.
+ * - `pattern`: a regular expression in RE2 syntax (JavaScript's, minus backreferences and lookaround), matched
+ *   case-insensitively in linear time; every match is replaced.
  */
 export const redactionRuleInputSchema = z
   .object({

@@ -43,7 +43,8 @@ export const listReplayItemsQuerySchema = z
   .object({ status: z.enum(REPLAY_ITEM_STATUSES).optional(), cursor: z.string().max(200).optional(), limit: z.coerce.number().int().min(1).max(500).default(100) })
   .strict()
 
-export type ExclusionReason = 'not-dead' | 'replay-cap' | 'too-large' | 'headers-too-large' | 'no-origin' | 'unknown-source'
+/** 'target-refused': the message would go where replays never go (lib/server/replay/target-policy.ts). */
+export type ExclusionReason = 'not-dead' | 'replay-cap' | 'too-large' | 'headers-too-large' | 'no-origin' | 'unknown-source' | 'target-refused'
 
 export type ReplayPlanTargetDto = {
   /** Exchange the messages go to ('' is the default exchange). */

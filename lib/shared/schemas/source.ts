@@ -21,6 +21,12 @@ export const createSourceSchema = z.object({
   orderSensitive: z.boolean().optional(),
   defaultTarget: replayTargetSchema.optional(),
   enabled: z.boolean().optional(),
+  /**
+   * The admin's explicit word that the queue is a dead-letter queue although the management API shows signs of a work
+   * queue (other consumers, past consumption, a TTL into a dead-letter exchange), or cannot be asked. Not stored: it
+   * applies to this request (creating the source, or enabling it with PATCH).
+   */
+  confirmNotWorkQueue: z.boolean().optional(),
 }).strict()
 
 export const updateSourceSchema = createSourceSchema.omit({ vhost: true, queue: true }).partial().strict()

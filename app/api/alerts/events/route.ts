@@ -1,8 +1,11 @@
-import { json, route, searchParamsOf } from '@/lib/server/http/handle-route'
+import { hasPermission } from '@/lib/server/auth/principal'
+import { json, route } from '@/lib/server/http/handle-route'
 import { listAlertEvents } from '@/lib/server/alerts/list-alert-events'
 import { listAlertEventsQuerySchema } from '@/lib/shared/schemas/alert'
 
 export const dynamic = 'force-dynamic'
 
 // GET /api/alerts/events?cursor&limit – the alert history, newest first
-export const GET = route(async (request) => json(await listAlertEvents(listAlertEventsQuerySchema.parse(searchParamsOf(request)))))
+export const GET = route({ permission: 'alerts:read' }, async ({ query, principal }) =>
+  json(await listAlertEvents(listAlertEventsQuerySchema.parse(query), { includeDeliveryErrors: hasPermission(principal, 'admin') })),
+)

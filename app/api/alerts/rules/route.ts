@@ -1,4 +1,3 @@
-import { actorOf } from '@/lib/server/http/actor'
 import { json, readJson, route } from '@/lib/server/http/handle-route'
 import { createAlertRule } from '@/lib/server/alerts/create-alert-rule'
 import { createAlertRuleSchema } from '@/lib/shared/schemas/alert'
@@ -6,6 +5,6 @@ import { createAlertRuleSchema } from '@/lib/shared/schemas/alert'
 export const dynamic = 'force-dynamic'
 
 // POST /api/alerts/rules – {kind: source-rate|group-rate, thresholdPerMinute, sourceId?|groupId?, windowMinutes?, cooldownMinutes?} or {kind: new-group}
-export const POST = route(async (request) =>
-  json(await createAlertRule({ input: await readJson(request, createAlertRuleSchema), actor: actorOf(request) }), { status: 201 }),
+export const POST = route({ permission: 'admin' }, async ({ request, actor }) =>
+  json(await createAlertRule({ input: await readJson(request, createAlertRuleSchema), actor }), { status: 201 }),
 )

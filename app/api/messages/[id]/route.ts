@@ -1,5 +1,13 @@
 import { json, route } from '@/lib/server/http/handle-route'
 import { getMessage } from '@/lib/server/messages/get-message'
+import { recordRawView } from '@/lib/server/messages/record-raw-view'
+import { redactedViewFor } from '@/lib/server/messages/redacted-view'
 
-// GET /api/messages/{id} – everything stored and derived for one dead letter
-export const GET = route<{ id: string }>(async (_request, { id }) => json(await getMessage({ id })))
+export const dynamic = 'force-dynamic'
+
+// GET /api/messages/{id} – everything stored and derived for one dead letter: raw for operators (audited), redacted for viewers
+export const GET = route<{ id: string }>({ permission: 'messages:read' }, async ({ db, actor, sourceIds, params: { id } }) => {
+  const message = await getMessage({ id, sourceIds: await sourceIds(), view: await redactedViewFor(await sourceIds('messages:raw')) })
+  if (!message.redacted) await recordRawView({ db, actor, messageId: message.id, what: 'detail' })
+  return json(message)
+})

@@ -1,8 +1,11 @@
-import { json, route, searchParamsOf } from '@/lib/server/http/handle-route'
+import { json, route } from '@/lib/server/http/handle-route'
 import { countMessages } from '@/lib/server/messages/count-messages'
+import { redactedViewFor } from '@/lib/server/messages/redacted-view'
 import { countMessagesQuerySchema } from '@/lib/shared/schemas/message'
 
 export const dynamic = 'force-dynamic'
 
 // GET /api/messages/count – how many messages match the list's filters: exact up to 10,000, else a labelled estimate
-export const GET = route(async (request) => json(await countMessages(countMessagesQuerySchema.parse(searchParamsOf(request)))))
+export const GET = route({ permission: 'messages:read' }, async ({ query, sourceIds }) =>
+  json(await countMessages(countMessagesQuerySchema.parse(query), { sourceIds: await sourceIds(), view: await redactedViewFor(await sourceIds('messages:raw')) })),
+)

@@ -1,11 +1,10 @@
-import { actorOf } from '@/lib/server/http/actor'
 import { json, readJson, route } from '@/lib/server/http/handle-route'
 import { getRedactionSettings, updateRedactionRules, updateRedactionSchema } from '@/lib/server/redaction/redaction-rules'
 
 export const dynamic = 'force-dynamic'
 
 // GET /api/settings/redaction – the redaction rules every export and ticket applies, and the built-in detectors
-export const GET = route(async () => json(await getRedactionSettings()))
+export const GET = route({ permission: 'admin' }, async () => json(await getRedactionSettings()))
 
 // PUT /api/settings/redaction – replace the whole rule set
-export const PUT = route(async (request) => json(await updateRedactionRules(await readJson(request, updateRedactionSchema), actorOf(request))))
+export const PUT = route({ permission: 'admin' }, async ({ request, actor }) => json(await updateRedactionRules(await readJson(request, updateRedactionSchema), actor)))

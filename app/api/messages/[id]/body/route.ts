@@ -1,9 +1,11 @@
 import { route } from '@/lib/server/http/handle-route'
 import { getMessageBody } from '@/lib/server/messages/get-message-body'
+import { recordRawView } from '@/lib/server/messages/record-raw-view'
 
-// GET /api/messages/{id}/body – the raw body, byte for byte; always a download, never rendered by the browser
-export const GET = route<{ id: string }>(async (_request, { id }) => {
-  const body = await getMessageBody({ id })
+// GET /api/messages/{id}/body – the raw body, byte for byte (operators, audited); always a download, never rendered
+export const GET = route<{ id: string }>({ permission: 'messages:raw' }, async ({ db, actor, sourceIds, params: { id } }) => {
+  const body = await getMessageBody({ id, sourceIds: await sourceIds() })
+  await recordRawView({ db, actor, messageId: id, what: 'body' })
   return new Response(new Uint8Array(body.bytes), {
     headers: {
       'content-type': body.safeContentType,

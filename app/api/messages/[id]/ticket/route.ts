@@ -1,4 +1,4 @@
-import { publicBaseUrl } from '@/lib/server/export/base-url'
+import { beginExport, callerKey } from '@/lib/server/http/request-limits'
 import { buildMessageTicket } from '@/lib/server/export/ticket'
 import { route } from '@/lib/server/http/handle-route'
 import { loadRedactor } from '@/lib/server/redaction/redaction-rules'
@@ -6,7 +6,8 @@ import { loadRedactor } from '@/lib/server/redaction/redaction-rules'
 export const dynamic = 'force-dynamic'
 
 // GET /api/messages/{id}/ticket – one message as a redacted Markdown bug ticket ("Copy as ticket")
-export const GET = route<{ id: string }>(async (request, { id }) => {
-  const markdown = await buildMessageTicket(id, { redactor: await loadRedactor(), baseUrl: publicBaseUrl(request) })
+export const GET = route<{ id: string }>({ permission: 'messages:read' }, async ({ origin, sourceIds, signedIn, config, params: { id } }) => {
+  const release = await beginExport(config, callerKey(signedIn()))
+  const markdown = await buildMessageTicket(id, { redactor: await loadRedactor(), baseUrl: origin, sourceIds: await sourceIds() }).finally(release)
   return new Response(markdown, { headers: { 'content-type': 'text/markdown; charset=utf-8', 'cache-control': 'private, no-store', 'x-content-type-options': 'nosniff' } })
 })

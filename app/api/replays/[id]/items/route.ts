@@ -1,4 +1,4 @@
-import { json, route, searchParamsOf } from '@/lib/server/http/handle-route'
+import { json, route } from '@/lib/server/http/handle-route'
 import { listReplayItems } from '@/lib/server/replay/list-replay-items'
 import { listReplayItemsQuerySchema } from '@/lib/shared/schemas/replay'
 
@@ -7,4 +7,6 @@ export const dynamic = 'force-dynamic'
 type Params = { id: string }
 
 // GET /api/replays/{id}/items – each message's outcome, in publish order
-export const GET = route<Params>(async (request, { id }) => json(await listReplayItems({ id, query: listReplayItemsQuerySchema.parse(searchParamsOf(request)) })))
+export const GET = route<Params>({ permission: 'messages:read' }, async ({ query, sourceIds, params: { id } }) =>
+  json(await listReplayItems({ id, query: listReplayItemsQuerySchema.parse(query), sourceIds: await sourceIds() })),
+)

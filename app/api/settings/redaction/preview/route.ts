@@ -4,4 +4,4 @@ import { previewRedaction, redactionPreviewSchema } from '@/lib/server/redaction
 export const dynamic = 'force-dynamic'
 
 // POST /api/settings/redaction/preview – what the stored (or the given, unsaved) rules make of a sample text
-export const POST = route(async (request) => json(await previewRedaction(await readJson(request, redactionPreviewSchema))))
+export const POST = route({ permission: 'admin' }, async ({ request }) => json(await previewRedaction(await readJson(request, redactionPreviewSchema))))

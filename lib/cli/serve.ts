@@ -1,0 +1,75 @@
+/**
+ * The web server process (`npm start` runs it after migrating and building; `npm run dev` with --dev): Next.js
+ * behind Lazarus' HTTP front (lib/server/front), in one process. The front owns the listening socket, so no request
+ * reaches Next without passing it.
+ */
+import { readFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import { isLoopbackHostname } from '@/lib/server/auth/addresses'
+import { getConfigOrExit } from '@/lib/server/config'
+import { createFront } from '@/lib/server/front/front'
+import { MAX_JSON_BYTES } from '@/lib/server/http/handle-route'
+import { logger } from '@/lib/server/log'
+import { listenAddress, refuseUnsafeListen } from './listen'
+
+const log = logger('serve')
+
+type NextApp = {
+  prepare(): Promise<void>
+  getRequestHandler(): (req: unknown, res: unknown) => Promise<void>
+  getUpgradeHandler(): (req: unknown, socket: unknown, head: unknown) => Promise<void>
+}
+
+async function main() {
+  const dev = process.argv.includes('--dev')
+  const config = getConfigOrExit()
+  const hostname = listenAddress(process.env.HOSTNAME)
+  await refuseUnsafeListen({ hostname, config })
+
+  const root = process.cwd()
+  const dir = dev ? root : path.join(root, '.next/standalone')
+  if (!dev) {
+    // What .next/standalone/server.js does before starting Next: its config comes from the build, not next.config.ts.
+    const serverFiles = JSON.parse(readFileSync(path.join(dir, '.next/required-server-files.json'), 'utf8')) as { config: unknown }
+    process.env.__NEXT_PRIVATE_STANDALONE_CONFIG = JSON.stringify(serverFiles.config)
+    ;(process.env as Record<string, string>).NODE_ENV = 'production'
+    process.chdir(dir)
+  }
+  const next = createRequire(path.join(dir, 'package.json'))('next') as (options: Record<string, unknown>) => NextApp
+  const app = next({ dev, dir, hostname, port: config.PORT, customServer: true })
+  await app.prepare()
+  const handle = app.getRequestHandler()
+
+  const server = createServer(
+    createFront((req, res) => handle(req, res), {
+      publicUrl: config.LAZARUS_PUBLIC_URL,
+      trustedProxies: config.LAZARUS_TRUSTED_PROXIES,
+      identityHeaders: [config.LAZARUS_PROXY_USER_HEADER, config.LAZARUS_PROXY_GROUPS_HEADER],
+      maxBodyBytes: MAX_JSON_BYTES,
+      dev,
+    }),
+  )
+  if (dev) {
+    const upgrade = app.getUpgradeHandler()
+    server.on('upgrade', (req, socket, head) => void upgrade(req, socket, head).catch(() => socket.destroy()))
+  }
+  // Slow clients may not hold connections forever (slowloris); keep-alive as Next's own server does.
+  server.requestTimeout = 5 * 60_000
+  server.headersTimeout = 30_000
+  server.on('error', (error: NodeJS.ErrnoException) => {
+    log.error(error.code === 'EADDRINUSE' ? `port ${config.PORT} is in use` : 'server error', { error: error.message })
+    process.exit(1)
+  })
+  server.listen(config.PORT, hostname, () => {
+    const shown = hostname.includes(':') ? `[${hostname}]` : hostname
+    log.info(`Lazarus on http://${shown}:${config.PORT}${config.LAZARUS_PUBLIC_URL ? ` (public URL ${config.LAZARUS_PUBLIC_URL})` : ''}`)
+    if (!isLoopbackHostname(hostname)) log.info('listening beyond loopback: only LAZARUS_PUBLIC_URL\'s host is answered')
+  })
+}
+
+main().catch((error) => {
+  console.error('[serve] failed:', error instanceof Error ? error.message : error)
+  process.exit(1)
+})

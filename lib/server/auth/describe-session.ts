@@ -1,0 +1,25 @@
+import 'server-only'
+import type { Config } from '@/lib/server/config'
+import type { Db } from '@/lib/server/db'
+import type { SessionDto } from '@/lib/shared/schemas/user'
+import { oidcEnabled } from './oidc'
+import { isSignedIn, type Principal } from './principal'
+
+export async function describeSession({ db, config, principal }: { db: Db; config: Config; principal: Principal }): Promise<SessionDto> {
+  const methods: SessionDto['methods'] = {
+    local: config.LAZARUS_LOCAL_ACCOUNTS,
+    oidc: oidcEnabled(config) ? { name: config.LAZARUS_OIDC_NAME } : null,
+    proxy: config.LAZARUS_TRUSTED_PROXIES.length > 0,
+  }
+  if (isSignedIn(principal)) {
+    return {
+      signedIn: true,
+      user: { id: principal.userId, email: principal.email, actor: principal.actor, via: principal.via },
+      roles: principal.bindings.map((b) => ({ role: b.role, sourcePattern: b.sourcePattern })),
+      methods,
+      needsSetup: false,
+    }
+  }
+  const { rows } = await db.sql.query<{ any: boolean }>('SELECT EXISTS (SELECT 1 FROM users) AS any')
+  return { signedIn: false, user: null, roles: [], methods, needsSetup: !rows[0].any && config.LAZARUS_LOCAL_ACCOUNTS }
+}

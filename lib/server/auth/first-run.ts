@@ -1,0 +1,92 @@
+import 'server-only'
+import { recordAudit } from '@/lib/server/audit/record-audit'
+import type { Config } from '@/lib/server/config'
+import type { Db } from '@/lib/server/db'
+import type { Sql } from '@/lib/server/db/sql'
+import { AppError } from '@/lib/server/errors/app-error'
+import type { Logger } from '@/lib/server/log'
+import { consumeOneTimeLink, createOneTimeLink } from './one-time-links'
+import { hashPassword } from './passwords'
+
+const SETUP_LINK_HOURS = 24
+
+async function userCount(sql: Sql): Promise<number> {
+  const { rows } = await sql.query<{ n: number }>('SELECT count(*)::int AS n FROM users')
+  return rows[0].n
+}
+
+async function insertAdmin(tx: Sql, { email, password, displayName, actor }: { email: string; password: string; displayName?: string | null; actor: string }): Promise<string> {
+  const { rows } = await tx.query<{ id: string }>(
+    `INSERT INTO users (email, display_name, auth_source, password_hash) VALUES ($1, $2, 'local', $3) RETURNING id::text`,
+    [email, displayName ?? null, await hashPassword(password)],
+  )
+  const id = rows[0].id
+  await tx.query(`INSERT INTO role_bindings (user_id, role, source_pattern, origin) VALUES ($1::bigint, 'admin', NULL, 'manual')`, [id])
+  await recordAudit(tx, { actor, action: 'user.created', subject: { type: 'user', id }, summary: `Created the first admin, ${email}`, details: { before: null, after: { email, roles: ['admin'] } } })
+  return id
+}
+
+/** Where people reach this Lazarus, for links printed on the console. */
+export function consoleBaseUrl(config: Pick<Config, 'LAZARUS_PUBLIC_URL' | 'PORT'>): string {
+  return (config.LAZARUS_PUBLIC_URL ?? `http://127.0.0.1:${config.PORT}`).replace(/\/+$/, '')
+}
+
+/**
+ * First run (docs/security.md): with no user yet, create the first admin from LAZARUS_ADMIN_EMAIL and
+ * LAZARUS_ADMIN_PASSWORD when both are set, else print a one-time setup link. There is no default password anywhere.
+ * Several processes may start at once: the advisory lock makes one of them do it.
+ */
+export async function prepareFirstRun({ db, config, log }: { db: Db; config: Config; log: Logger }): Promise<void> {
+  if ((await userCount(db.sql)) > 0) return
+  await db.sql.transaction(async (tx) => {
+    if (tx.kind === 'postgres') await tx.query('SELECT pg_advisory_xact_lock(7203114452)')
+    if ((await userCount(tx)) > 0) return
+    if (config.LAZARUS_ADMIN_EMAIL && config.LAZARUS_ADMIN_PASSWORD) {
+      await insertAdmin(tx, { email: config.LAZARUS_ADMIN_EMAIL, password: config.LAZARUS_ADMIN_PASSWORD, actor: 'LAZARUS_ADMIN_EMAIL' })
+      log.info('created the first admin from LAZARUS_ADMIN_EMAIL and LAZARUS_ADMIN_PASSWORD: sign in with them', { email: config.LAZARUS_ADMIN_EMAIL })
+      return
+    }
+    if (!config.LAZARUS_LOCAL_ACCOUNTS) return
+    const secret = await createOneTimeLink(tx, { purpose: 'setup', userId: null, validHours: SETUP_LINK_HOURS, replacePrevious: false })
+    const url = `${consoleBaseUrl(config)}/setup#token=${secret}`
+    console.log(
+      [
+        '',
+        '  Lazarus has no users yet. Create the first admin with this one-time link',
+        `  (valid ${SETUP_LINK_HOURS} hours; a restart prints a new one while no user exists):`,
+        '',
+        `    ${url}`,
+        '',
+        '  Or set LAZARUS_ADMIN_EMAIL and LAZARUS_ADMIN_PASSWORD before starting.',
+        '',
+      ].join('\n'),
+    )
+  })
+}
+
+/** POST /api/auth/setup: the holder of the setup link creates the first admin (only while no user exists). */
+export async function completeSetup({ db, token, email, password, displayName }: { db: Db; token: string; email: string; password: string; displayName?: string }): Promise<{ userId: string }> {
+  return db.sql.transaction(async (tx) => {
+    if (tx.kind === 'postgres') await tx.query('SELECT pg_advisory_xact_lock(7203114452)')
+    const link = await consumeOneTimeLink(tx, { purpose: 'setup', secret: token })
+    if (!link) throw new AppError('forbidden', 'This setup link is not valid (used, expired or mistyped); restart Lazarus for a new one')
+    if ((await userCount(tx)) > 0) throw new AppError('conflict', 'Lazarus already has users; sign in instead')
+    return { userId: await insertAdmin(tx, { email, password, displayName, actor: email }) }
+  })
+}
+
+/** POST /api/auth/set-password: an invited user sets their password with the link an admin passed on. */
+export async function setPasswordWithLink({ db, token, password }: { db: Db; token: string; password: string }): Promise<{ userId: string; email: string }> {
+  const hash = await hashPassword(password)
+  return db.sql.transaction(async (tx) => {
+    const link = await consumeOneTimeLink(tx, { purpose: 'set-password', secret: token })
+    if (!link?.userId) throw new AppError('forbidden', 'This link is not valid (used, expired or mistyped); ask an admin for a new one')
+    const { rows } = await tx.query<{ email: string }>(
+      `UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1::bigint AND disabled_at IS NULL RETURNING email`,
+      [link.userId, hash],
+    )
+    if (!rows[0]) throw new AppError('forbidden', 'This account is disabled')
+    await recordAudit(tx, { actor: rows[0].email, action: 'user.updated', subject: { type: 'user', id: link.userId }, summary: `${rows[0].email} set a password`, details: { before: null, after: { passwordSet: true } } })
+    return { userId: link.userId, email: rows[0].email }
+  })
+}

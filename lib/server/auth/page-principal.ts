@@ -1,0 +1,48 @@
+import 'server-only'
+import { headers } from 'next/headers'
+import { redirect } from 'next/navigation'
+import { getConfig } from '@/lib/server/config'
+import { getDb } from '@/lib/server/db'
+import { FRONT_HEADERS, requestFacts } from '@/lib/server/http/request-facts'
+import { PERMISSIONS, type Permission } from '@/lib/shared/roles'
+import type { SessionDto } from '@/lib/shared/schemas/user'
+import { authenticate } from './authenticate'
+import { describeSession } from './describe-session'
+import { hasPermission, isSignedIn, type Principal, type SignedIn } from './principal'
+
+/** The caller of a page (server components), authenticated exactly as API routes are. */
+export async function pagePrincipal(): Promise<Principal> {
+  const h = await headers()
+  const request = new Request('http://page.internal/', { headers: h })
+  const db = await getDb()
+  try {
+    return await authenticate(request, requestFacts(request), { sql: db.sql, config: getConfig() })
+  } catch {
+    return { kind: 'anonymous' }
+  }
+}
+
+/** Where a signed-out visitor of this page goes: the sign-in page, coming back here afterwards. */
+async function signInRedirect(): Promise<never> {
+  const here = (await headers()).get(FRONT_HEADERS.url) ?? '/'
+  redirect(`/sign-in?next=${encodeURIComponent(here)}`)
+}
+
+/**
+ * For the pages of the dashboard: the signed-in caller and what the browser should know of them, or a redirect to
+ * sign in. Pages hide what the role cannot do; the API refuses it anyway.
+ */
+export async function requirePageSession(permission: Permission = 'signed-in'): Promise<{ principal: SignedIn; session: SessionDto }> {
+  const principal = await pagePrincipal()
+  if (!isSignedIn(principal)) return signInRedirect()
+  if (!hasPermission(principal, permission)) {
+    throw Object.assign(new Error(`This page needs the ${permission} permission (${PERMISSIONS[permission]})`), { digest: 'forbidden' })
+  }
+  const session = await describeSession({ db: await getDb(), config: getConfig(), principal })
+  return { principal, session }
+}
+
+/** Whether the signed-in caller of a page holds `permission` (the dashboard layout already required a sign-in). */
+export async function pageAllows(permission: Permission): Promise<boolean> {
+  return hasPermission(await pagePrincipal(), permission)
+}

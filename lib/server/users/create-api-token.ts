@@ -1,0 +1,71 @@
+import 'server-only'
+import { recordAudit } from '@/lib/server/audit/record-audit'
+import { API_TOKEN_PREFIX, ownerMayHold, type TokenGrant } from '@/lib/server/auth/api-tokens'
+import { hasPermission, type SignedIn } from '@/lib/server/auth/principal'
+import { newSecret, secretHash } from '@/lib/server/auth/secret-token'
+import type { Db } from '@/lib/server/db'
+import { AppError } from '@/lib/server/errors/app-error'
+import type { RoleBinding } from '@/lib/shared/roles'
+import type { ApiTokenDto, CreateTokenInput } from '@/lib/shared/schemas/user'
+import { getApiToken } from './list-api-tokens'
+
+export type CreateApiTokenOptions = { db: Db; principal: SignedIn; input: CreateTokenInput }
+
+const DEFAULT_DAYS = 90
+
+/**
+ * Creates an API token and returns it once (only its SHA-256 is kept). It belongs to the caller, or, for an admin,
+ * to the user named; it may grant no more than its owner holds, now and at every use. Tokens themselves cannot
+ * create tokens: that needs a person (or the provisioning token, for someone else).
+ */
+export async function createApiToken({ db, principal, input }: CreateApiTokenOptions): Promise<{ token: string; apiToken: ApiTokenDto }> {
+  if (principal.kind === 'token' && principal.tokenId !== null) throw new AppError('forbidden', 'API tokens cannot create tokens; sign in')
+  const forOther = input.userId !== undefined && input.userId !== principal.userId
+  if (forOther && !hasPermission(principal, 'admin')) throw new AppError('forbidden', 'Only admins create tokens for other users')
+  const ownerId = input.userId ?? principal.userId
+  if (!ownerId) throw new AppError('invalid', 'Name the user who owns the token (userId)')
+  if (input.expiresInDays === null && !hasPermission(principal, 'admin')) throw new AppError('forbidden', 'Only admins create tokens that never expire')
+  const grant: TokenGrant = {
+    role: input.role ?? null,
+    sourcePattern: input.sourcePattern ?? null,
+    scope: input.scope ?? null,
+    guardQueue: input.guardQueue ?? null,
+  }
+  if (grant.scope === 'metrics' || grant.scope === 'guard') grant.sourcePattern = null
+  return db.sql.transaction(async (tx) => {
+    const owner = await tx.query<{ email: string; disabled: boolean; bindings: RoleBinding[] }>(
+      `SELECT u.email, u.disabled_at IS NOT NULL AS disabled,
+              coalesce((SELECT json_agg(json_build_object('role', b.role, 'sourcePattern', b.source_pattern)) FROM role_bindings b WHERE b.user_id = u.id), '[]'::json) AS bindings
+         FROM users u WHERE u.id = $1::bigint`,
+      [ownerId],
+    )
+    const row = owner.rows[0]
+    if (!row || row.disabled) throw new AppError('not_found', `user ${ownerId} not found or disabled`)
+    if (!ownerMayHold(row.bindings, grant)) {
+      throw new AppError('forbidden', `${row.email} does not hold ${describeGrant(grant)}, so a token cannot either`)
+    }
+    const secret = newSecret(API_TOKEN_PREFIX)
+    const days = input.expiresInDays === undefined ? DEFAULT_DAYS : input.expiresInDays
+    const { rows } = await tx.query<{ id: string }>(
+      `INSERT INTO api_tokens (name, token_hash, user_id, role, source_pattern, scope, guard_vhost, guard_queue, expires_at)
+       VALUES ($1, $2, $3::bigint, $4, $5, $6, $7, $8, CASE WHEN $9::int IS NULL THEN NULL ELSE now() + $9::int * interval '1 day' END)
+       RETURNING id::text`,
+      [input.name, secretHash(secret), ownerId, grant.role, grant.sourcePattern, grant.scope, grant.scope === 'guard' ? input.guardVhost : null, grant.guardQueue, days],
+    )
+    const apiToken = await getApiToken(tx, rows[0].id)
+    await recordAudit(tx, {
+      actor: principal.actor,
+      action: 'token.created',
+      subject: { type: 'token', id: apiToken.id },
+      summary: `Created token "${input.name}" for ${row.email}: ${describeGrant(grant)}${days === null ? ', never expires' : `, expires in ${days} days`}`,
+      details: { before: null, after: apiToken },
+    })
+    return { token: secret, apiToken }
+  })
+}
+
+export function describeGrant(grant: TokenGrant): string {
+  if (grant.scope === 'metrics') return 'the metrics scope'
+  if (grant.scope === 'guard') return `the guard scope for queue ${grant.guardQueue}`
+  return grant.sourcePattern ? `${grant.role} on ${grant.sourcePattern}` : `${grant.role}`
+}

@@ -1,0 +1,42 @@
+import 'server-only'
+import { recordAudit } from '@/lib/server/audit/record-audit'
+import { createOneTimeLink } from '@/lib/server/auth/one-time-links'
+import type { Db } from '@/lib/server/db'
+import { AppError } from '@/lib/server/errors/app-error'
+import type { CreateUserInput, UserDto } from '@/lib/shared/schemas/user'
+import { getUser } from './get-user'
+import { replaceManualBindings } from './role-bindings'
+
+export type CreateUserOptions = { db: Db; actor: string; input: CreateUserInput; baseUrl: string }
+
+/** Invited users set their own password through this link within a week; an admin never learns it. */
+const INVITE_VALID_HOURS = 7 * 24
+
+/**
+ * Adds a local account with the given roles and returns a one-time link for its owner to set a password with (shown
+ * to the admin once, to pass on). Users of single sign-on or a proxy need no account: they appear at first sign-in.
+ */
+export async function createUser({ db, actor, input, baseUrl }: CreateUserOptions): Promise<{ user: UserDto; setPasswordUrl: string }> {
+  return db.sql.transaction(async (tx) => {
+    const existing = await tx.query('SELECT 1 FROM users WHERE lower(email) = lower($1)', [input.email])
+    if (existing.rowCount > 0) throw new AppError('conflict', `A user with the e-mail address ${input.email} exists`)
+    const { rows } = await tx.query<{ id: string }>(
+      `INSERT INTO users (email, display_name, auth_source) VALUES ($1, $2, 'local') RETURNING id::text`,
+      [input.email, input.displayName ?? null],
+    )
+    const id = rows[0].id
+    await replaceManualBindings(tx, id, input.roles)
+    const secret = await createOneTimeLink(tx, { purpose: 'set-password', userId: id, validHours: INVITE_VALID_HOURS })
+    const user = await getUser(tx, id)
+    await recordAudit(tx, {
+      actor,
+      action: 'user.created',
+      subject: { type: 'user', id },
+      summary: `Invited ${input.email}${input.roles.length ? ` as ${input.roles.map(describeBinding).join(', ')}` : ' without a role'}`,
+      details: { before: null, after: user },
+    })
+    return { user, setPasswordUrl: `${baseUrl}/set-password#token=${secret}` }
+  })
+}
+
+export const describeBinding = (b: { role: string; sourcePattern: string | null }) => (b.sourcePattern ? `${b.role} on ${b.sourcePattern}` : b.role)
