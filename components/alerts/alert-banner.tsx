@@ -3,6 +3,7 @@
 import Link from 'next/link'
 import { formatRate, visibleText } from '@/lib/client/format'
 import { useAlerts } from '@/lib/client/use-alerts'
+import { useCan } from '@/lib/client/use-session'
 
 /**
  * The header's alarm: a red pill linking to /alerts while anything is firing (polled every 15 s). It sits in the
@@ -10,7 +11,8 @@ import { useAlerts } from '@/lib/client/use-alerts'
  * there, so screen readers hear it appear.
  */
 export function AlertBanner() {
-  const { data } = useAlerts()
+  // A role limited to some sources does not see alerts (they tell of every source).
+  const { data } = useAlerts({ enabled: useCan('alerts:read') })
   const firing = data?.firing ?? []
   const first = firing[0]
   const one = first && firing.length === 1 ? `${visibleText(first.subject.label)}${first.ratePerMinute !== null ? ` · ${formatRate(first.ratePerMinute)}/min` : ''}` : null

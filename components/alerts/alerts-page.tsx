@@ -3,6 +3,7 @@
 import { ErrorState } from '@/components/ui/states'
 import { plural } from '@/lib/client/format'
 import { useAlerts } from '@/lib/client/use-alerts'
+import { useCan } from '@/lib/client/use-session'
 import { AddRuleForm } from './add-rule-form'
 import { AlertHistory } from './alert-history'
 import { AlertRules } from './alert-rules'
@@ -12,6 +13,7 @@ import { Section } from './section'
 
 /** /alerts: what is firing now, the rules and where alerts go, and the history of breaches and recoveries. */
 export function AlertsPage() {
+  const isAdmin = useCan('admin')
   // Faster than the header's banner: someone on this page is watching.
   const overview = useAlerts({ refetchIntervalMs: 5_000 })
   const { data, isPending } = overview
@@ -35,9 +37,12 @@ export function AlertsPage() {
           </Section>
           <div className="grid gap-3 xl:grid-cols-[minmax(0,1fr)_30rem]">
             <Section title="Rules" className="self-start">
-              <AlertRules rules={data?.rules} loading={isPending} />
+              {/* Rules and webhooks are an admin's; everyone else sees them read-only. */}
+              <fieldset disabled={!isAdmin} className="contents">
+                <AlertRules rules={data?.rules} loading={isPending} />
+              </fieldset>
               <div className="border-t border-zinc-100 p-3">
-                <AddRuleForm />
+                {isAdmin && <AddRuleForm />}
                 <p className="mt-2 text-xs text-zinc-500">
                   Rates are dead letters per minute by failure time, averaged over the window. A breach is sent once; a new breach within the cool-down of the last notice is
                   recorded but not sent; recoveries are recorded, never sent. Muted groups never alert.
@@ -45,7 +50,9 @@ export function AlertsPage() {
               </div>
             </Section>
             <Section title="Webhooks" className="self-start">
-              <AlertWebhooks webhooks={data?.webhooks} loading={isPending} />
+              <fieldset disabled={!isAdmin} className="contents">
+                <AlertWebhooks webhooks={data?.webhooks} loading={isPending} />
+              </fieldset>
             </Section>
           </div>
         </>

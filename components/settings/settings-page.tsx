@@ -1,5 +1,7 @@
 'use client'
 
+import Link from 'next/link'
+import { AllowListEditor } from './allow-list-editor'
 import { RedactionSettings } from './redaction-settings'
 import { RetentionPanel } from './retention-panel'
 
@@ -7,7 +9,12 @@ import { RetentionPanel } from './retention-panel'
 export function SettingsPage() {
   return (
     <div className="space-y-4">
-      <h1 className="text-base font-semibold">Settings</h1>
+      <div className="flex items-baseline justify-between">
+        <h1 className="text-base font-semibold">Settings</h1>
+        <Link href="/settings/access" className="text-xs text-brand hover:underline">
+          People, roles and API tokens →
+        </Link>
+      </div>
       <section aria-labelledby="redaction-heading" className="space-y-2">
         <div>
           <h2 id="redaction-heading" className="text-sm font-semibold text-zinc-900">
@@ -29,6 +36,29 @@ export function SettingsPage() {
           </p>
         </div>
         <RetentionPanel />
+      </section>
+      <section aria-labelledby="targets-heading" className="space-y-2">
+        <h2 id="targets-heading" className="text-sm font-semibold text-zinc-900">
+          What Lazarus may be aimed at
+        </h2>
+        <div className="grid gap-3 xl:grid-cols-2">
+          <AllowListEditor
+            title="Custom replay targets"
+            path="/api/settings/replay-targets"
+            field="customTargetPatterns"
+            environmentField="environmentPatterns"
+            help="Exchanges a custom replay target may name, one pattern per line (* matches anything). Empty: only the original exchange or the failed queue. amq.* and Lazarus' own exchanges are never allowed."
+            placeholder={'orders.*\nbilling.retry'}
+          />
+          <AllowListEditor
+            title="Private webhook hosts"
+            path="/api/settings/webhooks"
+            field="allowedHosts"
+            environmentField="environmentAllowedHosts"
+            help="Alert webhooks never reach loopback, private or link-local addresses unless listed here: a host name, an IP address or a CIDR range per line."
+            placeholder={'chat.internal.example.com\n10.1.2.3'}
+          />
+        </div>
       </section>
     </div>
   )

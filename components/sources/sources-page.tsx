@@ -11,6 +11,7 @@ import { cn } from '@/lib/client/cn'
 import { formatCount, visibleText } from '@/lib/client/format'
 import { useSources } from '@/lib/client/use-sources'
 import type { SourceDto } from '@/lib/shared/schemas/source'
+import { useCan } from '@/lib/client/use-session'
 import { AddSourceForm } from './add-source-form'
 import { SourceSettingsForm } from './source-settings-form'
 
@@ -36,6 +37,7 @@ function State({ source }: { source: SourceDto }) {
 }
 
 export function SourcesPage() {
+  const isAdmin = useCan('admin')
   const { data, error, isPending, isFetching, refetch } = useSources()
   const [editing, setEditing] = useState<string | null>(null)
   const sources = data?.sources ?? []
@@ -114,9 +116,11 @@ export function SourcesPage() {
                         {targetText(s.defaultTarget)}
                       </td>
                       <td className="text-right">
-                        <Button variant="ghost" aria-expanded={editing === s.id} onClick={() => setEditing(editing === s.id ? null : s.id)}>
-                          {editing === s.id ? 'Close' : 'Edit'}
-                        </Button>
+                        {isAdmin && (
+                          <Button variant="ghost" aria-expanded={editing === s.id} onClick={() => setEditing(editing === s.id ? null : s.id)}>
+                            {editing === s.id ? 'Close' : 'Edit'}
+                          </Button>
+                        )}
                       </td>
                     </tr>
                     {s.error && (
@@ -145,9 +149,11 @@ export function SourcesPage() {
           )}
         </div>
       )}
-      <Panel title="Add a source">
-        <AddSourceForm />
-      </Panel>
+      {isAdmin && (
+        <Panel title="Add a source">
+          <AddSourceForm />
+        </Panel>
+      )}
     </div>
   )
 }

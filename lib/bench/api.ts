@@ -13,15 +13,19 @@
  * BENCH_DB=<name> (measure a database an earlier BENCH_KEEP=1 run loaded, after applying pending migrations;
  * nothing is loaded or dropped, and rates per minute are as old as that load).
  */
+import { API_TOKEN_PREFIX } from '@/lib/server/auth/api-tokens'
+import { authenticate } from '@/lib/server/auth/authenticate'
+import { newSecret, secretHash } from '@/lib/server/auth/secret-token'
+import { createSession } from '@/lib/server/auth/sessions'
+import { getConfig } from '@/lib/server/config'
 import { openDb, setDb, type Db } from '@/lib/server/db'
+import { requestFacts } from '@/lib/server/http/request-facts'
 import * as groupsRoute from '@/app/api/groups/route'
 import * as groupRoute from '@/app/api/groups/[id]/route'
 import * as messagesRoute from '@/app/api/messages/route'
 import * as messageRoute from '@/app/api/messages/[id]/route'
 import { getGroup } from '@/lib/server/groups/get-group'
-import { listGroups } from '@/lib/server/groups/list-groups'
 import { listMessages as listMessagesOf } from '@/lib/server/messages/list-messages'
-import { listGroupsQuerySchema } from '@/lib/shared/schemas/group'
 import { listMessagesQuerySchema } from '@/lib/shared/schemas/message'
 import { BODY_TERM, buildGroups, COMMON_TERM, MID_TERM, prng, RARE_TERM, SCOPED_PATTERN, scopedQueues, SOURCES, type GroupSpec } from './api-catalog'
 import { loadDataset } from './api-load'
@@ -44,7 +48,23 @@ const TARGETS = { groups: 100, page: 100, search: 500, detail: 30 }
 
 const base = 'http://lazarus.bench'
 const noParams = { params: Promise.resolve({}) }
-const listMessages = (query: string) => messagesRoute.GET(new Request(`${base}/api/messages${query}`), noParams)
+/**
+ * Sign-in is on: every route call carries an operator's session cookie, as the browser's would, so each request pays
+ * the session check; the scoped scenarios send a scoped operator's API token. Set in main() once the users exist.
+ */
+let credentials: { cookie: string; scopedToken: string } = { cookie: '', scopedToken: '' }
+const signedIn = (path: string, as: 'operator' | 'scoped' = 'operator') =>
+  new Request(`${base}${path}`, { headers: as === 'operator' ? { cookie: credentials.cookie } : { authorization: `Bearer ${credentials.scopedToken}` } })
+const listMessages = (query: string, as: 'operator' | 'scoped' = 'operator') => messagesRoute.GET(signedIn(`/api/messages${query}`, as), noParams)
+
+/** A user with one role (and its binding), straight in SQL: the bench's own fixture. */
+async function benchUser(db: Db, email: string, role: 'operator', sourcePattern: string | null): Promise<string> {
+  const { rows } = await db.sql.query<{ id: string }>(`INSERT INTO users (email, auth_source) VALUES ($1, 'local') ON CONFLICT DO NOTHING RETURNING id::text`, [email])
+  const id = rows[0]?.id ?? (await db.sql.query<{ id: string }>('SELECT id::text FROM users WHERE email = $1', [email])).rows[0].id
+  await db.sql.query(`DELETE FROM role_bindings WHERE user_id = $1::bigint`, [id])
+  await db.sql.query(`INSERT INTO role_bindings (user_id, role, source_pattern, origin) VALUES ($1::bigint, $2, $3, 'manual')`, [id, role, sourcePattern])
+  return id
+}
 
 async function json<T>(response: Promise<Response>): Promise<T> {
   const r = await response
@@ -138,6 +158,13 @@ async function main() {
     console.log(`  ${s.groups} groups (largest ${fmt(s.largest)} rows = ${((s.largest / rows) * 100).toFixed(1)}%, smallest ${fmt(s.smallest)}), ${s.sources} sources, ` +
       `${fmt(arrivals[0].n)} per-minute arrival buckets (${fmt(arrivals[0].per_source)} per source); failed_at ${new Date(s.from).toISOString()} … ${new Date(s.to).toISOString()}; statuses: ${s.statuses}`)
 
+    const operatorId = await benchUser(db, 'bench-operator@lazarus.bench', 'operator', null)
+    const scopedId = await benchUser(db, 'bench-billing@lazarus.bench', 'operator', SCOPED_PATTERN)
+    const session = await createSession({ sql: db.sql, userId: operatorId, method: 'local', limits: { idleMinutes: 600, maxHours: 24 }, ip: null, userAgent: null })
+    const scopedToken = newSecret(API_TOKEN_PREFIX)
+    await db.sql.query(`INSERT INTO api_tokens (name, token_hash, user_id, role, source_pattern) VALUES ('bench', $1, $2::bigint, 'operator', $3)`, [secretHash(scopedToken), scopedId, SCOPED_PATTERN])
+    credentials = { cookie: `lazarus_session=${session.secret}`, scopedToken }
+
     const sink: CaptureSink = { current: null }
     setDb(capturingDb(db, sink))
 
@@ -157,9 +184,12 @@ async function main() {
     console.log(`Restricted callers: ${SCOPED_PATTERN} (${scoped.length} sources), ${partQueue} (1 of the largest group's ${load.groups[0].sourceIdx.length})`)
 
     const scenarios: Scenario[] = [
-      { name: 'GET /api/groups', target: TARGETS.groups, call: () => groupsRoute.GET(new Request(`${base}/api/groups`), noParams) },
+      // The per-request sign-in check alone (session cookie → principal): the issue's budget is under a millisecond.
+      { name: 'sign-in check (session cookie)', target: 1, call: async () => Response.json(await authenticate(signedIn('/'), requestFacts(signedIn('/')), { sql: db!.sql, config: getConfig() })) },
+      { name: 'sign-in check (API token)', target: 1, call: async () => Response.json(await authenticate(signedIn('/', 'scoped'), requestFacts(signedIn('/', 'scoped')), { sql: db!.sql, config: getConfig() })) },
+      { name: 'GET /api/groups', target: TARGETS.groups, call: () => groupsRoute.GET(signedIn('/api/groups'), noParams) },
       // Not in the issue's list: a group's page, for the largest group over the longest range.
-      { name: 'GET /api/groups/{largest}?range=30d', target: TARGETS.groups, call: () => groupRoute.GET(new Request(`${base}/api/groups/${largeGroup}?range=30d`), { params: Promise.resolve({ id: largeGroup }) }) },
+      { name: 'GET /api/groups/{largest}?range=30d', target: TARGETS.groups, call: () => groupRoute.GET(signedIn(`/api/groups/${largeGroup}?range=30d`), { params: Promise.resolve({ id: largeGroup }) }) },
       { name: 'messages, first page', target: TARGETS.page, call: () => listMessages('') },
       { name: `messages, page ${deepPages} (cursor)`, target: TARGETS.page, call: () => listMessages(deep.query) },
       { name: `messages, large group (${fmt(load.groups[0].rows)})`, target: TARGETS.page, call: () => listMessages(`?group=${largeGroup}`) },
@@ -173,11 +203,12 @@ async function main() {
       { name: `search common q=${COMMON_TERM}`, target: TARGETS.search, call: () => listMessages(`?q=${COMMON_TERM}`) },
       // Not in the issue's list: the band between the two, where neither a recent page nor the index is cheap.
       { name: `search mid q=${MID_TERM}`, target: TARGETS.search, call: () => listMessages(`?q=${MID_TERM}`) },
-      { name: 'GET /api/messages/{random id}', target: TARGETS.detail, call: (i) => messageRoute.GET(new Request(`${base}/api/messages/${detailIds[i % detailIds.length]}`), { params: Promise.resolve({ id: detailIds[i % detailIds.length] }) }) },
-      // Restricted to some sources: what the routes run once they pass the caller's source ids (lib/server/sources/source-scope.ts),
-      // called as a route does (query parsed by its schema, result as JSON), from the per-(group, source) counters.
-      { name: `GET /api/groups as ${SCOPED_PATTERN}`, target: TARGETS.groups, call: async () => Response.json(await listGroups(listGroupsQuerySchema.parse({}), { sourceIds: scoped })) },
-      { name: `messages, first page as ${SCOPED_PATTERN}`, target: TARGETS.page, call: async () => Response.json(await listMessagesOf(listMessagesQuerySchema.parse({}), { sourceIds: scoped })) },
+      { name: 'GET /api/messages/{random id}', target: TARGETS.detail, call: (i) => messageRoute.GET(signedIn(`/api/messages/${detailIds[i % detailIds.length]}`), { params: Promise.resolve({ id: detailIds[i % detailIds.length] }) }) },
+      // A caller whose role is limited to SCOPED_PATTERN, through the routes with its API token: the per-(group, source)
+      // counters answer the groups list (lib/server/sources/source-scope.ts).
+      { name: `GET /api/groups as ${SCOPED_PATTERN}`, target: TARGETS.groups, call: () => groupsRoute.GET(signedIn('/api/groups', 'scoped'), noParams) },
+      { name: `messages, first page as ${SCOPED_PATTERN}`, target: TARGETS.page, call: () => listMessages('', 'scoped') },
+      // One of the largest group's sources, as the operation runs for such a caller (their source ids given directly).
       { name: `messages, large group as ${partQueue}`, target: TARGETS.page, call: async () => Response.json(await listMessagesOf(listMessagesQuerySchema.parse({ group: largeGroup }), { sourceIds: part })) },
       { name: `GET /api/groups/{largest}?range=30d as ${partQueue}`, target: TARGETS.groups, call: async () => Response.json(await getGroup({ id: largeGroup, range: '30d', sourceIds: part })) },
     ]

@@ -19,16 +19,22 @@ export function listenAddress(hostname: string | undefined): string {
  * statement timeout) and a configured way to sign in. Missing any, start-up stops and says which.
  */
 export async function refuseUnsafeListen({ hostname, config }: { hostname: string; config: Config }): Promise<void> {
-  if (isLoopbackHostname(hostname)) return
+  const missing = await unsafeListenProblems({ hostname, config })
+  if (missing.length === 0) return
+  console.error(`Lazarus will not listen on ${hostname} (beyond loopback) without:\n${missing.map((m) => `  - ${m}`).join('\n')}`)
+  process.exit(78)
+}
+
+/** What is missing to listen on `hostname` (nothing on loopback). */
+export async function unsafeListenProblems({ hostname, config }: { hostname: string; config: Config }): Promise<string[]> {
+  if (isLoopbackHostname(hostname)) return []
   const missing: string[] = []
   if (!config.LAZARUS_PUBLIC_URL) missing.push('LAZARUS_PUBLIC_URL (the address people use, e.g. https://lazarus.example.com)')
   if (!config.DATABASE_URL) missing.push('DATABASE_URL (the embedded database is for a single local user)')
   if (!(await signInConfigured(config))) {
     missing.push('a way to sign in: LAZARUS_OIDC_ISSUER and LAZARUS_OIDC_CLIENT_ID, LAZARUS_TRUSTED_PROXIES, or LAZARUS_ADMIN_EMAIL and LAZARUS_ADMIN_PASSWORD (or a local user created on loopback first)')
   }
-  if (missing.length === 0) return
-  console.error(`Lazarus will not listen on ${hostname} (beyond loopback) without:\n${missing.map((m) => `  - ${m}`).join('\n')}`)
-  process.exit(78)
+  return missing
 }
 
 async function signInConfigured(config: Config): Promise<boolean> {

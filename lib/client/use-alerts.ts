@@ -15,8 +15,9 @@ export type CreateAlertRuleRequest = z.input<typeof createAlertRuleSchema>
  * What is firing now, the rules and the webhooks. The header polls it for its banner on every page (15 s is
  * enough: rules are evaluated every LAZARUS_ALERT_INTERVAL_S, 30 s by default); the alerts page asks more often.
  */
-export function useAlerts(options: { refetchIntervalMs?: number } = {}) {
+export function useAlerts(options: { refetchIntervalMs?: number; enabled?: boolean } = {}) {
   return useQuery({
+    enabled: options.enabled ?? true,
     queryKey: alertKeys.overview(),
     queryFn: ({ signal }) => apiGet<AlertsOverviewDto>('/api/alerts', { signal }),
     refetchInterval: options.refetchIntervalMs ?? 15_000,

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { isInt8Id } from './schemas/fields'
 
 /** Dynamic segments of the pages (`/groups/[id]`, `/messages/[id]`): database ids, as the API spells them. */
-export const pageIdSchema = z.string().regex(/^[1-9][0-9]{0,18}$/)
+export const pageIdSchema = z.string().refine(isInt8Id)

@@ -104,10 +104,10 @@ describe('Lazarus with least-privilege RabbitMQ users', () => {
     // It sees other users' consumers: a worker on the work queue makes that queue no source.
     const { consumerTag } = await channel.consume(names.work, () => {})
     await waitForQueueStats(names.work, (s) => (s.consumers ?? 0) === 1, 'the worker in the statistics')
-    await expect(createSource(createSourceSchema.parse({ queue: names.work }))).rejects.toMatchObject({ code: 'conflict', details: { evidence: [{ kind: 'other-consumers', consumers: 1 }] } })
+    await expect(createSource(createSourceSchema.parse({ queue: names.work }), 'admin@lazarus.test')).rejects.toMatchObject({ code: 'conflict', details: { evidence: [{ kind: 'other-consumers', consumers: 1 }] } })
     await channel.cancel(consumerTag)
 
-    const source = await createSource(createSourceSchema.parse({ queue: names.dlq, orderSensitive: true }))
+    const source = await createSource(createSourceSchema.parse({ queue: names.dlq, orderSensitive: true }), 'admin@lazarus.test')
     sourceId = source.id
     expect(source).toMatchObject({ queue: names.dlq, enabled: true })
   })

@@ -9,4 +9,6 @@ export const dynamic = 'force-dynamic'
 export const GET = route({ permission: 'sources:read' }, async ({ sourceIds }) => json(await listSources({ sourceIds: await sourceIds() })))
 
 // POST /api/sources – start draining another DLQ
-export const POST = route({ permission: 'admin' }, async ({ request }) => json(await createSource(await readJson(request, createSourceSchema)), { status: 201 }))
+export const POST = route({ permission: 'admin' }, async ({ request, actor }) =>
+  json(await createSource(await readJson(request, createSourceSchema), actor), { status: 201 }),
+)

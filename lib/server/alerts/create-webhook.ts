@@ -1,5 +1,7 @@
 import 'server-only'
+import { recordConfigChange } from '@/lib/server/audit/record-config-change'
 import { getDb } from '@/lib/server/db'
+import { webhookOrigin } from './alert-dto'
 import { AppError } from '@/lib/server/errors/app-error'
 import type { AlertWebhookDto } from '@/lib/shared/schemas/alert'
 import { MAX_WEBHOOKS } from '@/lib/shared/schemas/webhook-settings'
@@ -9,7 +11,7 @@ import { loadWebhookPolicy } from './webhook-settings'
  * Adds a webhook. Its host is checked now (resolved, against the address policy and allow-list) so an operator learns
  * at once that a URL cannot work; delivery checks again on every connection, because DNS answers change.
  */
-export async function createWebhook({ url }: { url: string }): Promise<AlertWebhookDto> {
+export async function createWebhook({ url, actor }: { url: string; actor: string }): Promise<AlertWebhookDto> {
   const { sql } = await getDb()
   const refusal = await (await loadWebhookPolicy(sql)).check(url)
   if (refusal) throw new AppError('unprocessable', `webhook URL refused: ${refusal.replace(/^refused: /, '')}`)
@@ -24,6 +26,8 @@ export async function createWebhook({ url }: { url: string }): Promise<AlertWebh
       'INSERT INTO alert_webhooks (url) VALUES ($1) RETURNING id::text, url, enabled, created_at',
       [url],
     )
+    // The audit log is read by operators too: it names the webhook's origin, not its URL (a Slack URL is a credential).
+    await recordConfigChange(tx, { actor, action: 'webhook.created', subject: { type: 'webhook', id: rows[0].id }, summary: `Added webhook ${webhookOrigin(url)}`, before: null, after: { url: webhookOrigin(url) } })
     return rows[0]
   })
   return { id: row.id, url: row.url, enabled: row.enabled, createdAt: new Date(row.created_at).toISOString() }

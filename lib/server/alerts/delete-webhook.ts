@@ -1,10 +1,13 @@
 import 'server-only'
+import { recordConfigChange } from '@/lib/server/audit/record-config-change'
 import { getDb } from '@/lib/server/db'
+import { webhookOrigin } from './alert-dto'
 import { notFound } from '@/lib/server/errors/app-error'
 import { parseId } from '@/lib/server/http/parse-id'
 
-export async function deleteWebhook({ id }: { id: string }): Promise<void> {
+export async function deleteWebhook({ id, actor }: { id: string; actor: string }): Promise<void> {
   const { sql } = await getDb()
-  const { rowCount } = await sql.query('DELETE FROM alert_webhooks WHERE id = $1::bigint', [parseId(id, 'webhook').toString()])
-  if (rowCount === 0) throw notFound(`webhook ${id}`)
+  const { rows } = await sql.query<{ url: string }>('DELETE FROM alert_webhooks WHERE id = $1::bigint RETURNING url', [parseId(id, 'webhook').toString()])
+  if (rows.length === 0) throw notFound(`webhook ${id}`)
+  await recordConfigChange(sql, { actor, action: 'webhook.deleted', subject: { type: 'webhook', id }, summary: `Removed webhook ${webhookOrigin(rows[0].url)}`, before: { url: webhookOrigin(rows[0].url) }, after: null })
 }

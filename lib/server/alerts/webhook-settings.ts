@@ -1,4 +1,5 @@
 import 'server-only'
+import { recordConfigChange } from '@/lib/server/audit/record-config-change'
 import { getConfig } from '@/lib/server/config'
 import { getDb } from '@/lib/server/db'
 import type { Sql } from '@/lib/server/db/sql'
@@ -29,12 +30,14 @@ export async function getWebhookSettings(): Promise<WebhookSettingsDto> {
 /** PUT /api/settings/webhooks: replaces the stored allow-list (entries arrive canonical from the schema). */
 export async function updateWebhookSettings(input: UpdateWebhookSettingsInput, actor: string): Promise<WebhookSettingsDto> {
   const { sql } = await getDb()
+  const before = (await readSettings(sql))?.allowed_hosts ?? []
   const { rows } = await sql.query<SettingsRow>(
     `INSERT INTO webhook_settings (id, allowed_hosts, updated_at, updated_by) VALUES (1, $1::text[], now(), $2)
      ON CONFLICT (id) DO UPDATE SET allowed_hosts = excluded.allowed_hosts, updated_at = excluded.updated_at, updated_by = excluded.updated_by
      RETURNING allowed_hosts, updated_at, updated_by`,
     [input.allowedHosts, actor],
   )
+  await recordConfigChange(sql, { actor, action: 'settings.updated', subject: { type: 'settings', id: 'webhook-hosts' }, summary: 'Changed the webhook host allow-list', before: { allowedHosts: before }, after: { allowedHosts: rows[0].allowed_hosts } })
   return toDto(rows[0])
 }
 

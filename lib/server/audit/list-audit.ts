@@ -1,7 +1,7 @@
 import 'server-only'
 import { z } from 'zod'
 import { getDb } from '@/lib/server/db'
-import { AppError } from '@/lib/server/errors/app-error'
+import { decodeKeysetCursor as decodeCursor } from '@/lib/server/messages/message-cursor'
 import type { AuditEntryDto, AuditListDto, listAuditQuerySchema } from '@/lib/shared/schemas/audit'
 
 export type ListAuditOptions = z.infer<typeof listAuditQuerySchema>
@@ -13,14 +13,6 @@ type AuditRow = {
 
 function encodeCursor(row: AuditRow): string {
   return Buffer.from(`${new Date(row.at).toISOString()}|${row.id}`, 'utf8').toString('base64url')
-}
-
-function decodeCursor(raw: string): { at: string; id: string } {
-  const [at, id] = Buffer.from(raw, 'base64url').toString('utf8').split('|')
-  if (!at || !id || Number.isNaN(Date.parse(at)) || !/^[0-9]{1,19}$/.test(id)) {
-    throw new AppError('invalid', 'cursor is not valid; use the nextCursor value of a previous page')
-  }
-  return { at, id }
 }
 
 export function toAuditEntryDto(row: AuditRow): AuditEntryDto {

@@ -1,4 +1,5 @@
 import 'server-only'
+import { recordConfigChange } from '@/lib/server/audit/record-config-change'
 import { z } from 'zod'
 import { getDb } from '@/lib/server/db'
 import type { Sql } from '@/lib/server/db/sql'
@@ -130,6 +131,7 @@ export async function updateRedactionRules(input: UpdateRedactionInput, actor: s
   const rows = await sql.transaction(async (tx) => {
     // One writer at a time; readers keep seeing the previous set until the commit.
     await tx.query('LOCK TABLE redaction_rules IN SHARE ROW EXCLUSIVE MODE')
+    const before = await readRules(tx)
     await tx.query('DELETE FROM redaction_rules')
     if (input.rules.length > 0) {
       await tx.query(
@@ -138,7 +140,10 @@ export async function updateRedactionRules(input: UpdateRedactionInput, actor: s
         [input.rules.map((r) => r.kind), input.rules.map((r) => r.value), input.rules.map((r) => r.enabled), input.rules.map((r) => r.description || null), actor],
       )
     }
-    return readRules(tx)
+    const after = await readRules(tx)
+    const view = (rules: typeof after) => rules.map((r) => ({ kind: r.kind, value: r.value, enabled: r.enabled }))
+    await recordConfigChange(tx, { actor, action: 'settings.updated', subject: { type: 'settings', id: 'redaction' }, summary: `Changed the redaction rules (${after.length} rules)`, before: view(before), after: view(after) })
+    return after
   })
   return settingsOf(rows)
 }

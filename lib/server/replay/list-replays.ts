@@ -1,20 +1,12 @@
 import 'server-only'
 import type { z } from 'zod'
 import { getDb } from '@/lib/server/db'
-import { AppError } from '@/lib/server/errors/app-error'
+import { decodeKeysetCursor as decodeCursor } from '@/lib/server/messages/message-cursor'
 import type { listReplaysQuerySchema, ReplayListDto } from '@/lib/shared/schemas/replay'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import { JOB_COLUMNS, jobWithinSourcesSql, toReplayJobDto, type JobDtoRow } from './to-replay-dto'
 
 export type ListReplaysOptions = z.infer<typeof listReplaysQuerySchema>
-
-function decodeCursor(raw: string): { at: string; id: string } {
-  const [at, id] = Buffer.from(raw, 'base64url').toString('utf8').split('|')
-  if (!at || !id || Number.isNaN(Date.parse(at)) || !/^[0-9]{1,19}$/.test(id)) {
-    throw new AppError('invalid', 'cursor is not valid; use the nextCursor value of a previous page')
-  }
-  return { at, id }
-}
 
 /**
  * Replay and release jobs, newest first, keyset-paginated on (created_at, id). With `sourceIds`, only jobs all of

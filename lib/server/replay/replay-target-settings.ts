@@ -1,4 +1,5 @@
 import 'server-only'
+import { recordConfigChange } from '@/lib/server/audit/record-config-change'
 import { getConfig, type Config } from '@/lib/server/config'
 import { getDb } from '@/lib/server/db'
 import type { Sql } from '@/lib/server/db/sql'
@@ -27,12 +28,14 @@ export async function getReplayTargetSettings(config: Config = getConfig()): Pro
 /** PUT /api/settings/replay-targets (admins): replaces the stored allow-list of custom replay target exchanges. */
 export async function updateReplayTargetSettings(input: UpdateReplayTargetSettingsInput, actor: string, config: Config = getConfig()): Promise<ReplayTargetSettingsDto> {
   const { sql } = await getDb()
+  const before = await storedCustomTargetPatterns(sql)
   const { rows } = await sql.query<SettingsRow>(
     `INSERT INTO replay_target_settings (id, custom_target_patterns, updated_at, updated_by) VALUES (1, $1::text[], now(), $2)
      ON CONFLICT (id) DO UPDATE SET custom_target_patterns = excluded.custom_target_patterns, updated_at = excluded.updated_at, updated_by = excluded.updated_by
      RETURNING custom_target_patterns, updated_at, updated_by`,
     [input.customTargetPatterns, actor],
   )
+  await recordConfigChange(sql, { actor, action: 'settings.updated', subject: { type: 'settings', id: 'replay-targets' }, summary: 'Changed the custom replay target allow-list', before: { customTargetPatterns: before }, after: { customTargetPatterns: rows[0].custom_target_patterns } })
   return toDto(rows[0], config)
 }
 

@@ -1,12 +1,13 @@
 import 'server-only'
+import { recordConfigChange } from '@/lib/server/audit/record-config-change'
 import { getDb } from '@/lib/server/db'
 import { AppError } from '@/lib/server/errors/app-error'
 import type { CreateSourceInput, SourceDto } from '@/lib/shared/schemas/source'
 import { assertDrainableQueue } from './check-source-queue'
 import { toSourceDto } from './to-source-dto'
 
-export async function createSource(input: CreateSourceInput): Promise<SourceDto> {
-  const { prisma } = await getDb()
+export async function createSource(input: CreateSourceInput, actor: string): Promise<SourceDto> {
+  const { prisma, sql } = await getDb()
   const existing = await prisma.source.findUnique({ where: { vhost_queue: { vhost: input.vhost, queue: input.queue } } })
   if (existing) throw new AppError('conflict', `queue "${input.queue}" on vhost "${input.vhost}" is already a source`, { id: existing.id.toString() })
   // A disabled source drains nothing yet; the check applies when it is enabled (updateSource).
@@ -23,7 +24,16 @@ export async function createSource(input: CreateSourceInput): Promise<SourceDto>
       enabled: input.enabled ?? true,
     },
   })
-  return toSourceDto(row)
+  const created = toSourceDto(row)
+  await recordConfigChange(sql, {
+    actor,
+    action: 'source.created',
+    subject: { type: 'source', id: created.id },
+    summary: `Added source ${input.queue}${input.confirmNotWorkQueue ? ' (confirmed not a work queue)' : ''}`,
+    before: null,
+    after: { ...created, confirmNotWorkQueue: input.confirmNotWorkQueue === true },
+  })
+  return created
 }
 
 /**

@@ -1,10 +1,12 @@
 import 'server-only'
+import { recordConfigChange } from '@/lib/server/audit/record-config-change'
 import { getDb } from '@/lib/server/db'
+import { toSourceDto } from './to-source-dto'
 import { AppError, notFound } from '@/lib/server/errors/app-error'
 import { parseId } from '@/lib/server/http/parse-id'
 
 /** Removes a source that stored nothing; one with dead letters is only disabled, never deleted with its data. */
-export async function deleteSource({ id }: { id: string }): Promise<{ id: string; deleted: true }> {
+export async function deleteSource({ id, actor }: { id: string; actor: string }): Promise<{ id: string; deleted: true }> {
   const { prisma, sql } = await getDb()
   const sourceId = parseId(id, 'source')
   const existing = await prisma.source.findUnique({ where: { id: sourceId } })
@@ -24,5 +26,6 @@ export async function deleteSource({ id }: { id: string }): Promise<{ id: string
      DELETE FROM group_source_stats WHERE source_id = $1::bigint`,
     [sourceId.toString()],
   )
+  await recordConfigChange(sql, { actor, action: 'source.deleted', subject: { type: 'source', id }, summary: `Removed source ${existing.queue}`, before: toSourceDto(existing), after: null })
   return { id, deleted: true }
 }

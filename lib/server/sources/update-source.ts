@@ -1,5 +1,6 @@
 import 'server-only'
 import { Prisma } from '@/lib/generated/prisma/client'
+import { recordConfigChange } from '@/lib/server/audit/record-config-change'
 import { getDb } from '@/lib/server/db'
 import { notFound } from '@/lib/server/errors/app-error'
 import type { SourceDto, UpdateSourceInput } from '@/lib/shared/schemas/source'
@@ -7,8 +8,8 @@ import { parseId } from '@/lib/server/http/parse-id'
 import { assertDrainableQueue } from './check-source-queue'
 import { toSourceDto } from './to-source-dto'
 
-export async function updateSource({ id, input }: { id: string; input: UpdateSourceInput }): Promise<SourceDto> {
-  const { prisma } = await getDb()
+export async function updateSource({ id, input, actor }: { id: string; input: UpdateSourceInput; actor: string }): Promise<SourceDto> {
+  const { prisma, sql } = await getDb()
   const sourceId = parseId(id, 'source')
   const existing = await prisma.source.findUnique({ where: { id: sourceId } })
   if (!existing) throw notFound(`source ${id}`)
@@ -31,5 +32,14 @@ export async function updateSource({ id, input }: { id: string; input: UpdateSou
       updatedAt: new Date(),
     },
   })
-  return toSourceDto(row)
+  const after = toSourceDto(row)
+  await recordConfigChange(sql, {
+    actor,
+    action: 'source.updated',
+    subject: { type: 'source', id: after.id },
+    summary: `Changed source ${after.queue}: ${Object.keys(input).filter((k) => k !== 'confirmNotWorkQueue').join(', ')}`,
+    before: toSourceDto(existing),
+    after,
+  })
+  return after
 }

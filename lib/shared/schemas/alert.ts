@@ -1,6 +1,5 @@
 import { z } from 'zod'
-
-const id = z.string().regex(/^[1-9][0-9]{0,18}$/, 'must be a numeric id')
+import { idSchema as id, isInt8Id, text } from './fields'
 
 export const ALERT_KINDS = ['source-rate', 'group-rate', 'new-group'] as const
 
@@ -31,11 +30,15 @@ export const updateAlertRuleSchema = z.object({ enabled: z.boolean() }).strict()
 
 // POST /api/alerts/webhooks
 export const createWebhookSchema = z
-  .object({ url: z.string().trim().url('must be a URL').refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL').max(2048) })
+  .object({ url: text().trim().url('must be a URL').refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL').max(2048) })
   .strict()
 
 export const listAlertEventsQuerySchema = z
-  .object({ cursor: z.string().max(64).regex(/^[0-9]*$/, 'cursor is not valid').optional(), limit: z.coerce.number().int().min(1).max(200).default(50) })
+  .object({
+    // The last id seen ('' or absent: the newest page). Checked as an id: PostgreSQL refuses numbers beyond bigint.
+    cursor: z.string().refine((v) => v === '' || isInt8Id(v), 'cursor is not valid; use the nextCursor value of a previous page').optional(),
+    limit: z.coerce.number().int().min(1).max(200).default(50),
+  })
   .strict()
 
 export type AlertRuleDto = {

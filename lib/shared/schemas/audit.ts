@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { text } from './fields'
 
 export const AUDIT_ACTIONS = [
   'replay.created',
@@ -35,8 +36,8 @@ export const listAuditQuerySchema = z
   .object({
     action: z.enum(AUDIT_ACTIONS).optional(),
     subjectType: z.enum(AUDIT_SUBJECT_TYPES).optional(),
-    subjectId: z.string().max(64).optional(),
-    cursor: z.string().max(200).optional(),
+    subjectId: text().max(64).optional(),
+    cursor: text().max(200).optional(),
     limit: z.coerce.number().int().min(1).max(200).default(50),
   })
   .strict()

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { isInt8Id } from './fields'
 import { FROM_BEFORE_TO, fromBeforeTo, messageFilterSchema } from './message'
 
 export const EXPORT_FORMATS = ['jsonl', 'csv', 'md'] as const
@@ -11,7 +12,7 @@ const idList = z
   .transform((raw) => raw.split(',').map((id) => id.trim()).filter(Boolean))
   .pipe(
     z
-      .array(z.string().regex(/^[1-9][0-9]{0,18}$/, 'ids must be numeric message ids separated by commas'))
+      .array(z.string().refine(isInt8Id, 'ids must be numeric message ids separated by commas'))
       .min(1, 'ids must name at least one message')
       .max(MAX_EXPORT_IDS, `at most ${MAX_EXPORT_IDS} ids; export a filter or a group instead`),
   )

@@ -1,13 +1,20 @@
 import { z } from 'zod'
 
 export const NUL_MESSAGE = 'must not contain NUL characters (\\u0000)'
+export const SURROGATE_MESSAGE = 'must be valid Unicode (a lone surrogate such as \\ud800 is not)'
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 
 /**
- * Every string the API takes in, in a body or a query. PostgreSQL's text and jsonb cannot hold U+0000: a NUL that
- * reached SQL would fail there (a 500, or a download aborted half-way); refused here it is a 400 naming the field.
- * Chain as usual: `text().trim().min(1).max(255)`.
+ * Every string the API takes in, in a body or a query. PostgreSQL's text and jsonb cannot hold U+0000, and jsonb
+ * refuses a lone surrogate (JSON.stringify writes it as an escape, `"\ud800"`); either would fail in SQL (a 500, or a
+ * download aborted half-way). Refused here, it is a 400 naming the field. Chain as usual: `text().trim().min(1)`.
  */
-export const text = () => z.string().refine((value) => !value.includes('\u0000'), NUL_MESSAGE)
+export const text = () =>
+  z
+    .string()
+    .refine((value) => !value.includes('\u0000'), NUL_MESSAGE)
+    .refine((value) => !LONE_SURROGATE.test(value), SURROGATE_MESSAGE)
 
 export const INT8_MAX = '9223372036854775807'
 

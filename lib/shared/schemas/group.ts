@@ -1,5 +1,6 @@
 import { z } from 'zod'
-import { FROM_BEFORE_TO, fromBeforeTo, isoDateSchema } from './message'
+import { isoDateSchema, text } from './fields'
+import { FROM_BEFORE_TO, fromBeforeTo } from './message'
 
 export const GROUP_STATUSES = ['open', 'acknowledged', 'resolved', 'muted'] as const
 export const GROUP_RANGES = ['24h', '7d', '30d'] as const
@@ -7,10 +8,10 @@ export const GROUP_RANGES = ['24h', '7d', '30d'] as const
 export const listGroupsQuerySchema = z
   .object({
     /** A source's queue name. */
-    source: z.string().min(1).max(255).optional(),
+    source: text().min(1).max(255).optional(),
     status: z.enum(GROUP_STATUSES).optional(),
-    failureKind: z.string().min(1).max(32).optional(),
-    service: z.string().min(1).max(256).optional(),
+    failureKind: text().min(1).max(32).optional(),
+    service: text().min(1).max(256).optional(),
     /** Groups active in [from, to): lastSeen >= from and firstSeen < to. */
     from: isoDateSchema.optional(),
     to: isoDateSchema.optional(),
@@ -28,9 +29,8 @@ export const groupDetailQuerySchema = z.object({ range: z.enum(GROUP_RANGES).def
 export const updateGroupSchema = z
   .object({
     status: z.enum(GROUP_STATUSES).optional(),
-    note: z.string().max(10_000).nullable().optional(),
-    ticketUrl: z
-      .string()
+    note: text().max(10_000).nullable().optional(),
+    ticketUrl: text()
       .trim()
       .max(2048)
       .url('must be a URL such as https://tracker.example.com/PROJ-123')

@@ -1,16 +1,11 @@
 import { z } from 'zod'
+import { idSchema as id, isoDateSchema, text } from './fields'
 import type { MessageReplayDto, ReplayedFromDto } from './replay'
 
 export const MESSAGE_STATUSES = ['dead', 'replaying', 'replayed', 'resolved', 'held'] as const
 export const FAILURE_KINDS = ['invalid', 'transient', 'exhausted', 'expired', 'overflow', 'delivery-limit', 'unknown'] as const
 
-const id = z.string().regex(/^[1-9][0-9]{0,18}$/, 'must be a numeric id')
-
-/** An ISO 8601 date or date-time ("2026-11-30", "2026-11-30T10:00:00Z"); other strings Date.parse accepts are refused. */
-export const isoDateSchema = z
-  .string()
-  .refine((v) => /^\d{4}-\d{2}-\d{2}([T ]|$)/.test(v) && !Number.isNaN(Date.parse(v)), 'must be an ISO 8601 date')
-  .transform((v) => new Date(v))
+export { isoDateSchema }
 
 /** For `.refine(fromBeforeTo, FROM_BEFORE_TO)` on any query with an optional from/to window. */
 export const fromBeforeTo = (value: { from?: Date; to?: Date }) => !value.from || !value.to || value.from < value.to
@@ -21,17 +16,17 @@ export const messageFilterSchema = z.object({
   source: id.optional(),
   status: z.enum(MESSAGE_STATUSES).optional(),
   failureKind: z.enum(FAILURE_KINDS).optional(),
-  service: z.string().min(1).max(256).optional(),
-  serviceVersion: z.string().min(1).max(128).optional(),
-  entity: z.string().min(1).max(1024).optional(),
-  q: z.string().trim().min(1).max(200).optional(),
+  service: text().min(1).max(256).optional(),
+  serviceVersion: text().min(1).max(128).optional(),
+  entity: text().min(1).max(1024).optional(),
+  q: text().trim().min(1).max(200).optional(),
   from: isoDateSchema.optional(),
   to: isoDateSchema.optional(),
 })
 
 export const listMessagesQuerySchema = messageFilterSchema
   .extend({
-    cursor: z.string().max(200).optional(),
+    cursor: text().max(200).optional(),
     limit: z.coerce.number().int().min(1).max(500).default(50),
   })
   .strict()

@@ -1,15 +1,14 @@
 import { z } from 'zod'
-
-const id = z.string().regex(/^[1-9][0-9]{0,18}$/, 'must be a numeric id')
+import { idSchema as id, text } from './fields'
 
 // POST /api/pauses: pause one entity (or the whole queue when entityKey is null) of a source's consumer queue.
 export const createPauseSchema = z
   .object({
     sourceId: id,
     /** The consumer queue to pause; defaults to the origin queue most of the source's dead letters failed in. */
-    queue: z.string().trim().min(1).max(255).optional(),
-    entityKey: z.string().min(1).max(1024).nullable(),
-    reason: z.string().trim().min(1, 'a reason is required').max(2000),
+    queue: text().trim().min(1).max(255).optional(),
+    entityKey: text().min(1).max(1024).nullable(),
+    reason: text().trim().min(1, 'a reason is required').max(2000),
   })
   .strict()
 export type CreatePauseInput = z.infer<typeof createPauseSchema>

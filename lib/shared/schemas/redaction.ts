@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { text } from './fields'
 
 /**
  * Value detectors Lazarus ships; a rule of kind `detector` switches one on by name. Each finds its kind of value in
@@ -25,9 +26,9 @@ export const MAX_PATTERN_LENGTH = 300
 export const redactionRuleInputSchema = z
   .object({
     kind: z.enum(REDACTION_RULE_KINDS),
-    value: z.string().trim().min(1, 'must not be empty').max(MAX_PATTERN_LENGTH),
+    value: text().trim().min(1, 'must not be empty').max(MAX_PATTERN_LENGTH),
     enabled: z.boolean().default(true),
-    description: z.string().trim().max(500).nullish(),
+    description: text().trim().max(500).nullish(),
   })
   .strict()
 export type RedactionRuleInput = z.input<typeof redactionRuleInputSchema>

@@ -1,11 +1,10 @@
 import { z } from 'zod'
+import { idSchema as id, text } from './fields'
 import { messageFilterSchema } from './message'
 import { replayTargetSchema } from './source'
 
 export { replayTargetSchema }
 export type ReplayTarget = z.infer<typeof replayTargetSchema>
-
-const id = z.string().regex(/^[1-9][0-9]{0,18}$/, 'must be a numeric id')
 
 /** What to replay or resolve: explicit ids, a whole group, or everything matching a message-list filter. Frozen at creation. */
 export const selectionSchema = z.union([
@@ -34,13 +33,13 @@ export const createReplaySchema = z
 export type CreateReplayInput = z.infer<typeof createReplaySchema>
 
 // POST /api/messages/resolve
-export const resolveSchema = z.object({ selection: selectionSchema, reason: z.string().trim().min(1, 'a reason is required').max(2000) }).strict()
+export const resolveSchema = z.object({ selection: selectionSchema, reason: text().trim().min(1, 'a reason is required').max(2000) }).strict()
 
 export const listReplaysQuerySchema = z
-  .object({ status: z.enum(REPLAY_JOB_STATUSES).optional(), cursor: z.string().max(200).optional(), limit: z.coerce.number().int().min(1).max(200).default(50) })
+  .object({ status: z.enum(REPLAY_JOB_STATUSES).optional(), cursor: text().max(200).optional(), limit: z.coerce.number().int().min(1).max(200).default(50) })
   .strict()
 export const listReplayItemsQuerySchema = z
-  .object({ status: z.enum(REPLAY_ITEM_STATUSES).optional(), cursor: z.string().max(200).optional(), limit: z.coerce.number().int().min(1).max(500).default(100) })
+  .object({ status: z.enum(REPLAY_ITEM_STATUSES).optional(), cursor: text().max(200).optional(), limit: z.coerce.number().int().min(1).max(500).default(100) })
   .strict()
 
 /** 'target-refused': the message would go where replays never go (lib/server/replay/target-policy.ts). */

@@ -1,21 +1,22 @@
 import { z } from 'zod'
+import { text } from './fields'
 
 export const entityKeyRuleSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('property'), name: z.enum(['correlationId', 'messageId', 'type', 'appId', 'userId', 'replyTo']) }),
-  z.object({ kind: z.literal('header'), name: z.string().min(1).max(255) }),
-  z.object({ kind: z.literal('jsonPointer'), pointer: z.string().regex(/^(\/([^~/]|~[01])*)+$/, 'must be an RFC 6901 JSON pointer such as /order/id') }),
+  z.object({ kind: z.literal('header'), name: text().min(1).max(255) }),
+  z.object({ kind: z.literal('jsonPointer'), pointer: text().regex(/^(\/([^~/]|~[01])*)+$/, 'must be an RFC 6901 JSON pointer such as /order/id') }),
 ])
 
 export const replayTargetSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('source') }),
   z.object({ type: z.literal('queue') }),
-  z.object({ type: z.literal('custom'), exchange: z.string().max(255), routingKey: z.string().max(255) }),
+  z.object({ type: z.literal('custom'), exchange: text().max(255), routingKey: text().max(255) }),
 ])
 
-const queueName = z.string().trim().min(1, 'queue is required').max(255).refine((q) => !q.startsWith('amq.'), 'queues starting with "amq." are reserved by RabbitMQ')
+const queueName = text().trim().min(1, 'queue is required').max(255).refine((q) => !q.startsWith('amq.'), 'queues starting with "amq." are reserved by RabbitMQ')
 
 export const createSourceSchema = z.object({
-  vhost: z.string().min(1).max(255).default('/'),
+  vhost: text().min(1).max(255).default('/'),
   queue: queueName,
   entityKey: entityKeyRuleSchema.nullable().optional(),
   orderSensitive: z.boolean().optional(),

@@ -6,7 +6,9 @@ import { updateSourceSchema } from '@/lib/shared/schemas/source'
 type Params = { id: string }
 
 // PATCH /api/sources/{id} – entity-key rule, order sensitivity, default replay target, enabled
-export const PATCH = route<Params>({ permission: 'admin' }, async ({ request, params: { id } }) => json(await updateSource({ id, input: await readJson(request, updateSourceSchema) })))
+export const PATCH = route<Params>({ permission: 'admin' }, async ({ request, actor, params: { id } }) =>
+  json(await updateSource({ id, input: await readJson(request, updateSourceSchema), actor })),
+)
 
 // DELETE /api/sources/{id} – stop draining a source that stored nothing
-export const DELETE = route<Params>({ permission: 'admin' }, async ({ params: { id } }) => json(await deleteSource({ id })))
+export const DELETE = route<Params>({ permission: 'admin' }, async ({ actor, params: { id } }) => json(await deleteSource({ id, actor })))
