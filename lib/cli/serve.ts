@@ -9,6 +9,7 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 import { isLoopbackHostname } from '@/lib/server/auth/addresses'
 import { getConfigOrExit } from '@/lib/server/config'
+import { openDb } from '@/lib/server/db'
 import { createFront } from '@/lib/server/front/front'
 import { MAX_JSON_BYTES } from '@/lib/server/http/handle-route'
 import { logger } from '@/lib/server/log'
@@ -27,6 +28,10 @@ async function main() {
   const config = getConfigOrExit()
   const hostname = listenAddress(process.env.HOSTNAME)
   await refuseUnsafeListen({ hostname, config })
+  // Migrate (and prove the database answers) before listening: a server that cannot reach its database should not
+  // start taking requests it can only answer with errors. Next opens its own handle afterwards.
+  const db = await openDb()
+  await db.close()
 
   const root = process.cwd()
   const dir = dev ? root : path.join(root, '.next/standalone')

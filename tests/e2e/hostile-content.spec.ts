@@ -78,7 +78,8 @@ async function useOrderIdAsEntity(request: APIRequestContext) {
   const consumers = async () => (await channel.checkQueue(DLQ)).consumerCount
   await request.patch(`/api/sources/${source.id}`, { data: { enabled: false } })
   await expect.poll(consumers, { timeout: 30_000 }).toBe(0)
-  await request.patch(`/api/sources/${source.id}`, { data: { enabled: true, entityKey: { kind: 'jsonPointer', pointer: '/orderId' } } })
+  const enabled = await request.patch(`/api/sources/${source.id}`, { data: { enabled: true, entityKey: { kind: 'jsonPointer', pointer: '/orderId' } } })
+  expect(enabled.status(), await enabled.text()).toBe(200)
   await expect.poll(consumers, { timeout: 30_000 }).toBe(1)
   await connection.close()
 }

@@ -121,6 +121,8 @@ async function setOperator(page: Page, request: APIRequestContext) {
     operatorCreated = true
     return
   }
+  // Each test's page starts signed in as the admin: this one signs in as the operator instead.
+  await page.context().clearCookies()
   await page.goto('/sign-in')
   await page.getByLabel('E-mail address').fill(OPERATOR)
   await page.getByLabel('Password').fill(`pw-${OPERATOR}-long-enough`)

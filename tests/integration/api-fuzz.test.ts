@@ -10,10 +10,12 @@ import { storeBatch } from '@/lib/server/ingest/store-batch'
  * Every route under app/api, every exported method, called with hostile path params, query params and JSON bodies:
  * no answer may be a 5xx, every 4xx must carry the error envelope, and every 2xx body must read to its end.
  *
- * Routes are found on disk at test time, and which zod schema each method parses its query and body with is read
- * from the route's own source (`readJson(request, x)`, `x.parse(query)`), so a new route or a new
- * field is fuzzed without touching this file. BASELINES only adds valid examples, so mutations reach past validation
- * into the domain code and SQL.
+ * Routes are found on disk at test time, and which zod schema each method parses its query and body with is read from
+ * the route's own source (`readJson(request, x)`, `x.parse(query)`), so a new route or a new field is fuzzed without
+ * touching this file. BASELINES only adds valid examples, so mutations reach past validation into the domain code and
+ * SQL. Deterministic: the values are fixed lists, and what is picked at random comes from a generator seeded per route.
+ *
+ * FUZZ_TRACE=<file> appends each case to the file before it is sent: the last line names a case that hangs the process.
  */
 
 // Thousands of changes from one caller: the per-caller limits would answer most of them 429 before they reach anything.
@@ -49,6 +51,8 @@ const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64url')
 const HOSTILE_STRINGS: string[] = [
   '', ' ', '\u0000', 'a\u0000b', '%00', '\r\nX-Injected: 1', 'line\nbreak', '\t',
   'x'.repeat(10_240), 'é'.repeat(6_000), 'Ünïcødé Ω 中文 ✓', '🐇💥👩‍👩‍👧', '\ud800', '\u202eevil', '\uffff',
+  // Emoji after an odd prefix: cutting it to any even length leaves half a surrogate pair.
+  `a${'🐇'.repeat(300)}`,
   '__proto__', 'constructor', 'toString',
   '-1', '0', '00', '1.5', '1e309', '0x10', 'NaN', 'Infinity', '-9223372036854775809', '9223372036854775807',
   '9223372036854775808', '9999999999999999999', '99999999999999999999', '1'.repeat(64),
@@ -59,6 +63,9 @@ const HOSTILE_STRINGS: string[] = [
   b64('2026-01-01T00:00:00Z|9223372036854775808'), b64('2026-01-01T00:00:00.000Z|-1'), b64('|'), b64('a|b|c'), b64('\u0000|1'), '!!!', '====',
   "' OR 1=1 --", '%', '_', '\\', '*', '../../etc/passwd', '<script>alert(1)</script>',
 ]
+
+/** What query names a route's schema does not declare get (most such routes read no query at all). */
+const CORE_STRINGS = ['\u0000', '\r\nX-Injected: 1', 'x'.repeat(10_240), '\ud800', `a${'🐇'.repeat(300)}`, '99999999999999999999', '9223372036854775808', '2026-02-30', 'MXw1']
 
 /** Non-string JSON values for body fields. */
 const HOSTILE_JSON: unknown[] = [
@@ -106,6 +113,8 @@ type RouteInfo = {
   paramNames: string[]
   query: Partial<Record<HttpMethod, Schema>>
   body: Partial<Record<HttpMethod, Schema>>
+  /** Schema names the source uses that could not be resolved to a zod schema (the route is then fuzzed blind). */
+  unresolved: string[]
 }
 
 function routeFiles(): string[] {
@@ -119,7 +128,7 @@ function routeFiles(): string[] {
  * The schemas a route parses its query and body with, read from its source: each `export const METHOD = …` block's
  * `readJson(request, x)` and `x.parse(query)` (or `searchParamsOf(request)`), with `x` resolved through its imports.
  */
-async function schemasOf(file: string): Promise<Pick<RouteInfo, 'query' | 'body'>> {
+async function schemasOf(file: string): Promise<Pick<RouteInfo, 'query' | 'body' | 'unresolved'>> {
   const source = readFileSync(path.join(API_DIR, file), 'utf8')
   const imported = new Map<string, string>()
   for (const m of source.matchAll(/import\s*\{([^}]*)\}\s*from\s*'([^']+)'/g)) {
@@ -134,6 +143,7 @@ async function schemasOf(file: string): Promise<Pick<RouteInfo, 'query' | 'body'
   }
   const query: RouteInfo['query'] = {}
   const body: RouteInfo['body'] = {}
+  const unresolved: string[] = []
   const blocks = source.split(/(?=export\s+const\s+(?:GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS)\b)/)
   for (const block of blocks) {
     const method = /^export\s+const\s+(\w+)/.exec(block)?.[1] as HttpMethod | undefined
@@ -142,8 +152,10 @@ async function schemasOf(file: string): Promise<Pick<RouteInfo, 'query' | 'body'
     const queryName = /(\w+)\.parse\(\s*(?:query\b|searchParamsOf\()/.exec(block)?.[1]
     if (bodyName) body[method] = await resolve(bodyName)
     if (queryName) query[method] = await resolve(queryName)
+    if (bodyName && !body[method]) unresolved.push(bodyName)
+    if (queryName && !query[method]) unresolved.push(queryName)
   }
-  return { query, body }
+  return { query, body, unresolved }
 }
 
 const unwrapTypes = new Set(['optional', 'nullable', 'default', 'prefault', 'readonly', 'catch', 'nonoptional', 'success'])
@@ -177,14 +189,21 @@ function keysAt(schema: Schema | undefined, segments: (string | number)[] = []):
 // ---------------------------------------------------------------------------------------------------- the test bed
 
 type Fixture = {
-  sourceId: string; groupId: string; messageId: string; replayId: string; pauseId: string; ruleId: string; webhookId: string
+  userId: string
+  sourceId: string
+  groupId: string
+  messageId: string
+  replayId: string
+  pauseId: string
+  ruleId: string
+  webhookId: string
   /** Messages whose stored content type (or encoding) holds CRLF or characters above U+00FF. */
   oddContentTypeIds: string[]
 }
 
 /**
  * Valid examples per route, so a mutation of one field reaches past validation (the other fields being fine).
- * Path params default to a valid, unknown id; destructive methods get one unless listed here.
+ * Path params default to a valid id nothing has. DELETE runs last in its route, so deleting a listed id is fine.
  */
 type Baseline = { params?: (f: Fixture) => RouteParams[]; query?: (f: Fixture) => Record<string, string>[]; body?: Partial<Record<HttpMethod, (f: Fixture) => unknown[]>> }
 
@@ -192,7 +211,10 @@ type Baseline = { params?: (f: Fixture) => RouteParams[]; query?: (f: Fixture) =
 const UNKNOWN_ID = '987654321'
 
 /** Query names tried on a route whose query schema could not be found. */
-const GENERIC_QUERY = ['id', 'cursor', 'limit', 'q', 'from', 'to', 'status', 'format']
+const GENERIC_QUERY = ['id', 'cursor', 'limit', 'q', 'from', 'to', 'status', 'format', 'code', 'state', 'error']
+
+/** Replaced by a number unique to each call, in bodies: fields that must be unique (an e-mail) then reach the insert. */
+const UNIQUE = '__N__'
 
 const filter = (f: Fixture) => ({
   group: f.groupId, source: f.sourceId, status: 'dead', failureKind: 'exhausted', service: 'orders', serviceVersion: '1.5.0',
@@ -214,9 +236,12 @@ const BASELINES: Record<string, Baseline> = {
   // An address literal: webhook URLs are resolved when saved, and the tests have no DNS.
   '/api/alerts/webhooks': { body: { POST: () => [{ url: 'https://93.184.215.14/lazarus' }] } },
   '/api/alerts/webhooks/[id]': { params: (f) => [{ id: f.webhookId }] },
+  '/api/auth/set-password': { body: { POST: () => [{ token: 't'.repeat(32), password: 'correct horse battery staple' }] } },
+  '/api/auth/setup': { body: { POST: () => [{ token: 't'.repeat(32), email: `setup-${UNIQUE}@lazarus.test`, password: 'correct horse battery staple', displayName: 'Fuzz' }] } },
+  '/api/auth/sign-in': { body: { POST: () => [{ email: 'fuzz@lazarus.test', password: 'correct horse battery staple' }] } },
   '/api/audit': { query: () => [{ action: 'pause.created', subjectType: 'pause', subjectId: '1', cursor: b64('2026-01-01T00:00:00.000Z|5'), limit: '10' }] },
   '/api/export': {
-    query: (f) => [
+    query: (f): Record<string, string>[] => [
       { format: 'jsonl', ...filter(f) },
       { format: 'csv', ids: `${f.messageId},1` },
       { format: 'md', group: f.groupId },
@@ -239,8 +264,8 @@ const BASELINES: Record<string, Baseline> = {
     body: { POST: (f) => [{ selection: { ids: ['987654321'] }, reason: 'fuzz' }, { selection: { groupId: '987654321' }, reason: 'fuzz' }, { selection: { filter: { ...filter(f), status: 'resolved' } }, reason: 'fuzz' }] },
   },
   '/api/pauses': {
-    query: () => [{ status: 'all' }],
-    body: { POST: (f) => [{ sourceId: f.sourceId, queue: 'orders.work', entityKey: 'order-fuzz', reason: 'fuzz' }] },
+    query: () => [{ status: 'all', queue: 'orders.work', vhost: '/', instance: 'host-1-abc', guardVersion: '2.0.0' }],
+    body: { POST: (f) => [{ sourceId: f.sourceId, queue: 'orders.work', entityKey: `order-${UNIQUE}`, reason: 'fuzz' }] },
   },
   '/api/pauses/[id]': { params: () => [{ id: UNKNOWN_ID }] },
   '/api/replays': {
@@ -260,16 +285,27 @@ const BASELINES: Record<string, Baseline> = {
     body: { PUT: () => [{ rules: [{ kind: 'key', value: '*password*', enabled: true, description: 'passwords' }, { kind: 'detector', value: 'email' }, { kind: 'pattern', value: 'secret-[0-9]+' }] }] },
   },
   '/api/settings/redaction/preview': { body: { POST: () => [{ sample: 'password=hunter2 jane@example.com', rules: [{ kind: 'pattern', value: 'hunter[0-9]', enabled: true, description: 'd' }] }] } },
+  '/api/settings/replay-targets': { body: { PUT: () => [{ customTargetPatterns: ['orders.*', 'billing.retry'] }] } },
   '/api/settings/webhooks': { body: { PUT: () => [{ allowedHosts: ['hooks.internal', '10.0.0.0/8', '192.168.1.5'] }] } },
   '/api/sources': {
     body: {
-      POST: () => [{ vhost: '/', queue: 'fuzz.dlq', entityKey: { kind: 'jsonPointer', pointer: '/orderId' }, orderSensitive: false, defaultTarget: { type: 'custom', exchange: 'x', routingKey: 'k' }, enabled: false, confirmNotWorkQueue: true }],
+      POST: () => [{ vhost: '/', queue: `fuzz-${UNIQUE}.dlq`, entityKey: { kind: 'jsonPointer', pointer: '/orderId' }, orderSensitive: false, defaultTarget: { type: 'custom', exchange: 'x', routingKey: 'k' }, enabled: false, confirmNotWorkQueue: true }],
     },
   },
   '/api/sources/[id]': {
     params: (f) => [{ id: f.sourceId }],
     body: { PATCH: () => [{ entityKey: { kind: 'header', name: 'x-order' }, orderSensitive: false, defaultTarget: { type: 'queue' }, enabled: true }, { entityKey: { kind: 'property', name: 'correlationId' } }] },
   },
+  '/api/tokens': {
+    body: {
+      POST: (f) => [
+        { name: 'fuzz', role: 'viewer', sourcePattern: 'orders.*', expiresInDays: 30, userId: f.userId },
+        { name: 'guard', scope: 'guard', guardQueue: 'orders.work', guardVhost: '/', userId: f.userId },
+      ],
+    },
+  },
+  '/api/users': { body: { POST: () => [{ email: `user-${UNIQUE}@lazarus.test`, displayName: 'Fuzz', roles: [{ role: 'operator', sourcePattern: 'orders.*' }] }] } },
+  '/api/users/[id]': { params: (f) => [{ id: f.userId }], body: { PATCH: () => [{ displayName: 'Fuzz', roles: [{ role: 'operator', sourcePattern: null }], disabled: false }] } },
 }
 
 
@@ -366,6 +402,8 @@ function pathsOf(value: unknown, schema: Schema | undefined, at: Path = []): Pat
   return paths
 }
 
+let serial = 0
+
 function casesFor(route: RouteInfo, method: HttpMethod, fixture: Fixture): Case[] {
   const random = mulberry32(seedOf(`${route.pattern} ${method}`))
   const baseline = BASELINES[route.pattern] ?? {}
@@ -376,7 +414,7 @@ function casesFor(route: RouteInfo, method: HttpMethod, fixture: Fixture): Case[
   const queries = querySchema ? (baseline.query?.(fixture) ?? [{}]) : [{}]
   const hasBody = !['GET', 'HEAD'].includes(method)
   const bodies = hasBody ? (baseline.body?.[method]?.(fixture) ?? [{}]) : []
-  const json = (body: unknown) => ({ body: JSON.stringify(body), headers: { 'content-type': 'application/json', 'x-lazarus-user': 'fuzz' } })
+  const json = (body: unknown) => ({ body: JSON.stringify(body).replaceAll(UNIQUE, () => String(++serial)), headers: { 'content-type': 'application/json' } })
   const init = hasBody ? json(bodies[0]) : undefined
   const cases: Case[] = []
   const add = (name: string, c: Partial<Case>) => cases.push({ name, method, params, query: queries[0], init, ...c })
@@ -385,10 +423,12 @@ function casesFor(route: RouteInfo, method: HttpMethod, fixture: Fixture): Case[
   for (const name of route.paramNames) for (const value of HOSTILE_STRINGS) add(`param ${name} = ${shown(value)}`, { params: { ...params, [name]: value } })
 
   const queryNames = querySchema ? keysAt(querySchema) : GENERIC_QUERY
+  // Without a schema the names are guesses (and most such routes read no query): the core values keep them quick.
+  const queryValues = querySchema ? HOSTILE_STRINGS : CORE_STRINGS
   for (const query of queries) {
     add('baseline query', { query })
     for (const name of [...queryNames, '__proto__', 'constructor']) {
-      for (const value of HOSTILE_STRINGS) add(`query ${name} = ${shown(value)}`, { query: { ...query, [name]: value } })
+      for (const value of queryValues) add(`query ${name} = ${shown(value)}`, { query: { ...query, [name]: value } })
       add(`query ${name} repeated`, { query: { ...query, [name]: ['1', '2'] } })
     }
   }
@@ -439,6 +479,7 @@ describe('API fuzz: hostile input never gives a 5xx', () => {
       expect(r.status, JSON.stringify(body)).toBeLessThan(300)
       return body
     }
+    fixture.userId = (await created(post('/api/users', { email: 'fuzz@lazarus.test', roles: [{ role: 'operator' }] }))).user.id
     // confirmNotWorkQueue: the queue is not declared on the broker, and need not be for what is fuzzed here.
     fixture.sourceId = (await created(post('/api/sources', { queue: 'orders.dlq', confirmNotWorkQueue: true }))).id
     await storeBatch(db.sql, {
@@ -463,6 +504,7 @@ describe('API fuzz: hostile input never gives a 5xx', () => {
 
   it('finds the routes and the schemas they parse', () => {
     expect(routes.length).toBeGreaterThan(20)
+    expect(routes.filter((r) => r.unresolved.length > 0).map((r) => `${r.pattern}: ${r.unresolved.join(', ')}`)).toEqual([])
     expect(routes.find((r) => r.pattern === '/api/messages')?.query.GET).toBeDefined()
     expect(routes.find((r) => r.pattern === '/api/replays')?.body.POST).toBeDefined()
     expect(keysAt(routes.find((r) => r.pattern === '/api/export')!.query.GET)).toEqual(expect.arrayContaining(['format', 'ids', 'q', 'group', 'from']))
@@ -480,6 +522,8 @@ describe('API fuzz: hostile input never gives a 5xx', () => {
           if (process.env.FUZZ_TRACE) appendFileSync(process.env.FUZZ_TRACE, `${describeCase(c)}\n`)
           try {
             const call = callRoute(route.module, method, new Request(urlOf(route.pattern, c.params, c.query), { method, ...c.init }), c.params).then(problemWith)
+            // A call that fails after it was given up on must not become an unhandled rejection.
+            call.catch(() => {})
             const hung = new Promise<string>((resolve) => (timer = setTimeout(() => resolve(`no answer within ${CALL_TIMEOUT_MS} ms`), CALL_TIMEOUT_MS)))
             problem = await Promise.race([call, hung])
           } catch (error) {
@@ -489,6 +533,7 @@ describe('API fuzz: hostile input never gives a 5xx', () => {
           }
           if (problem) failures.push(`${describeCase(c)}\n    → ${problem}`)
         }
+        if (({} as Record<string, unknown>).polluted !== undefined) failures.push('Object.prototype was polluted')
         // A count, not toEqual([]): diffing thousands of long strings takes vitest minutes.
         expect(failures.length, `${failures.length} failures:\n${failures.slice(0, 25).join('\n')}`).toBe(0)
       })

@@ -25,6 +25,12 @@ const ROUTES: Record<string, RouteModule> = { '/api/health': health, '/api/auth/
 /** What Next.js does for a route: build a web Request from the socket's request and write the Response back. */
 async function toRoutes(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const path = (req.url ?? '/').split('?')[0]
+  if (path === '/own-csp') {
+    // As the raw body download does: a response with its own, stricter policy keeps it.
+    res.writeHead(200, { 'content-security-policy': "default-src 'none'; sandbox", 'content-type': 'application/octet-stream' })
+    res.end('raw')
+    return
+  }
   if (path === '/echo') {
     res.setHeader('content-type', 'application/json')
     res.end(JSON.stringify(req.headers))
@@ -187,6 +193,12 @@ describe('the HTTP front', () => {
       // HSTS only when the public URL is HTTPS (it is http here).
       expect(reply.headers['strict-transport-security']).toBeUndefined()
     }
+  })
+
+  it('a response that sets its own Content-Security-Policy keeps it; the other headers are still added', async () => {
+    const reply = await send(port, { path: '/own-csp' })
+    expect(reply.headers['content-security-policy']).toBe("default-src 'none'; sandbox")
+    expect(reply.headers['x-frame-options']).toBe('DENY')
   })
 
   it('cross-site changes are refused: no JSON content type, or another Origin', async () => {

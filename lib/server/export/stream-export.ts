@@ -9,6 +9,7 @@ import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-
 import type { ExportFormat, ExportQuery } from '@/lib/shared/schemas/export'
 import { matchesRedacted, needsRedaction, type RedactedView } from '@/lib/server/messages/redacted-search'
 import { AppError } from '@/lib/server/errors/app-error'
+import type { ErrorBody } from '@/lib/server/http/handle-route'
 import { csvHeader, toCsvLine } from './csv'
 import { readExportPages, type ExportRow, type ExportSelection, type ReadPagesOptions } from './export-rows'
 import { toJsonLine } from './jsonl'
@@ -57,16 +58,24 @@ const SERIALISERS: Record<'jsonl' | 'csv', Serialiser> = {
  * The rows of a selection as a byte stream, a database page per chunk. Pull-based: the next page is read only when
  * the consumer (the HTTP response, hence the client's download) has taken the previous one, so a slow client slows
  * the export instead of filling memory.
+ *
+ * The first page is read before the stream is returned, so whatever makes the query fail (the database, input no
+ * schema caught) fails the request with an error response instead of a 200 cut short. A later page that fails ends
+ * the download so no client takes it for complete: JSON Lines gets a last line `{"error": {…}}`, and then the stream
+ * errors, which makes the HTTP layer drop the connection rather than end the body (curl, fetch and browsers report a
+ * failed transfer). CSV has no place for such a line and is only aborted.
  */
-export function streamRows(
+export async function streamRows(
   selection: ExportSelection,
   format: 'jsonl' | 'csv',
   redactor: Redactor,
   options: ReadPagesOptions & { view?: RedactedView } = {},
-): ReadableStream<Uint8Array> {
+): Promise<ReadableStream<Uint8Array>> {
   const serialiser = SERIALISERS[format]
   const keep = redactedFilter(selection, options.view)
-  let pages: AsyncGenerator<ExportRow[]> | null = null
+  const pages = readExportPages((await getDb()).sql, selection, options)
+  let first: IteratorResult<ExportRow[]> | null = await pages.next()
+  let failure: unknown = null
   let rows = 0
   return new ReadableStream<Uint8Array>(
     {
@@ -74,24 +83,28 @@ export function streamRows(
         if (serialiser.head) controller.enqueue(Buffer.from(serialiser.head, 'utf8'))
       },
       async pull(controller) {
+        // The error line has been taken by the consumer: now abort.
+        if (failure !== null) return controller.error(failure)
         try {
-          pages ??= readExportPages((await getDb()).sql, selection, options)
-          const next = await pages.next()
+          const next = first ?? (await pages.next())
+          first = null
           if (next.done) {
             controller.close()
             return
           }
           const page = keep ? next.value.filter(keep) : next.value
           for (const chunk of encodeLines(page, (row) => serialiser.line(row, redactor))) controller.enqueue(chunk)
-          rows += next.value.length
+          rows += page.length
         } catch (error) {
-          // Headers are gone already: all the client can get is an aborted download.
           log.error('export failed mid-stream', { format, rows, error: (error as Error).message })
-          controller.error(error)
+          if (format !== 'jsonl') return controller.error(error)
+          failure = error
+          const line: ErrorBody = { error: { code: 'internal', message: `The export failed after ${rows} rows; this file is incomplete` } }
+          controller.enqueue(Buffer.from(`${JSON.stringify(line)}\n`, 'utf8'))
         }
       },
       async cancel() {
-        await pages?.return(undefined)
+        await pages.return(undefined)
       },
     },
     { highWaterMark: 1 },
@@ -167,5 +180,6 @@ export async function exportMessages(query: ExportQuery, options: { baseUrl: str
       : await buildSelectionTicket(selection, { redactor, baseUrl: options.baseUrl, now, sourceIds })
     return { body: new Blob([markdown]).stream(), contentType: CONTENT_TYPES.md, filename }
   }
-  return { body: streamRows(selection, query.format, redactor, { ...(sourceIds ? { sourceIds } : {}), view: options.view }), contentType: CONTENT_TYPES[query.format], filename }
+  const body = await streamRows(selection, query.format, redactor, { ...(sourceIds ? { sourceIds } : {}), view: options.view })
+  return { body, contentType: CONTENT_TYPES[query.format], filename }
 }

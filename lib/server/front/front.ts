@@ -112,13 +112,15 @@ export function createFront(next: NextHandler, options: FrontOptions): (req: Inc
     // IncomingMessage.headers is a lazily built getter on recent Node versions; replace it with the cleaned list.
     Object.defineProperty(req, 'headers', { value: headers, writable: true, configurable: true, enumerable: true })
 
-    res.setHeader('Content-Security-Policy', csp)
-    res.setHeader('X-Frame-Options', 'DENY')
-    res.setHeader('X-Content-Type-Options', 'nosniff')
-    res.setHeader('Referrer-Policy', 'same-origin')
-    res.setHeader('Cross-Origin-Opener-Policy', 'same-origin')
-    res.setHeader('Permissions-Policy', 'camera=(), microphone=(), geolocation=()')
-    if (https) res.setHeader('Strict-Transport-Security', 'max-age=31536000')
+    setDefaultHeaders(res, [
+      ['Content-Security-Policy', csp],
+      ['X-Frame-Options', 'DENY'],
+      ['X-Content-Type-Options', 'nosniff'],
+      ['Referrer-Policy', 'same-origin'],
+      ['Cross-Origin-Opener-Policy', 'same-origin'],
+      ['Permissions-Policy', 'camera=(), microphone=(), geolocation=()'],
+      ...(https ? [['Strict-Transport-Security', 'max-age=31536000'] as [string, string]] : []),
+    ])
 
     if (!hostOk && path !== '/api/health') {
       log.warn('refused a request for another host', { host: escapeForLog(String(req.headers.host ?? '')), peer })
@@ -135,6 +137,20 @@ export function createFront(next: NextHandler, options: FrontOptions): (req: Inc
       else res.destroy()
     })
   }
+}
+
+/**
+ * Headers every response gets unless the application set its own (the raw body download sets a stricter, sandboxing
+ * CSP): added when the head is written, whichever way it is (writeHead, or implicitly by write/end).
+ */
+function setDefaultHeaders(res: ServerResponse, defaults: [string, string][]): void {
+  const writeHead = res.writeHead
+  res.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
+    const given = (args as unknown[]).find((a) => typeof a === 'object' && a !== null && !Array.isArray(a)) as Record<string, unknown> | undefined
+    const givenNames = new Set(Object.keys(given ?? {}).map((k) => k.toLowerCase()))
+    for (const [name, value] of defaults) if (!this.hasHeader(name) && !givenNames.has(name.toLowerCase())) this.setHeader(name, value)
+    return writeHead.apply(this, args)
+  } as ServerResponse['writeHead']
 }
 
 function refuse(res: ServerResponse, status: number, code: string, message: string): void {

@@ -11,11 +11,37 @@ export type MessageBody = {
   encoding: string
   /** The message's own content type unless a browser could render or execute it (then octet-stream). */
   safeContentType: string
+  /** contentType and contentEncoding as HTTP header values (see headerValue); null when the message had none. */
+  contentTypeHeader: string | null
+  contentEncodingHeader: string | null
 }
 
+const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+/
+/** Printable ASCII: what a header value may hold without being refused or read differently along the way. */
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/
+
+/**
+ * The Content-Type the download is served with. The stored one is whatever the publisher put in the AMQP property:
+ * CR, LF or a character above U+00FF there made the Response constructor throw, so the body could not be downloaded
+ * at all. What follows the media type stays only if it is parameters in printable ASCII; no media type: octet-stream.
+ */
 function safeContentType(contentType: string | null): string {
-  if (!contentType || !/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/.test(contentType) || /html|xml|svg|script/i.test(contentType)) return 'application/octet-stream'
-  return contentType
+  const mediaType = contentType ? MEDIA_TYPE.exec(contentType)?.[0] : undefined
+  if (!contentType || !mediaType || /html|xml|svg|script/i.test(contentType)) return 'application/octet-stream'
+  const rest = contentType.slice(mediaType.length)
+  return /^[ \t]*;/.test(rest) && PRINTABLE_ASCII.test(rest) ? contentType : mediaType
+}
+
+/**
+ * A stored string as a header value that keeps all of it: printable ASCII as it is, anything else as an RFC 8187
+ * ext-value (`UTF-8''text%2Fplain%0D%0A…`, the encoding of `filename*`), which a client decodes unambiguously.
+ */
+export function headerValue(value: string): string {
+  if (PRINTABLE_ASCII.test(value)) return value
+  const encoded = [...Buffer.from(value, 'utf8')]
+    .map((byte) => (/[A-Za-z0-9!#$&+.^_`|~-]/.test(String.fromCharCode(byte)) ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`))
+    .join('')
+  return `UTF-8''${encoded}`
 }
 
 export type GetMessageBodyOptions = { id: string } & SourceScope
@@ -41,5 +67,7 @@ export async function getMessageBody({ id, ...scope }: GetMessageBodyOptions): P
     contentEncoding: row.content_encoding,
     encoding: row.body_encoding,
     safeContentType: safeContentType(row.content_type),
+    contentTypeHeader: row.content_type === null ? null : headerValue(row.content_type),
+    contentEncodingHeader: row.content_encoding === null ? null : headerValue(row.content_encoding),
   }
 }

@@ -66,8 +66,10 @@ export async function workQueueEvidence({ vhost, queue, drainedBefore }: CheckSo
   const tags = (q.consumer_details ?? []).map((c) => c.consumer_tag)
   const ours = tags.filter((t) => t.startsWith(DRAIN_CONSUMER_TAG_PREFIX)).length
   const foreignTags = tags.filter((t) => !t.startsWith(DRAIN_CONSUMER_TAG_PREFIX))
-  // The details come from the statistics database and can be hidden or lag; the count is the broker's own.
-  const others = Math.max(foreignTags.length, (q.consumers ?? 0) - ours)
+  // The details come from the statistics database and can be hidden or lag; the count is the broker's own. For a source
+  // Lazarus drained before (being re-enabled), a count above the details is most likely its own consumer of a moment
+  // ago, not yet gone from the statistics: only consumers the details name count then.
+  const others = drainedBefore ? foreignTags.length : Math.max(foreignTags.length, (q.consumers ?? 0) - ours)
   if (others > 0) {
     const onward = typeof dlx === 'string' ? ` and dead-letters to ${dlx === '' ? 'the default exchange' : `exchange "${dlx}"`}` : ''
     evidence.push({

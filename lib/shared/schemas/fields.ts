@@ -31,9 +31,10 @@ const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.
 
 /**
  * The Date an ISO 8601 date or date-time ("2026-11-30", "2026-11-30T10:00:00Z", "2026-11-30T10:00:00.123456+01:00")
- * means, or null for anything else. JavaScript rolls impossible dates over (2026-02-30 is 2 March) and accepts years
- * PostgreSQL refuses (year 0, beyond 9999 once an offset is applied), so each field is checked here and the instant
- * must fall in years 1 to 9999 UTC: a date from here can be sent to PostgreSQL, and its toISOString() too.
+ * means, or null for anything else. JavaScript rolls impossible dates over (2026-02-30 is 2 March) and takes year 0,
+ * which PostgreSQL refuses; past 9999 (an offset can get there) toISOString() writes a six-digit year PostgreSQL cannot
+ * read. So each field is checked here and the instant must fall in years 1 to 9999 UTC: a date from here can be sent to
+ * PostgreSQL, and so can its toISOString() (replay and resolve selections are stored as JSON and read back).
  */
 export function parseIsoDate(value: string): Date | null {
   const m = ISO_DATE.exec(value)

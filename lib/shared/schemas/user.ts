@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { ROLES, SOURCE_PATTERN_RE, type Role } from '@/lib/shared/roles'
+import { idSchema as id, text } from './fields'
 
-const id = z.string().regex(/^[1-9][0-9]{0,18}$/, 'must be a numeric id')
 const email = z.string().trim().toLowerCase().email('must be an e-mail address').max(320)
 // Argon2 hashes whatever it gets; the cap keeps a request from making it hash megabytes.
 const password = z.string().min(12, 'must be at least 12 characters').max(1024)
@@ -19,7 +19,7 @@ export const roleBindingSchema = z
 export const signInSchema = z.object({ email, password: z.string().min(1).max(1024) }).strict()
 
 // POST /api/auth/setup – the first admin, with the one-time link printed at start-up
-export const setupSchema = z.object({ token: z.string().min(16).max(256), email, password, displayName: z.string().trim().max(200).optional() }).strict()
+export const setupSchema = z.object({ token: z.string().min(16).max(256), email, password, displayName: text().trim().max(200).optional() }).strict()
 
 // POST /api/auth/set-password – an invited user's one-time link
 export const setPasswordSchema = z.object({ token: z.string().min(16).max(256), password }).strict()
@@ -28,7 +28,7 @@ export const setPasswordSchema = z.object({ token: z.string().min(16).max(256), 
 export const createUserSchema = z
   .object({
     email,
-    displayName: z.string().trim().max(200).optional(),
+    displayName: text().trim().max(200).optional(),
     roles: z.array(roleBindingSchema).max(50).default([]),
   })
   .strict()
@@ -37,7 +37,7 @@ export type CreateUserInput = z.infer<typeof createUserSchema>
 // PATCH /api/users/{id}
 export const updateUserSchema = z
   .object({
-    displayName: z.string().trim().max(200).nullable().optional(),
+    displayName: text().trim().max(200).nullable().optional(),
     /** Replaces the bindings an admin set by hand (group-derived ones follow the identity provider). */
     roles: z.array(roleBindingSchema).max(50).optional(),
     disabled: z.boolean().optional(),
@@ -48,14 +48,14 @@ export type UpdateUserInput = z.infer<typeof updateUserSchema>
 // POST /api/tokens
 export const createTokenSchema = z
   .object({
-    name: z.string().trim().min(1).max(100),
+    name: text().trim().min(1).max(100),
     /** A token acting with a role (at most its owner's), or limited to one purpose. */
     role: z.enum(ROLES).optional(),
     sourcePattern: z.string().regex(SOURCE_PATTERN_RE).nullable().optional(),
     scope: z.enum(['metrics', 'guard']).optional(),
     /** The queue a guard token reads the pauses of. */
-    guardQueue: z.string().min(1).max(255).optional(),
-    guardVhost: z.string().min(1).max(255).default('/'),
+    guardQueue: text().min(1).max(255).optional(),
+    guardVhost: text().min(1).max(255).default('/'),
     /** Days until it stops working; omitted: 90. null: never (admins only). */
     expiresInDays: z.number().int().min(1).max(3650).nullable().optional(),
     /** Admins may create a token owned by another user (provisioning). */

@@ -13,7 +13,8 @@ export const GET = route({ permission: 'public' }, async ({ request, db, config,
   headers.append('set-cookie', serializeCookie(oidcCookieName(config), '', { secure: secureCookies(config), maxAgeSeconds: 0 }))
   try {
     const providerError = url.searchParams.get('error')
-    if (providerError) throw new AppError('forbidden', `The provider refused the sign-in (${providerError.slice(0, 100)})`)
+    // By code point: a cut through a surrogate pair would make encodeURIComponent below throw (a 500).
+    if (providerError) throw new AppError('forbidden', `The provider refused the sign-in (${Array.from(providerError).slice(0, 100).join('')})`)
     const result = await finishOidcSignIn({
       db,
       config,
