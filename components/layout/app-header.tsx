@@ -48,11 +48,11 @@ export function AppHeader() {
           })}
         </nav>
         <AlertBanner />
-        <p className="ml-auto hidden items-center gap-1.5 text-xs text-zinc-500 lg:flex">
+        <p className="ml-auto hidden items-center gap-1.5 text-xs text-zinc-500 xl:flex">
           <Kbd>j</Kbd>
           <Kbd>k</Kbd> move <Kbd>↵</Kbd> open <Kbd>x</Kbd> select <Kbd>/</Kbd> search
         </p>
-        <div className="ml-auto lg:ml-0">
+        <div className="ml-auto min-w-0 xl:ml-0">
           <UserMenu />
         </div>
       </div>

@@ -115,6 +115,8 @@ type RouteInfo = {
   body: Partial<Record<HttpMethod, Schema>>
   /** Schema names the source uses that could not be resolved to a zod schema (the route is then fuzzed blind). */
   unresolved: string[]
+  /** Methods whose handler looks at the query string at all. */
+  readsQuery: Partial<Record<HttpMethod, boolean>>
 }
 
 function routeFiles(): string[] {
@@ -128,7 +130,7 @@ function routeFiles(): string[] {
  * The schemas a route parses its query and body with, read from its source: each `export const METHOD = …` block's
  * `readJson(request, x)` and `x.parse(query)` (or `searchParamsOf(request)`), with `x` resolved through its imports.
  */
-async function schemasOf(file: string): Promise<Pick<RouteInfo, 'query' | 'body' | 'unresolved'>> {
+async function schemasOf(file: string): Promise<Pick<RouteInfo, 'query' | 'body' | 'unresolved' | 'readsQuery'>> {
   const source = readFileSync(path.join(API_DIR, file), 'utf8')
   const imported = new Map<string, string>()
   for (const m of source.matchAll(/import\s*\{([^}]*)\}\s*from\s*'([^']+)'/g)) {
@@ -144,6 +146,7 @@ async function schemasOf(file: string): Promise<Pick<RouteInfo, 'query' | 'body'
   const query: RouteInfo['query'] = {}
   const body: RouteInfo['body'] = {}
   const unresolved: string[] = []
+  const readsQuery: RouteInfo['readsQuery'] = {}
   const blocks = source.split(/(?=export\s+const\s+(?:GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS)\b)/)
   for (const block of blocks) {
     const method = /^export\s+const\s+(\w+)/.exec(block)?.[1] as HttpMethod | undefined
@@ -154,8 +157,9 @@ async function schemasOf(file: string): Promise<Pick<RouteInfo, 'query' | 'body'
     if (queryName) query[method] = await resolve(queryName)
     if (bodyName && !body[method]) unresolved.push(bodyName)
     if (queryName && !query[method]) unresolved.push(queryName)
+    readsQuery[method] = /\bquery\b|searchParams|request\.url|new URL\(/.test(block)
   }
-  return { query, body, unresolved }
+  return { query, body, unresolved, readsQuery }
 }
 
 const unwrapTypes = new Set(['optional', 'nullable', 'default', 'prefault', 'readonly', 'catch', 'nonoptional', 'success'])
@@ -423,13 +427,18 @@ function casesFor(route: RouteInfo, method: HttpMethod, fixture: Fixture): Case[
   for (const name of route.paramNames) for (const value of HOSTILE_STRINGS) add(`param ${name} = ${shown(value)}`, { params: { ...params, [name]: value } })
 
   const queryNames = querySchema ? keysAt(querySchema) : GENERIC_QUERY
-  // Without a schema the names are guesses (and most such routes read no query): the core values keep them quick.
+  // Without a schema the names are guesses: the core values keep those routes quick.
   const queryValues = querySchema ? HOSTILE_STRINGS : CORE_STRINGS
-  for (const query of queries) {
-    add('baseline query', { query })
-    for (const name of [...queryNames, '__proto__', 'constructor']) {
-      for (const value of queryValues) add(`query ${name} = ${shown(value)}`, { query: { ...query, [name]: value } })
-      add(`query ${name} repeated`, { query: { ...query, [name]: ['1', '2'] } })
+  if (!querySchema && !route.readsQuery[method]) {
+    // The handler never looks at its query string: one case per core value, under every guessed name at once.
+    for (const value of queryValues) add(`every query = ${shown(value)}`, { query: Object.fromEntries(GENERIC_QUERY.map((name) => [name, value])) })
+  } else {
+    for (const query of queries) {
+      add('baseline query', { query })
+      for (const name of [...queryNames, '__proto__', 'constructor']) {
+        for (const value of queryValues) add(`query ${name} = ${shown(value)}`, { query: { ...query, [name]: value } })
+        add(`query ${name} repeated`, { query: { ...query, [name]: ['1', '2'] } })
+      }
     }
   }
 

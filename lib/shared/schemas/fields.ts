@@ -34,7 +34,7 @@ const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.
  * means, or null for anything else. JavaScript rolls impossible dates over (2026-02-30 is 2 March) and takes year 0,
  * which PostgreSQL refuses; past 9999 (an offset can get there) toISOString() writes a six-digit year PostgreSQL cannot
  * read. So each field is checked here and the instant must fall in years 1 to 9999 UTC: a date from here can be sent to
- * PostgreSQL, and so can its toISOString() (replay and resolve selections are stored as JSON and read back).
+ * PostgreSQL, and so can its toISOString() (a replay's selection is stored as JSON, and clients send it back).
  */
 export function parseIsoDate(value: string): Date | null {
   const m = ISO_DATE.exec(value)
