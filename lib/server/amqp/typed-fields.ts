@@ -6,7 +6,7 @@ import type { PlainValue } from '@/lib/server/ingest/types'
  * Lossless AMQP 0-9-1 field tables (headers, arguments).
  *
  * amqplib's codec keeps neither integer widths nor 64-bit precision nor non-UTF-8 long strings
- * (rabbitmq.md §1.4 and Appendix), so Lazarus decodes every table itself into a tagged form that
+ * (docs/rabbitmq.md#typed-headers), so Lazarus decodes every table itself into a tagged form that
  * survives JSON (the `headers` jsonb column) and re-encodes it byte for byte on replay.
  *
  * Tags are the letters RabbitMQ and amqplib put on the wire, not the ones in the 0-9-1 spec.

@@ -4,7 +4,8 @@ import type { BreakdownEntryDto, GroupDetailDto } from '@/lib/shared/schemas/gro
 
 /**
  * Most recent messages a breakdown counts. Counting costs ~0.7 µs a message even as an index-only scan, so a big
- * group's full GROUP BY would take seconds (product.md §11); 100,000 answer in well under 0.1 s.
+ * group's full GROUP BY would take seconds (docs/ARCHITECTURE.md#counters-instead-of-counting); 100,000 answer in
+ * well under 0.1 s.
  */
 export const BREAKDOWN_ROW_CAP = 100_000
 

@@ -61,9 +61,9 @@ export function keysetSql(filter: Pick<MessageFilter, 'status'>, op: '<' | '>=',
 }
 
 /**
- * Builds the WHERE clause for the message filters of product.md §8 over MESSAGES_FROM (`d`, and `st` for the
- * status); values always travel as parameters. `sourceIds` (a caller restricted to some sources) keeps only their
- * messages; null leaves the clause as it was.
+ * Builds the WHERE clause for the message filters of GET /api/messages (docs/ARCHITECTURE.md#the-api-contract) over
+ * MESSAGES_FROM (`d`, and `st` for the status); values always travel as parameters. `sourceIds` (a caller restricted
+ * to some sources) keeps only their messages; null leaves the clause as it was.
  */
 export function messageFilterSql(filter: MessageFilter, params: unknown[], sourceIds: string[] | null = null): string {
   const where: string[] = []

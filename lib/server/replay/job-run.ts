@@ -133,7 +133,8 @@ export class JobRun {
       if (this.cancelRequested) {
         await sql.transaction((tx) => closeOpenItems(tx, { jobId, actor: this.job.created_by, status: 'cancelled', reason: 'replay cancelled', kinds: ['replay'] }))
       }
-      // Releases follow the replayed messages (product.md §7), cancelled or not: the pauses end either way.
+      // Releases follow the replayed messages (docs/ARCHITECTURE.md#pause-hold-release), cancelled or not: the pauses
+      // end either way.
       this.honourCancel = false
       const appended = await sql.transaction((tx) => appendReleaseItems({ tx, jobId }))
       if (appended > 0) {
