@@ -838,8 +838,8 @@ export type PublishHeadersSlot = {
  * One headers object for every publish of a publisher that encodes its own tables and never reads their plain view
  * (the replay executor). amqplib's publish() puts the headers under a fresh Object.create(headers), which turns the
  * object into a prototype: V8 copies its map the first time, so a new headers object per message cost a map copy per
- * message, a twentieth of a replay's CPU. publish() encodes synchronously, so the slot may be loaded again as soon as
- * it returns. The object has no enumerable keys; getTypedHeaders returns the loaded table.
+ * message (figures: CHANGELOG.md). publish() encodes synchronously, so the slot may be loaded again as soon as it
+ * returns. The object has no enumerable keys; getTypedHeaders returns the loaded table.
  */
 export function publishHeadersSlot(): PublishHeadersSlot {
   const payload: PublishPayload & { table: TypedTable } = { encoded: Buffer.alloc(0), values: [], table: {} }

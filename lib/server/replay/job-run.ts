@@ -28,8 +28,8 @@ export type JobRunContext = { sql: Sql; settings: ReplaySettings; owner: string;
 
 /**
  * Items claimed per query (and fewer for slow jobs, so what counts as in flight stays close to what really is), and the most
- * body bytes one claim may hold. 500: npm run bench:replay ran 6,060 and 6,499 msg/s with it, 5,619–6,380 with 1000
- * (a chunk's rows outlive the young generation, and parsing them holds the event loop up) and 5,846 and 6,202 with 250.
+ * body bytes one claim may hold. 500 replays faster than 1000, whose rows outlive the young generation, and than 250
+ * (figures: CHANGELOG.md).
  */
 const CHUNK_ITEMS = 500
 const MIN_CHUNK_ITEMS = 50
