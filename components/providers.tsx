@@ -17,7 +17,8 @@ function makeQueryClient() {
   })
 }
 
-// One client per browser tab (stack.md §5): a useState client would be thrown away by a suspending render.
+// One client per browser tab (docs/ARCHITECTURE.md#the-web-side): a useState client would be thrown away by a
+// suspending render.
 let browserClient: QueryClient | undefined
 
 function getQueryClient() {

@@ -63,7 +63,7 @@ function Header({ group }: { group: GroupItem }) {
       </div>
       <p className="flex flex-wrap gap-x-4 text-xs text-zinc-500">
         {group.errorType && <span className="font-mono break-all">{visibleText(group.errorType)}</span>}
-        <span className="font-mono" title="Error signature (product.md §5)">
+        <span className="font-mono" title="Error signature" /* docs/framework-headers.md#error-signature */>
           {visibleText(group.signature ?? '')}
         </span>
       </p>

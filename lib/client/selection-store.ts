@@ -3,8 +3,8 @@
 import { createContext, useContext, useSyncExternalStore } from 'react'
 
 /**
- * The message selection, outside React state so that toggling one row re-renders that row only.
- * Either explicit ids, or "everything matching this filter" (frozen when bulk actions run, product.md §6).
+ * The message selection, outside React state so that toggling one row re-renders that row only. Either explicit ids,
+ * or "everything matching this filter" (frozen when bulk actions run, docs/ARCHITECTURE.md#the-frozen-job).
  */
 export type SelectionState = {
   ids: ReadonlySet<string>

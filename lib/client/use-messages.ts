@@ -18,7 +18,9 @@ export function useMessages(params: QueryParams) {
   })
 }
 
-/** "N matching" for a filter; the API may estimate broad filters (product.md §11). */
+/**
+ * "N matching" for a filter; the API may estimate broad filters (docs/ARCHITECTURE.md#counters-instead-of-counting).
+ */
 export function useMessageCount(params: QueryParams, options: { enabled?: boolean } = {}) {
   const { limit: _limit, ...filter } = params
   return useQuery({

@@ -3,7 +3,7 @@ import type { MessageFields, MessageProperties, Options } from 'amqplib'
 
 /**
  * What popular frameworks leave on a message they give up on, reproduced for the demo. Shapes follow
- * shared/notes/framework-headers.md (sections in brackets); anything the notes leave open is kept plausible, not exact.
+ * docs/framework-headers.md (sections in brackets); anything it leaves open is kept plausible, not exact.
  */
 
 export type FrameworkStyle = 'spring' | 'masstransit' | 'nservicebus' | 'rebus' | 'easynetq' | 'lazarus'
@@ -159,7 +159,8 @@ const SPRING_WRAPPER: StackFrame[] = [
   ...SPRING_CONTAINER,
 ]
 
-// MassTransit strips its DependencyInjection frames and the file names of its own frames (§4).
+// MassTransit strips its DependencyInjection frames and the file names of its own frames
+// (docs/framework-headers.md#masstransit).
 const MASSTRANSIT_PIPELINE: StackFrame[] = [
   frame('MassTransit.Middleware.MethodConsumerMessageFilter`2.MassTransit.IFilter<MassTransit.ConsumerConsumeContext<TConsumer,TMessage>>.Send(ConsumerConsumeContext`2 context, IPipe`1 next)'),
   ASYNC_BOUNDARY,
@@ -261,7 +262,10 @@ function republished(ctx: FailureContext, routingKey: string, failureHeaders: He
 // ---------------------------------------------------------------------------------------------------------------
 // One builder per framework
 
-/** Spring AMQP `RepublishMessageRecoverer` (§2): the user's exception arrives wrapped by the listener container. */
+/**
+ * Spring AMQP `RepublishMessageRecoverer` (docs/framework-headers.md#spring-amqp): the user's exception arrives
+ * wrapped by the listener container.
+ */
 function springRecoverer(ctx: FailureContext): DeadLetterCopy {
   const wrapped: ErrorInfo = {
     type: 'org.springframework.amqp.rabbit.support.ListenerExecutionFailedException',
@@ -281,7 +285,10 @@ function springRecoverer(ctx: FailureContext): DeadLetterCopy {
   })
 }
 
-/** MassTransit's move to `<queue>_error` (§4): fault headers describe the base (innermost) exception. */
+/**
+ * MassTransit's move to `<queue>_error` (docs/framework-headers.md#masstransit): fault headers describe the base
+ * (innermost) exception.
+ */
 function massTransitFault(ctx: FailureContext): DeadLetterCopy {
   const base = innermost(ctx.error)
   const { name, version, host } = ctx.service
@@ -307,7 +314,10 @@ function massTransitFault(ctx: FailureContext): DeadLetterCopy {
   })
 }
 
-/** NServiceBus' move to the `error` queue (§5). It strips its retry counters, so attempts live only in x-death. */
+/**
+ * NServiceBus' move to the `error` queue (docs/framework-headers.md#nservicebus). It strips its retry counters, so
+ * attempts live only in x-death.
+ */
 function nServiceBusFault(ctx: FailureContext): DeadLetterCopy {
   const error = withFrameworkFrames(ctx.error, NSERVICEBUS_PIPELINE)
   const { name, host } = ctx.service
@@ -335,7 +345,10 @@ function nServiceBusFault(ctx: FailureContext): DeadLetterCopy {
   })
 }
 
-/** Rebus' move to `error` (§7): one `<time>: <ex.ToString()>` block per attempt it tracked. */
+/**
+ * Rebus' move to `error` (docs/framework-headers.md#rebus): one `<time>: <ex.ToString()>` block per attempt it
+ * tracked.
+ */
 function rebusErrorDetails(ctx: FailureContext): DeadLetterCopy {
   const trace = dotnetToString(withFrameworkFrames(ctx.error, REBUS_PIPELINE))
   const blocks = Array.from({ length: ctx.attempts }, (_, i) => {
@@ -359,7 +372,10 @@ function jsonHeaderValue(value: unknown): unknown {
   return value
 }
 
-/** EasyNetQ's `DefaultConsumeErrorStrategy` (§6): the failed message travels inside a JSON `Error` envelope. */
+/**
+ * EasyNetQ's `DefaultConsumeErrorStrategy` (docs/framework-headers.md#easynetq): the failed message travels inside a
+ * JSON `Error` envelope.
+ */
 function easyNetQError(ctx: FailureContext): DeadLetterCopy {
   const { content, fields, properties: p } = ctx.delivery
   const envelope = {
@@ -394,7 +410,10 @@ function easyNetQError(ctx: FailureContext): DeadLetterCopy {
   }
 }
 
-/** Lazarus' own convention (product.md §4) for apps that want to say more than their framework does. */
+/**
+ * Lazarus' own convention (docs/framework-headers.md#lazarus-own-headers) for apps that want to say more than their
+ * framework does.
+ */
 function lazarusConvention(ctx: FailureContext): DeadLetterCopy {
   return republished(ctx, ctx.delivery.fields.routingKey, {
     'x-error-type': ctx.error.type,

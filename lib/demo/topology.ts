@@ -1,8 +1,8 @@
 import type { Channel, ChannelModel, Replies } from 'amqplib'
 
 /**
- * The demo's per-app RabbitMQ topology: the three-tier retry layout from product.md §1 plus a few side
- * queues that dead-letter on their own (TTL, overflow, a consumer without retries).
+ * The demo's per-app RabbitMQ topology: the three-tier retry layout from docs/rabbitmq.md#dead-lettering plus a few
+ * side queues that dead-letter on their own (TTL, overflow, a consumer without retries).
  *
  *   <base>  (topic) ──route keys──▶ <base>.work ──nack──▶ <base>.retry (topic) ──▶ <base>.retry.<delay>
  *     ▲                                                                             │ TTL, DLX <base>

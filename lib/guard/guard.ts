@@ -145,12 +145,12 @@ function newInstanceId(): string {
 }
 
 /**
- * Creates the pause guard for one queue (product.md §7). It learns the pauses from GET {lazarusUrl}/api/pauses only,
- * re-read on a timer and whenever an event arrives on the lazarus.control exchange (an event's content is never
- * trusted: anyone allowed to publish there could have forged it). For a message of a paused entity it republishes the
- * message unchanged, plus `x-lazarus-held-*` headers, to the lazarus.hold exchange on a confirm channel, then
- * acks the original: the message waits in Lazarus, never at the head of the queue. Messages Lazarus sends
- * back (`x-lazarus-release`, `x-lazarus-replay-id`) always pass.
+ * Creates the pause guard for one queue (docs/ARCHITECTURE.md#pause-hold-release). It learns the pauses from GET
+ * {lazarusUrl}/api/pauses only, re-read on a timer and whenever an event arrives on the lazarus.control exchange (an
+ * event's content is never trusted: anyone allowed to publish there could have forged it). For a message of a paused
+ * entity it republishes the message unchanged, plus `x-lazarus-held-*` headers, to the lazarus.hold exchange on a
+ * confirm channel, then acks the original: the message waits in Lazarus, never at the head of the queue. Messages
+ * Lazarus sends back (`x-lazarus-release`, `x-lazarus-replay-id`) always pass.
  */
 export function createGuard(options: GuardOptions): Guard {
   const { connection, queue } = options

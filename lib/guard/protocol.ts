@@ -1,5 +1,5 @@
 /**
- * The pause protocol shared by Lazarus and the guards inside applications (product.md §7).
+ * The pause protocol shared by Lazarus and the guards inside applications (docs/ARCHITECTURE.md#pause-hold-release).
  * Plain constants and types: no Next.js, no server code, no runtime dependency.
  */
 

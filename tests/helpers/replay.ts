@@ -61,7 +61,7 @@ export async function waitForJob(sql: Sql, id: string, statuses: string[] = ['co
 
 /**
  * A work queue that dead-letters into `dlq` through the default exchange, bound to `exchange` (direct) with `key`:
- * the retry-less topology of product.md §1 reduced to one hop.
+ * the retry-less topology of docs/rabbitmq.md#dead-lettering reduced to one hop.
  */
 export async function declareWorkTopology(channel: Channel, names: { exchange: string; key: string; work: string; dlq: string; type?: string }): Promise<void> {
   await channel.assertExchange(names.exchange, names.type ?? 'direct', { durable: false, autoDelete: false })

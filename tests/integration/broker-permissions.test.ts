@@ -17,7 +17,7 @@ import { collect, deadLetterThrough, declareWorkTopology, startTestExecutor, wai
 import { createTestDb, type TestDb } from '../helpers/test-db'
 
 /**
- * README "Broker permissions", proven: Lazarus drains, replays (to the source exchange and through the default
+ * docs/rabbitmq.md#broker-permissions, proven: Lazarus drains, replays (to the source exchange and through the default
  * exchange), pauses and holds with a RabbitMQ user that has exactly the documented permissions, and reads the management
  * API with a user tagged `management` that has no permission at all on the vhost. Both users are created for this file
  * and deleted after it. The test's own setup (queues, messages, checks) runs as guest.

@@ -11,7 +11,7 @@ const UNREACHABLE_URL = 'amqp://guest:guest@127.0.0.1:1'
 const COUNT = 120
 const ROOT = path.resolve(import.meta.dirname, '../..')
 
-/** Framework detection in the order of framework-headers.md §1, reduced to what the seed produces. */
+/** Framework detection in the order of docs/framework-headers.md#detection-order, reduced to what the seed produces. */
 function styleOf(msg: ConsumeMessage): string {
   const h = msg.properties.headers ?? {}
   if ('NServiceBus.ExceptionInfo.ExceptionType' in h || 'NServiceBus.FailedQ' in h) return 'nservicebus'

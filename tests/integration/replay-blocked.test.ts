@@ -11,9 +11,9 @@ import { type ReplayBed, bulkRows, collect, jobState, openReplayBed, startTestEx
 import type { TestDb } from '../helpers/test-db'
 
 /**
- * rabbitmq.md rule 7: under a resource alarm RabbitMQ blocks publishing connections. A real memory alarm is raised
- * (the watermark set below what the node uses) and lifted again; integration files run one at a time, so no other
- * test publishes meanwhile. The broker's own setting is read first and always restored.
+ * docs/rabbitmq.md#connections-and-channels: under a resource alarm RabbitMQ blocks publishing connections. A real
+ * memory alarm is raised (the watermark set below what the node uses) and lifted again; integration files run one at
+ * a time, so no other test publishes meanwhile. The broker's own setting is read first and always restored.
  */
 const rabbitmqctl = (...args: string[]) => execFileSync('rabbitmqctl', args, { encoding: 'utf8', timeout: 60_000 }).trim()
 

@@ -9,8 +9,8 @@ import { uniqueName } from '../helpers/broker'
 import { type ReplayBed, bulkRows, collect, openReplayBed, startTestExecutor, storeBulk, waitForJob } from '../helpers/replay'
 import type { TestDb } from '../helpers/test-db'
 
-// rabbitmq.md rule 13: sizes are checked before publishing; a message that cannot go out is reported "cannot replay"
-// and never takes the channel (or the rest of the job) down with it.
+// docs/rabbitmq.md#size-limits: sizes are checked before publishing; a message that cannot go out is reported "cannot
+// replay" and never takes the channel (or the rest of the job) down with it.
 describe('replay size limits', () => {
   let db: TestDb
   let bed: ReplayBed

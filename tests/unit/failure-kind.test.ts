@@ -11,7 +11,7 @@ import type { FailureKind } from '@/lib/server/ingest/types'
 const base: FailureKindInput = { explicit: null, errorTypes: [], messages: [], deathReason: null, hasError: false }
 const classify = (input: Partial<FailureKindInput>) => classifyFailure({ ...base, ...input })
 
-describe('exception rules (product.md §3)', () => {
+describe('exception rules (docs/framework-headers.md#failure-kind)', () => {
   const cases: Array<[string | null, string | null, FailureKind | null]> = [
     // invalid: content will never be processable
     ['com.fasterxml.jackson.core.JsonParseException', "Unexpected character ('}' (code 125))", 'invalid'],

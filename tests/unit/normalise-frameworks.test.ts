@@ -21,7 +21,7 @@ function delivery(overrides: Partial<DeliveryView>): DeliveryView {
 /** amqplib hands long strings over as Buffers; the drainer may pass either. */
 const longstr = (text: string) => Buffer.from(text, 'utf8')
 
-// --- Spring AMQP RepublishMessageRecoverer (framework-headers.md §2) -------------------------------------------
+// --- Spring AMQP RepublishMessageRecoverer (docs/framework-headers.md#spring-amqp) -----------------------------------
 
 const SPRING_TRACE = [
   "org.springframework.amqp.rabbit.support.ListenerExecutionFailedException: Listener method 'public void com.acme.orders.OrderListener.onOrder(com.acme.orders.OrderPlaced)' threw exception",
@@ -54,7 +54,7 @@ const springAmqp = delivery({
   },
 })
 
-// --- Spring Cloud Stream republishToDlq (§3) --------------------------------------------------------------------
+// --- Spring Cloud Stream republishToDlq (docs/framework-headers.md#spring-cloud-stream) -------------------------
 
 const SCST_TRACE = [
   'org.springframework.messaging.MessageHandlingException: error occurred in message handler [org.springframework.cloud.stream.function.FunctionConfiguration$FunctionToDestinationBinder$1@5b3b2f1a], failedMessage=GenericMessage [payload=byte[42], headers={amqp_receivedRoutingKey=orders}]',
@@ -84,7 +84,7 @@ const springCloudStream = delivery({
   },
 })
 
-// --- MassTransit <queue>_error (§4) -------------------------------------------------------------------------------
+// --- MassTransit <queue>_error (docs/framework-headers.md#masstransit) --------------------------------------------
 
 const MT_STACK = [
   '   at Acme.Billing.PaymentGateway.ChargeAsync(Decimal amount, CancellationToken cancellationToken) in /src/Acme.Billing/PaymentGateway.cs:line 88',
@@ -117,7 +117,7 @@ const massTransit = delivery({
   },
 })
 
-// --- NServiceBus error queue (§5) ---------------------------------------------------------------------------------
+// --- NServiceBus error queue (docs/framework-headers.md#nservicebus) ----------------------------------------------
 
 const NSB_TOSTRING = [
   'System.InvalidOperationException: Could not save order 3fa85f64-5717-4562-b3fc-2c963f66afa6',
@@ -160,7 +160,7 @@ const nServiceBus = delivery({
   },
 })
 
-// --- EasyNetQ wrapped error (§6) ----------------------------------------------------------------------------------
+// --- EasyNetQ wrapped error (docs/framework-headers.md#easynetq) --------------------------------------------------
 
 const easyNetQ = delivery({
   queue: 'EasyNetQ_Default_Error_Queue',
@@ -195,7 +195,7 @@ const easyNetQ = delivery({
   ),
 })
 
-// --- Rebus error queue (§7) ---------------------------------------------------------------------------------------
+// --- Rebus error queue (docs/framework-headers.md#rebus) ----------------------------------------------------------
 
 const rebusBlock = (time: string) =>
   `${time}: System.Net.Http.HttpRequestException: Response status code does not indicate success: 503 (Service Unavailable).\r\n` +
@@ -219,7 +219,7 @@ const rebus = delivery({
   },
 })
 
-// --- Wolverine enhanced dead lettering (§7) -------------------------------------------------------------------
+// --- Wolverine enhanced dead lettering (docs/framework-headers.md#wolverine) ----------------------------------
 
 const wolverine = delivery({
   queue: 'wolverine-dead-letter-queue',
@@ -239,7 +239,7 @@ const wolverine = delivery({
   },
 })
 
-// --- Symfony Messenger, Symfony serializer (stamps as headers) (§7) -------------------------------------------
+// --- Symfony Messenger, Symfony serializer (stamps as headers) (docs/framework-headers.md#symfony-messenger) ---
 
 const symfonyJson = delivery({
   queue: 'failed',
@@ -925,7 +925,7 @@ describe('normaliseDelivery: details', () => {
   })
 })
 
-describe('framework detection order (framework-headers.md §1)', () => {
+describe('framework detection order (docs/framework-headers.md#detection-order)', () => {
   const cases: Array<[string, PlainHeaders, Framework]> = [
     ['NServiceBus beats MassTransit', { 'NServiceBus.FailedQ': 'a', 'MT-Reason': 'fault' }, 'nservicebus'],
     ['MassTransit beats Spring', { 'MT-Reason': 'fault', 'x-exception-message': 'x' }, 'masstransit'],

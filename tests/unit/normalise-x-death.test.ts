@@ -15,7 +15,7 @@ const entry = (overrides: Record<string, unknown> = {}) => ({
 })
 
 describe('parseXDeath: well-formed headers', () => {
-  it('derives reason, attempts, origin and times (rabbitmq.md rule 12)', () => {
+  it('derives reason, attempts, origin and times (docs/rabbitmq.md#x-death)', () => {
     const summary = parseXDeath(
       {
         'x-death': [

@@ -6,7 +6,7 @@ import type { PlainValue } from '@/lib/server/ingest/types'
  * Lossless AMQP 0-9-1 field tables (headers, arguments).
  *
  * amqplib's codec keeps neither integer widths nor 64-bit precision nor non-UTF-8 long strings
- * (rabbitmq.md §1.4 and Appendix), so Lazarus decodes every table itself into a tagged form that
+ * (docs/rabbitmq.md#typed-headers), so Lazarus decodes every table itself into a tagged form that
  * survives JSON (the `headers` jsonb column) and re-encodes it byte for byte on replay.
  *
  * Tags are the letters RabbitMQ and amqplib put on the wire, not the ones in the 0-9-1 spec.
@@ -838,8 +838,8 @@ export type PublishHeadersSlot = {
  * One headers object for every publish of a publisher that encodes its own tables and never reads their plain view
  * (the replay executor). amqplib's publish() puts the headers under a fresh Object.create(headers), which turns the
  * object into a prototype: V8 copies its map the first time, so a new headers object per message cost a map copy per
- * message, a twentieth of a replay's CPU. publish() encodes synchronously, so the slot may be loaded again as soon as
- * it returns. The object has no enumerable keys; getTypedHeaders returns the loaded table.
+ * message (figures: CHANGELOG.md). publish() encodes synchronously, so the slot may be loaded again as soon as it
+ * returns. The object has no enumerable keys; getTypedHeaders returns the loaded table.
  */
 export function publishHeadersSlot(): PublishHeadersSlot {
   const payload: PublishPayload & { table: TypedTable } = { encoded: Buffer.alloc(0), values: [], table: {} }

@@ -2,8 +2,8 @@ import 'server-only'
 import { hash, verify } from '@node-rs/argon2'
 
 /**
- * argon2id with the OWASP minimum (19 MiB, 2 passes, 1 lane): about 25 ms here, paid at sign-in only. Sessions and
- * API tokens are 256-bit random secrets checked by SHA-256, never by argon2.
+ * argon2id with the OWASP minimum (19 MiB, 2 passes, 1 lane), paid at sign-in only. Sessions and API tokens are 256-bit
+ * random secrets checked by SHA-256, never by argon2 (docs/decisions/0009-secrets-stored-as-sha-256.md).
  */
 const OPTIONS = { memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const
 

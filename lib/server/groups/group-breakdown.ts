@@ -3,8 +3,8 @@ import type { Sql } from '@/lib/server/db/sql'
 import type { BreakdownEntryDto, GroupDetailDto } from '@/lib/shared/schemas/group'
 
 /**
- * Most recent messages a breakdown counts. Counting costs ~0.7 µs a message even as an index-only scan, so a big
- * group's full GROUP BY would take seconds (product.md §11); 100,000 answer in well under 0.1 s.
+ * Most recent messages a breakdown counts: even as an index-only scan, a big group's full GROUP BY would take seconds
+ * (docs/ARCHITECTURE.md#counters-instead-of-counting).
  */
 export const BREAKDOWN_ROW_CAP = 100_000
 
@@ -21,7 +21,7 @@ export type GroupBreakdown = Pick<GroupDetailDto, 'breakdown' | 'breakdownSample
  * Counts per source, service, service version and failure kind over the group's most recent messages, read
  * from dead_letters_group_idx alone (it includes the four columns). The messages are first counted per combination
  * of the four (one hash lookup a message; a group has few combinations), and the grouping sets add up those:
- * grouping sets straight over the messages look each one up in four hashes (100,000 messages: 64-85 ms → 37-42 ms).
+ * grouping sets straight over the messages look each one up in four hashes (figures: CHANGELOG.md).
  */
 export async function groupBreakdown(sql: Sql, group: { id: string; count: number }, options: { cap?: number; sourceIds?: string[] | null } = {}): Promise<GroupBreakdown> {
   const cap = options.cap ?? BREAKDOWN_ROW_CAP
@@ -71,7 +71,7 @@ function toBreakdown(rows: BreakdownRow[]): GroupBreakdown['breakdown'] {
  * The breakdown a caller restricted to `sourceIds` sees: the same window of the group's `cap` most recent messages
  * (the same index-only scan, so it costs what the unrestricted breakdown costs), counting only the allowed sources'.
  * Walking on until `cap` allowed messages were found would read the whole group when they are a small share of it
- * (a third of a 300,000-message group: 41-50 ms against 13 ms for the window, in a synthetic index of that shape).
+ * (figures: CHANGELOG.md).
  * `group.count` is the allowed sources' count: counting fewer says the breakdown was sampled.
  */
 async function scopedBreakdown(sql: Sql, group: { id: string; count: number }, cap: number, sourceIds: string[]): Promise<GroupBreakdown> {

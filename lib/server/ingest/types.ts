@@ -107,7 +107,7 @@ export type DerivedFailure = {
   lastDeathAt: Date | null
   /** Best estimate of when the message failed; null when nothing says (the drainer then uses ingestion time). */
   failedAt: Date | null
-  /** Error group key, e.g. "v1:0123456789abcdef" (framework-headers.md §10). */
+  /** Error group key, e.g. "v1:0123456789abcdef" (docs/framework-headers.md#the-fingerprint). */
   signature: string
   /** Group title: "ShortType: normalised message" (120 chars max). */
   title: string

@@ -6,7 +6,10 @@ import type { MessageCountDto, MessageFilter } from '@/lib/shared/schemas/messag
 import { MESSAGES_FROM, messageFilterSql } from './message-filter-sql'
 import { idsMatchingRedacted, needsRedaction, type RedactedView } from './redacted-search'
 
-/** Counted exactly up to here; beyond it a count(*) of a broad filter can take seconds (product.md §11). */
+/**
+ * Counted exactly up to here; beyond it a count(*) of a broad filter can take seconds
+ * (docs/ARCHITECTURE.md#counters-instead-of-counting).
+ */
 export const EXACT_COUNT_CAP = 10_000
 
 /**

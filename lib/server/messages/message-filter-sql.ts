@@ -34,10 +34,9 @@ export const MESSAGES_FROM = 'dead_letters d LEFT JOIN dead_letter_states st ON 
 /**
  * The list order, newest failure first (failed_at DESC, id DESC), over MESSAGES_FROM. With a filter on a status other
  * than dead it is spelled on st's copies of both (st.failed_at is the message's, copied when the row is written), so
- * the page is a short walk of dead_letter_states_status_idx: 0.3 ms at a million messages, where ordering on d's
- * columns made PostgreSQL read every message of that status and sort them (46 ms for 95,000 replayed, 81 ms for
- * 6,500 held; an equality of the two failed_at columns in the join gave the same order, but wrecked the row estimate
- * and with it the plan).
+ * the page is a short walk of dead_letter_states_status_idx, where ordering on d's columns made PostgreSQL read every
+ * message of that status and sort them (an equality of the two failed_at columns in the join gave the same order, but
+ * wrecked the row estimate and with it the plan; figures: CHANGELOG.md).
  */
 export function listOrderSql(filter: Pick<MessageFilter, 'status'>): string {
   return onStatusIndex(filter) ? 'st.failed_at DESC, st.dead_letter_id DESC' : 'd.failed_at DESC, d.id DESC'
@@ -61,9 +60,9 @@ export function keysetSql(filter: Pick<MessageFilter, 'status'>, op: '<' | '>=',
 }
 
 /**
- * Builds the WHERE clause for the message filters of product.md §8 over MESSAGES_FROM (`d`, and `st` for the
- * status); values always travel as parameters. `sourceIds` (a caller restricted to some sources) keeps only their
- * messages; null leaves the clause as it was.
+ * Builds the WHERE clause for the message filters of GET /api/messages (docs/ARCHITECTURE.md#the-api-contract) over
+ * MESSAGES_FROM (`d`, and `st` for the status); values always travel as parameters. `sourceIds` (a caller restricted
+ * to some sources) keeps only their messages; null leaves the clause as it was.
  */
 export function messageFilterSql(filter: MessageFilter, params: unknown[], sourceIds: string[] | null = null): string {
   const where: string[] = []

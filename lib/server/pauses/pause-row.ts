@@ -55,7 +55,7 @@ const REGISTRY_LOCK = 0x4c5a5055 // "LZPU"
 
 /**
  * Call in the transaction that changes the registry, before it takes versions (nextval('pause_registry_version'),
- * product.md §7): held until commit, so changes commit in version order.
+ * docs/ARCHITECTURE.md#pause-hold-release): held until commit, so changes commit in version order.
  */
 export async function lockRegistry(tx: Sql): Promise<void> {
   await tx.query('SELECT pg_advisory_xact_lock($1::bigint)', [REGISTRY_LOCK])

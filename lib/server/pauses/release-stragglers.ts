@@ -13,11 +13,11 @@ const FAILED_RELEASE_RETRY_SECONDS = 600
 export const SYSTEM_ACTOR = 'lazarus'
 
 /**
- * The straggler sweep (product.md §7.5): a message a guard held after its pause ended (the resume event had not
- * reached it yet, or it never heard of the resume) has no pause left to release it. Every held row whose
- * (queue, entity) no open pause covers goes back to its queue in a small release job, unless it is flagged
- * held-unexpected (no pause explained it when it arrived: claimHeldRows never takes those). Concurrent sweeps
- * (several workers) skip each other's rows. Returns the job id, or null when there was nothing to release.
+ * The straggler sweep (docs/ARCHITECTURE.md#pause-hold-release, "Stragglers"): a message a guard held after its pause
+ * ended (the resume event had not reached it yet, or it never heard of the resume) has no pause left to release it.
+ * Every held row whose (queue, entity) no open pause covers goes back to its queue in a small release job, unless it
+ * is flagged held-unexpected (no pause explained it when it arrived: claimHeldRows never takes those). Concurrent
+ * sweeps (several workers) skip each other's rows. Returns the job id, or null when there was nothing to release.
  */
 export async function releaseStragglers({ sql, actor = SYSTEM_ACTOR }: { sql: Sql; actor?: string }): Promise<{ jobId: string; released: number } | null> {
   return sql.transaction(async (tx) => {

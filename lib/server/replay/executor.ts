@@ -33,7 +33,8 @@ export type StartReplayExecutorOptions = {
 
 /**
  * The executor's own broker connection (never the drainer's: a publisher blocked by a resource alarm must not stall
- * draining, rabbitmq.md rule 7). Connects on demand, forgets a closed connection, and reports 'blocked'.
+ * draining, docs/rabbitmq.md#connections-and-channels). Connects on demand, forgets a closed connection, and reports
+ * 'blocked'.
  */
 export class BrokerLink {
   private model: ChannelModel | null = null

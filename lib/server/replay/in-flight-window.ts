@@ -3,8 +3,7 @@ import 'server-only'
 /**
  * The bound on unconfirmed publishes, with hysteresis: once `size` publishes are unconfirmed, the window stays
  * closed until half of them are confirmed. The broker confirms (and syncs) publishes that arrive in bursts in fewer,
- * larger batches than a one-out-one-in trickle: in 13 runs of npm run bench:replay on a 2-core machine, publishing a
- * full window and then waiting for its confirms ran 1–23% (median 11%) faster than a sliding window of the same size.
+ * larger batches than a one-out-one-in trickle, so refilling in bursts beats a sliding window (figures: CHANGELOG.md).
  */
 export class InFlightWindow {
   private held = false

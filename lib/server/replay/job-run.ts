@@ -28,8 +28,8 @@ export type JobRunContext = { sql: Sql; settings: ReplaySettings; owner: string;
 
 /**
  * Items claimed per query (and fewer for slow jobs, so what counts as in flight stays close to what really is), and the most
- * body bytes one claim may hold. 500: npm run bench:replay ran 6,060 and 6,499 msg/s with it, 5,619–6,380 with 1000
- * (a chunk's rows outlive the young generation, and parsing them holds the event loop up) and 5,846 and 6,202 with 250.
+ * body bytes one claim may hold. 500 replays faster than 1000, whose rows outlive the young generation, and than 250
+ * (figures: CHANGELOG.md).
  */
 const CHUNK_ITEMS = 500
 const MIN_CHUNK_ITEMS = 50
@@ -133,7 +133,8 @@ export class JobRun {
       if (this.cancelRequested) {
         await sql.transaction((tx) => closeOpenItems(tx, { jobId, actor: this.job.created_by, status: 'cancelled', reason: 'replay cancelled', kinds: ['replay'] }))
       }
-      // Releases follow the replayed messages (product.md §7), cancelled or not: the pauses end either way.
+      // Releases follow the replayed messages (docs/ARCHITECTURE.md#pause-hold-release), cancelled or not: the pauses
+      // end either way.
       this.honourCancel = false
       const appended = await sql.transaction((tx) => appendReleaseItems({ tx, jobId }))
       if (appended > 0) {

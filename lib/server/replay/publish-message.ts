@@ -3,7 +3,7 @@ import type { Options } from '@/lib/server/amqp/amqplib'
 import { encodeForPublish, encodeTypedTable, type EncodedTable, type TypedTable } from '@/lib/server/amqp/typed-fields'
 
 /**
- * Broker-owned headers a replay never sends back (rabbitmq.md §1.5, rule 10): RabbitMQ 4.x ignores a client's
+ * Broker-owned headers a replay never sends back (docs/rabbitmq.md#safe-replay): RabbitMQ 4.x ignores a client's
  * x-death and replaces it at the next death, older brokers feed it to cycle detection, a stale copy misleads
  * consumers, and a leftover CC re-routes the message to extra queues.
  */
@@ -32,7 +32,10 @@ export const LAZARUS_HEADERS: ReadonlySet<string> = new Set([
 /** What a pause guard adds to a message it holds (lib/guard/protocol.ts); never sent back. */
 const HELD_HEADER_PREFIX = 'x-lazarus-held-'
 
-/** Properties a replay keeps as stored (rule 10). `expiration` is never restored; `userId` only for the same user. */
+/**
+ * Properties a replay keeps as stored (docs/rabbitmq.md#safe-replay). `expiration` is never restored; `userId` only
+ * for the same user.
+ */
 const KEPT_PROPERTIES = ['contentType', 'contentEncoding', 'deliveryMode', 'priority', 'correlationId', 'replyTo', 'messageId', 'timestamp', 'type', 'appId'] as const
 
 /** AMQP's header table must fit amqplib's 64 KiB encoding buffer, length prefix included. */
@@ -48,9 +51,10 @@ export type StoredMessage = {
 }
 
 /**
- * What a publish is: a replay of a dead letter (lineage headers added; x-lazarus-release too when its entity is paused,
- * so the pause guard lets it through, product.md §7) or a release of a held message back to the queue it was taken
- * from (x-lazarus-release added; x-death and the rest of its headers kept, since it never died).
+ * What a publish is: a replay of a dead letter (lineage headers added; x-lazarus-release too when its entity is
+ * paused, so the pause guard lets it through, docs/ARCHITECTURE.md#pause-hold-release) or a release of a held message
+ * back to the queue it was taken from (x-lazarus-release added; x-death and the rest of its headers kept, since it
+ * never died).
  */
 export type ReplayStamp =
   | { kind: 'replay'; replayId: string; actor: string; pauseId?: string | null }

@@ -17,7 +17,7 @@ const policySchema = z.object({ name: z.string(), definition: z.record(z.string(
 const vhostPath = (vhost: string) => encodeURIComponent(vhost)
 const is404 = (error: unknown) => (error as Error).message.includes('HTTP 404')
 
-/** The topology a replay plan checks, read through the management API (rabbitmq.md rule 9). */
+/** The topology a replay plan checks, read through the management API (docs/rabbitmq.md#the-management-api). */
 export type Topology = {
   /** Exchanges reachable from the targets (through exchange-to-exchange bindings and alternate exchanges); null: missing. */
   exchanges: Map<string, ExchangeNode | null>
@@ -37,7 +37,7 @@ export async function inspectExchange(vhost: string, name: string): Promise<Exch
   let alternateExchange = typeof info.arguments?.['alternate-exchange'] === 'string' ? (info.arguments['alternate-exchange'] as string) : null
   if (alternateExchange === null && info.policy) {
     // The vhost's list, not /api/policies/{vhost}/{name}: reading one policy needs the policymaker tag, the list only
-    // the management tag Lazarus' read-only management user has (README, "Broker permissions").
+    // the management tag Lazarus' read-only management user has (docs/rabbitmq.md#broker-permissions).
     const policies = z.array(policySchema).parse(await getJson(`/api/policies/${vhostPath(vhost)}`))
     const ae = policies.find((p) => p.name === info.policy)?.definition['alternate-exchange']
     if (typeof ae === 'string') alternateExchange = ae

@@ -38,7 +38,7 @@ export const countMessagesQuerySchema = messageFilterSchema.strict().refine(from
 export type MessageFilter = z.infer<typeof messageFilterSchema>
 export type ListMessagesQuery = z.infer<typeof listMessagesQuerySchema>
 
-/** Header values JSON cannot hold exactly travel tagged (product.md §8). */
+/** Header values JSON cannot hold exactly travel tagged (docs/ARCHITECTURE.md#the-api-contract). */
 export type ApiHeaderValue = unknown
 
 export type XDeathDto = { queue: string | null; reason: string | null; count: number | null; exchange: string | null; routingKeys: string[]; time: string | null }

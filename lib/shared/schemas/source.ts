@@ -36,7 +36,7 @@ export type CreateSourceInput = z.infer<typeof createSourceSchema>
 export type UpdateSourceInput = z.infer<typeof updateSourceSchema>
 export type EntityKeyRuleInput = z.infer<typeof entityKeyRuleSchema>
 
-/** A source as the API returns it (product.md §8). */
+/** A source as the API returns it (docs/ARCHITECTURE.md#the-api-contract). */
 export type SourceDto = {
   id: string
   /** 'dlq': a terminal DLQ; 'hold': the queue pause guards park messages in (drained as status "held"). */

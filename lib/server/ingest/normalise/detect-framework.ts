@@ -43,10 +43,11 @@ function hasSymfonyEnvelope(body: DeliveryBody): boolean {
 }
 
 /**
- * Spring Cloud Stream uses the same headers as Spring AMQP's RepublishMessageRecoverer (§2, §3).
- * Spring AMQP's default DLQ routing key is "error.<original key>"; SCSt's DLQ is "<destination>.<group>.dlq",
- * published with the consumer queue name as routing key, on an exchange called (prefix)DLX, and SCSt ≥ 4.2
- * always writes `retry-count`, which Spring AMQP writes only when the app asks for it.
+ * Spring Cloud Stream uses the same headers as Spring AMQP's RepublishMessageRecoverer
+ * (docs/framework-headers.md#spring-cloud-stream). Spring AMQP's default DLQ routing key is "error.<original key>";
+ * SCSt's DLQ is "<destination>.<group>.dlq", published with the consumer queue name as routing key, on an exchange
+ * called (prefix)DLX, and SCSt ≥ 4.2 always writes `retry-count`, which Spring AMQP writes only when the app asks for
+ * it.
  */
 export function springFlavour(input: DetectionInput): 'spring-amqp' | 'spring-cloud-stream' {
   if (input.routingKey.startsWith('error.')) return 'spring-amqp'
@@ -55,7 +56,10 @@ export function springFlavour(input: DetectionInput): 'spring-amqp' | 'spring-cl
   return 'spring-amqp'
 }
 
-/** framework-headers.md §1: the first match wins; Lazarus' own headers only name the framework when nothing else does. */
+/**
+ * docs/framework-headers.md#detection-order: the first match wins; Lazarus' own headers only name the framework when
+ * nothing else does.
+ */
 export function detectFramework(input: DetectionInput): Framework {
   const h = input.headers
   if (has(h, 'NServiceBus.ExceptionInfo.ExceptionType') || has(h, 'NServiceBus.FailedQ')) return 'nservicebus'

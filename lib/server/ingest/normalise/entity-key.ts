@@ -39,7 +39,10 @@ export function isValidEntityKeyRule(rule: unknown): rule is EntityKeyRule {
   return false
 }
 
-/** Applies a source's entity-key rule (product.md §3). Invalid rules, bodies or values give null. */
+/**
+ * Applies a source's entity-key rule (docs/framework-headers.md#entity-keys). Invalid rules, bodies or values give
+ * null.
+ */
 export function extractEntityKey(rule: EntityKeyRule | null | undefined, source: EntityKeySource): string | null {
   if (!isValidEntityKeyRule(rule)) return null
   switch (rule.kind) {

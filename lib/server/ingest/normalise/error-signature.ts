@@ -9,16 +9,16 @@ const MAX_HASHED_FRAMES = 3
 export const NO_ERROR_METADATA = 'no error metadata'
 
 export type SignatureInput = {
-  /** Root exception type (framework-headers.md §10 step 2), exactly as written. */
+  /** Root exception type (docs/framework-headers.md#root-exception-type), exactly as written. */
   errorType: string | null
   errorMessage: string | null
   /** The root exception's frames, throw site first. */
   frames: readonly Frame[]
-  /** The trace was cut before the root cause: hash the message too (§10 step 2). */
+  /** The trace was cut before the root cause: hash the message too (docs/framework-headers.md#root-exception-type). */
   rootMissing?: boolean
   /** Extra grouping parts for degraded inputs, e.g. Spring's x-original-routingKey when there is no stack. */
   extraParts?: readonly string[]
-  /** Used only when there is no error metadata at all (§10 "Degraded inputs"). */
+  /** Used only when there is no error metadata at all (docs/framework-headers.md#degraded-inputs). */
   fallback: { queue: string | null; reason: string | null; messageType: string | null }
   frameOptions?: FrameOptions
 }
@@ -48,7 +48,7 @@ export function truncateTitle(title: string): string {
   return title.length <= MAX_TITLE_LENGTH ? title : `${title.slice(0, MAX_TITLE_LENGTH - 1)}…`
 }
 
-/** Computes the error-group key and title (framework-headers.md §10 steps 2–5). Pure and deterministic. */
+/** Computes the error-group key and title (docs/framework-headers.md#error-signature). Pure and deterministic. */
 export function computeErrorSignature(input: SignatureInput): ErrorSignature {
   const messagePattern = normaliseMessage(input.errorMessage)
   const type = input.errorType?.trim() || null

@@ -32,8 +32,8 @@ const HTTP_5XX_OR_429 = words(
 )
 
 /**
- * product.md §3. Ordered: the first matching rule wins. Rules that combine a type with a message come
- * first, then type rules (more reliable), then message rules for generic types. Extend by adding rows.
+ * docs/framework-headers.md#failure-kind. Ordered: the first matching rule wins. Rules that combine a type with a
+ * message come first, then type rules (more reliable), then message rules for generic types. Extend by adding rows.
  */
 export const EXCEPTION_KIND_RULES: readonly ExceptionKindRule[] = [
   // Type + message: an HTTP error is transient only for 5xx, 429 or a failed connection.
@@ -142,7 +142,7 @@ export const EXCEPTION_KIND_RULES: readonly ExceptionKindRule[] = [
   },
 ]
 
-/** x-death reasons (rabbitmq.md §1.1) to kinds. */
+/** x-death reasons (docs/rabbitmq.md#dead-letter-reasons) to kinds. */
 export const DEATH_REASON_KINDS: Readonly<Record<string, FailureKind>> = {
   rejected: 'exhausted',
   expired: 'expired',
@@ -192,7 +192,7 @@ export function matchExceptionRule(
   return null
 }
 
-/** product.md §3: explicit header, then exception rules, then the x-death reason. */
+/** docs/framework-headers.md#failure-kind: explicit header, then exception rules, then the x-death reason. */
 export function classifyFailure(input: FailureKindInput): FailureKindResult {
   const flags: string[] = []
   if (input.explicit !== null) {

@@ -2,7 +2,7 @@ import 'server-only'
 import { BoundedCache } from './bounded-cache'
 
 /**
- * Message parameterisation (framework-headers.md §10 step 3): Sentry's parameterizer
+ * Message parameterisation (docs/framework-headers.md#message-parameterisation): Sentry's parameterizer
  * (getsentry/sentry src/sentry/grouping/parameterization.py) followed by Lazarus' extra rules.
  *
  * Sentry combines its patterns into one alternation and scans left to right, so at any position the

@@ -20,7 +20,7 @@ import type { Frame, FrameOptions, StackLanguage } from './stack-frames'
 import { analyseStack, isWrapperType } from './stack-trace'
 import { parseXDeath, type XDeathSummary } from './x-death'
 
-/** product.md §4: raw message and stack are kept for display, capped per failure. */
+/** Raw message and stack are kept for display, capped per failure (docs/framework-headers.md#limits). */
 export const MAX_ERROR_TEXT = 64 * 1024
 /** Type names, service names and versions longer than this are not names. */
 const MAX_NAME = 1024
@@ -44,7 +44,10 @@ export type ProvenanceField =
   | 'origin.queue'
   | 'entityKey'
 
-/** Where each derived value came from (framework-headers.md §10 step 1), so the UI can show how far to trust it. */
+/**
+ * Where each derived value came from (docs/framework-headers.md#where-each-value-came-from), so the UI can show how
+ * far to trust it.
+ */
 export type Provenance = Partial<Record<ProvenanceField, string>>
 
 /**
@@ -123,7 +126,7 @@ type ErrorRecord = {
   extraParts: string[]
 }
 
-/** Lazarus' own headers win over whatever the framework reported (product.md §4). */
+/** Lazarus' own headers win over whatever the framework reported (docs/framework-headers.md#lazarus-own-headers). */
 function mergeError(
   framework: Framework,
   facts: FrameworkFacts,
@@ -172,14 +175,15 @@ function mergeError(
     record.message = ownMessage
     provenance.errorMessage = 'x-error-message'
   }
-  // Degraded parts only stand in for an unknown type (framework-headers.md §10, Spring without a trace).
+  // Degraded parts only stand in for an unknown type (docs/framework-headers.md#degraded-inputs, Spring without a
+  // trace).
   if (record.type !== null) record.extraParts = []
   return record
 }
 
 /**
  * The x-death reason that says why the message failed. Symfony's AMQP retries park messages in TTL queues
- * named `delay_*`; their expiry is the retry mechanism, not a failure (framework-headers.md §7).
+ * named `delay_*`; their expiry is the retry mechanism, not a failure (docs/framework-headers.md#symfony-messenger).
  */
 function failureDeathReason(framework: Framework, xDeath: XDeathSummary): string | null {
   const latest = xDeath.entries[0]
@@ -239,7 +243,7 @@ function derive(delivery: DeliveryView, options: NormaliseOptions, now: Date): N
     provenance['origin.routingKeys'] = xDeath.origin.routingKeys.length > 0 ? fromXDeath : facts.origin.routingKeys?.source
   }
 
-  // Broker counters first (framework-headers.md §8); a delivery_limit death counts once, x-delivery-count every try.
+  // Broker counters first (docs/rabbitmq.md#x-death); a delivery_limit death counts once, x-delivery-count every try.
   const deliveryCount = headerCount(headers, 'x-delivery-count', flags)
   const acquiredCount = headerCount(headers, 'x-acquired-count', flags)
   const brokerCounts = [xDeath.rejections, deliveryCount].filter((n): n is number => n !== null)
@@ -381,8 +385,8 @@ function unreadable(): NormalisedDelivery {
 }
 
 /**
- * Derives everything Lazarus stores about a failure from one DLQ delivery (product.md §4,
- * framework-headers.md). Pure: no I/O, and it never throws, whatever the headers or body hold.
+ * Derives everything Lazarus stores about a failure from one DLQ delivery (docs/ARCHITECTURE.md#normalising,
+ * docs/framework-headers.md). Pure: no I/O, and it never throws, whatever the headers or body hold.
  */
 export function normaliseDelivery(delivery: DeliveryView, options: NormaliseOptions = {}): NormalisedDelivery {
   const now = options.now instanceof Date && !Number.isNaN(options.now.getTime()) ? options.now : new Date()

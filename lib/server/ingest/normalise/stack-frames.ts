@@ -11,7 +11,7 @@ export type Frame = {
   library: boolean
 }
 
-/** framework-headers.md §10 step 4, plus `node:` (Node builtins print as `node:internal/…`, `node:net`). */
+/** docs/framework-headers.md#stack-frames, plus `node:` (Node builtins print as `node:internal/…`, `node:net`). */
 export const DEFAULT_NOT_IN_APP_PREFIXES: readonly string[] = [
   'java.',
   'javax.',

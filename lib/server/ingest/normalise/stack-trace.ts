@@ -8,7 +8,7 @@ export type StackAnalysis = {
   language: StackLanguage | null
   /** Exceptions named in the text, in the order they are written. */
   chain: ExceptionHeader[]
-  /** The exception to group by (framework-headers.md §10 step 2). */
+  /** The exception to group by (docs/framework-headers.md#root-exception-type). */
   root: ExceptionHeader | null
   /** The root exception's frames, throw site first. */
   frames: Frame[]
@@ -16,7 +16,7 @@ export type StackAnalysis = {
   rootMissing: boolean
 }
 
-/** Wrappers that carry the real failure as their cause (framework-headers.md §10 step 2). */
+/** Wrappers that carry the real failure as their cause (docs/framework-headers.md#root-exception-type). */
 export const WRAPPER_TYPES: readonly string[] = [
   'org.springframework.amqp.rabbit.support.ListenerExecutionFailedException',
   'org.springframework.amqp.rabbit.listener.exception.ListenerExecutionFailedException',

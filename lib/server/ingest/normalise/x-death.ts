@@ -108,7 +108,7 @@ function headerText(headers: unknown, name: string): string | null {
 
 const isFailureReason = (reason: string | null) => reason === 'rejected' || reason === 'delivery_limit'
 
-/** Reads `x-death` and `x-first/last-death-*` (rabbitmq.md §1, rule 12). Never throws; oddities become flags. */
+/** Reads `x-death` and `x-first/last-death-*` (docs/rabbitmq.md#x-death). Never throws; oddities become flags. */
 export function parseXDeath(headers: unknown, now: Date): XDeathSummary {
   const flags = new Set<string>()
   const raw = getField(headers, 'x-death')

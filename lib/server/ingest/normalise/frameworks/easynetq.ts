@@ -37,7 +37,7 @@ function innerJson(message: unknown): ParsedJson | null {
   return parseJsonText(Buffer.from(text, 'base64').toString('utf8'))
 }
 
-/** EasyNetQ's wrapped error message (framework-headers.md §6). */
+/** EasyNetQ's wrapped error message (docs/framework-headers.md#easynetq). */
 export function extractEasyNetQ(ctx: FrameworkContext): FrameworkFacts {
   const facts = emptyFacts()
   const envelope = asRecord(ctx.body.json()?.value)

@@ -5,11 +5,14 @@ import type { EntityKeySource } from '../entity-key'
 import { asNonBlankText, asText, getField } from '../header-values'
 import type { Frame } from '../stack-frames'
 
-/** A derived value and the header, property or rule it came from (framework-headers.md §10 step 1). */
+/**
+ * A derived value and the header, property or rule it came from
+ * (docs/framework-headers.md#where-each-value-came-from).
+ */
 export type Sourced<T> = { value: T; source: string }
 
 export type ErrorFacts = {
-  /** Root exception type (framework-headers.md §10 step 2). */
+  /** Root exception type (docs/framework-headers.md#root-exception-type). */
   type: string | null
   message: string | null
   /** Raw trace (or error details) for display. */

@@ -13,7 +13,7 @@ import {
   type FrameworkFacts,
 } from './facts'
 
-/** MassTransit `<queue>_error` / `<queue>_skipped` (framework-headers.md §4). */
+/** MassTransit `<queue>_error` / `<queue>_skipped` (docs/framework-headers.md#masstransit). */
 export function extractMassTransit(ctx: FrameworkContext): FrameworkFacts {
   const facts = emptyFacts()
   const type = headerText(ctx, 'MT-Fault-ExceptionType')

@@ -12,7 +12,7 @@ import {
   type FrameworkFacts,
 } from './facts'
 
-/** NServiceBus error queue (framework-headers.md §5). */
+/** NServiceBus error queue (docs/framework-headers.md#nservicebus). */
 export function extractNServiceBus(ctx: FrameworkContext): FrameworkFacts {
   const facts = emptyFacts()
   const outerType = headerText(ctx, 'NServiceBus.ExceptionInfo.ExceptionType')

@@ -10,7 +10,10 @@ function countPlusOne(ctx: FrameworkContext, facts: FrameworkFacts, header: stri
   else facts.attempts = { value: n + 1, source: `${header} + 1` }
 }
 
-/** Celery dead-letters only through Reject; the exception stays in the result backend (framework-headers.md §7). */
+/**
+ * Celery dead-letters only through Reject; the exception stays in the result backend
+ * (docs/framework-headers.md#celery-and-brighter).
+ */
 export function extractCelery(ctx: FrameworkContext): FrameworkFacts {
   const facts = emptyFacts()
   countPlusOne(ctx, facts, 'retries')
@@ -18,7 +21,10 @@ export function extractCelery(ctx: FrameworkContext): FrameworkFacts {
   return facts
 }
 
-/** Brighter rejects to the broker DLX; only its requeue counter and topic travel along (framework-headers.md §7). */
+/**
+ * Brighter rejects to the broker DLX; only its requeue counter and topic travel along
+ * (docs/framework-headers.md#celery-and-brighter).
+ */
 export function extractBrighter(ctx: FrameworkContext): FrameworkFacts {
   const facts = emptyFacts()
   countPlusOne(ctx, facts, 'HandledCount')

@@ -48,7 +48,7 @@ function parseBlockTimes(blocks: RebusBlock[]): { times: (Date | null)[]; ambigu
 
 type Candidate = { analysis: StackAnalysis; time: Date | null; index: number; key: string }
 
-/** framework-headers.md §10: group by the most frequent root type and frames; the newest block breaks ties. */
+/** docs/framework-headers.md#rebus: group by the most frequent root type and frames; the newest block breaks ties. */
 function chooseBlock(candidates: Candidate[]): Candidate | null {
   const frequency = new Map<string, number>()
   for (const c of candidates) frequency.set(c.key, (frequency.get(c.key) ?? 0) + 1)
@@ -65,7 +65,7 @@ function chooseBlock(candidates: Candidate[]): Candidate | null {
   )
 }
 
-/** Rebus error queue (framework-headers.md §7). */
+/** Rebus error queue (docs/framework-headers.md#rebus). */
 export function extractRebus(ctx: FrameworkContext): FrameworkFacts {
   const facts = emptyFacts()
   const details = headerText(ctx, 'rbs2-error-details')

@@ -11,7 +11,10 @@ import {
   type FrameworkFacts,
 } from './facts'
 
-/** Spring AMQP RepublishMessageRecoverer and the Spring Cloud Stream binder (framework-headers.md §2, §3). */
+/**
+ * Spring AMQP RepublishMessageRecoverer and the Spring Cloud Stream binder (docs/framework-headers.md#spring-amqp,
+ * #spring-cloud-stream).
+ */
 export function extractSpring(ctx: FrameworkContext, flavour: 'spring-amqp' | 'spring-cloud-stream'): FrameworkFacts {
   const facts = emptyFacts()
   // The recoverer stores the cause's message (the user exception inside ListenerExecutionFailedException).
@@ -28,7 +31,8 @@ export function extractSpring(ctx: FrameworkContext, flavour: 'spring-amqp' | 's
       stack,
       frames: analysis.frames,
       rootMissing: analysis.rootMissing,
-      // Spring AMQP ≥ 4.0.5 sends no trace by default; the routing key keeps unrelated failures apart (§10).
+      // Spring AMQP ≥ 4.0.5 sends no trace by default; the routing key keeps unrelated failures apart
+      // (docs/framework-headers.md#degraded-inputs).
       extraParts: stack === null ? [routingKey ?? ''] : [],
       sources: {
         type: analysis.root ? 'x-exception-stacktrace' : undefined,

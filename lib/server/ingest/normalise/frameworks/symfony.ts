@@ -136,7 +136,7 @@ function fromSerializedBody(ctx: FrameworkContext, facts: FrameworkFacts): void 
   if (counts.length) facts.attempts = { value: Math.max(...counts) + 1, source: 'body RedeliveryStamp.retryCount + 1' }
 }
 
-/** Symfony Messenger failure transport (framework-headers.md §7). */
+/** Symfony Messenger failure transport (docs/framework-headers.md#symfony-messenger). */
 export function extractSymfony(ctx: FrameworkContext): FrameworkFacts {
   const facts = emptyFacts()
   if (!fromJsonStamps(ctx, facts)) fromSerializedBody(ctx, facts)

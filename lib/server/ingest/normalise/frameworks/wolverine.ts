@@ -38,7 +38,7 @@ export function originFromWolverineUri(uri: string): OriginFacts {
   }
 }
 
-/** Wolverine InteropFriendly / enhanced dead lettering (framework-headers.md §7). */
+/** Wolverine InteropFriendly / enhanced dead lettering (docs/framework-headers.md#wolverine). */
 export function extractWolverine(ctx: FrameworkContext): FrameworkFacts {
   const facts = emptyFacts()
   const type = headerText(ctx, 'exception-type')
