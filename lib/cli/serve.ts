@@ -75,6 +75,6 @@ async function main() {
 }
 
 main().catch((error) => {
-  console.error('[serve] failed:', error instanceof Error ? error.message : error)
+  log.error('start-up failed', { error: error instanceof Error ? error.message : String(error) })
   process.exit(1)
 })

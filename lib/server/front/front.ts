@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { addressInRanges, isLoopbackHostname } from '@/lib/server/auth/addresses'
 import { FRONT_HEADERS, markFrontActive } from '@/lib/server/http/request-facts'
-import { escapeForLog, logger } from '@/lib/server/log'
+import { logger } from '@/lib/server/log'
 
 const log = logger('front')
 
@@ -123,7 +123,7 @@ export function createFront(next: NextHandler, options: FrontOptions): (req: Inc
     ])
 
     if (!hostOk && path !== '/api/health') {
-      log.warn('refused a request for another host', { host: escapeForLog(String(req.headers.host ?? '')), peer })
+      log.warn('refused a request for another host', { host: String(req.headers.host ?? ''), peer })
       return refuse(res, 421, 'misdirected', 'This Lazarus does not answer to that Host; use its address (LAZARUS_PUBLIC_URL)')
     }
     const declared = Number(req.headers['content-length'] ?? 0)
