@@ -21,9 +21,9 @@ export type FrontOptions = {
 
 type NextHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void
 
-/** Headers a client may never set: they would claim a path through a proxy, or speak for Lazarus' own front. */
+/** Headers only a trusted proxy may set: they claim a path through a proxy, an identity, or the proxy's request id. */
 function isForgeable(name: string, identityHeaders: readonly string[]): boolean {
-  return name.startsWith('x-forwarded-') || name === 'forwarded' || name === 'x-real-ip' || identityHeaders.includes(name)
+  return name.startsWith('x-forwarded-') || name === 'forwarded' || name === 'x-real-ip' || name === 'x-request-id' || identityHeaders.includes(name)
 }
 
 function hostnameOf(host: string): string | null {

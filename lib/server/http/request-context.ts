@@ -23,6 +23,14 @@ export function outsideRequest<T>(fn: () => T): T {
   return storage.exit(fn)
 }
 
+/**
+ * `fn`, called later from anywhere, runs in the request being served now: for callbacks a request hands to code that
+ * calls them from its own context (a response body's pull, which the HTTP layer calls after the handler returned).
+ */
+export function bindToRequest<F extends (...args: never[]) => unknown>(fn: F): F {
+  return AsyncLocalStorage.bind(fn)
+}
+
 /** The id of the request being served, or null outside one (engines, start-up). */
 export function currentRequestId(): string | null {
   return storage.getStore()?.requestId ?? null

@@ -1,6 +1,7 @@
 import 'server-only'
 import { connect, type ChannelModel, type ConfirmChannel } from '@/lib/server/amqp/amqplib'
 import { getConfig } from '@/lib/server/config'
+import { outsideRequest } from '@/lib/server/http/request-context'
 import { logger } from '@/lib/server/log'
 import type { ControlEvent } from '@/lib/shared/schemas/pause'
 
@@ -11,7 +12,8 @@ type Publisher = { connection: ChannelModel; channel: ConfirmChannel; exchange: 
 const globalForControl = globalThis as unknown as { lazarusControlPublisher?: Promise<Publisher> | null }
 
 function openPublisher(): Promise<Publisher> {
-  globalForControl.lazarusControlPublisher ??= (async () => {
+  // Opened by whichever request publishes first, then shared: its connection's log lines belong to no request.
+  globalForControl.lazarusControlPublisher ??= outsideRequest(async () => {
     const config = getConfig()
     const exchange = config.LAZARUS_CONTROL_EXCHANGE
     const connection = await connect(config.AMQP_URL, { clientProperties: { connection_name: 'lazarus-control' } })
@@ -34,7 +36,7 @@ function openPublisher(): Promise<Publisher> {
       await connection.close().catch(() => {})
       throw error
     }
-  })().catch((error) => {
+  }).catch((error) => {
     globalForControl.lazarusControlPublisher = null
     throw error
   })
