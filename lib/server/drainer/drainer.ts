@@ -56,7 +56,7 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
           : 'UPDATE sources SET last_error = $2, last_error_at = now() WHERE id = $1::bigint',
         message === null ? [source.id] : [source.id, message.slice(0, 1000)],
       )
-      .catch(() => {})
+      .catch((error: unknown) => log.warn('cannot record the source\'s error in sources.last_error', { queue: source.queue, sourceError: message, error: (error as Error).message }))
   }
 
   async function ensureConnection(): Promise<ChannelModel | null> {
@@ -193,11 +193,13 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
     async stop() {
       stopped = true
       if (timer) clearTimeout(timer)
-      await Promise.all([...consumers.values()].map((c) => c.stop().catch(() => {})))
+      // A consumer that cannot write what it holds leaves it unacked: the broker requeues it when the connection closes.
+      await Promise.all([...consumers.values()].map((c) => c.stop().catch((error: unknown) => log.warn('consumer did not stop cleanly; unwritten deliveries go back to the queue', { queue: c.queue, error: (error as Error).message }))))
       consumers.clear()
       state = 'stopped'
       const model = connection
       connection = null
+      // Fails only when the broker dropped it already: closed either way.
       if (model) await model.close().catch(() => {})
     },
   }

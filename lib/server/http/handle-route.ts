@@ -208,6 +208,7 @@ export async function readJson<S extends z.ZodType>(request: Request, schema: S,
       if (done) break
       size += value.byteLength
       if (size > maxBytes) {
+        // The body is refused either way; a stream that errored cannot be cancelled and needs nothing more.
         await reader.cancel().catch(() => {})
         throw tooLarge(maxBytes)
       }

@@ -27,13 +27,14 @@ function openPublisher(): Promise<Publisher> {
       channel.on('error', (error: Error) => log.warn('control channel error', { error: error.message }))
       channel.on('close', () => {
         reset()
+        // The channel's error was logged; the connection goes with it and may be closing already.
         void connection.close().catch(() => {})
       })
       // Idempotent, and cheap once per channel: a missing exchange would close the channel on every publish.
       await channel.assertExchange(exchange, 'topic', { durable: true })
       return { connection, channel, exchange }
     } catch (error) {
-      await connection.close().catch(() => {})
+      await connection.close().catch(() => {}) // the error thrown below is what counts
       throw error
     }
   }).catch((error) => {
@@ -77,6 +78,8 @@ export async function publishControlEvents(events: ControlEvent[]): Promise<void
 export async function closeControlPublisher(): Promise<void> {
   const publisher = globalForControl.lazarusControlPublisher
   globalForControl.lazarusControlPublisher = null
+  // A publisher that never opened has nothing to close (its failure was logged by the publish that tried); a close
+  // that fails at shutdown leaves nothing open.
   const opened = await publisher?.catch(() => null)
   await opened?.connection.close().catch(() => {})
 }
