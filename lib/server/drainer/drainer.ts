@@ -210,12 +210,15 @@ function vhostOf(amqpUrl: string): string {
   return path.length > 1 ? decodeURIComponent(path.slice(1)) : '/'
 }
 
-/** Broker replies to basic.consume, said in an operator's words (the raw reply stays in the log line). */
+/**
+ * Broker replies to basic.consume, said in an operator's words (the raw reply stays in the log line). amqplib puts the
+ * AMQP reply code on every error from a channel the broker closed (`code`: 404 NOT_FOUND, 403 ACCESS_REFUSED, 405
+ * RESOURCE_LOCKED); anything else is shown as it is.
+ */
 export function describeConsumeFailure(error: unknown, queue: string): string {
-  const raw = (error as Error)?.message ?? String(error)
   const code = (error as { code?: unknown })?.code
-  if (code === 404 || /NOT[_-]FOUND/.test(raw)) return `queue "${queue}" does not exist (deleted, or not declared yet)`
-  if (code === 403 || /ACCESS[_-]REFUSED/.test(raw)) return `access to queue "${queue}" refused: the broker user may not consume from it`
-  if (code === 405 || /RESOURCE[_-]LOCKED/.test(raw)) return `queue "${queue}" is exclusive to another connection`
-  return raw
+  if (code === 404) return `queue "${queue}" does not exist (deleted, or not declared yet)`
+  if (code === 403) return `access to queue "${queue}" refused: the broker user may not consume from it`
+  if (code === 405) return `queue "${queue}" is exclusive to another connection`
+  return (error as Error)?.message ?? String(error)
 }

@@ -351,6 +351,8 @@ export class JobRun {
     const returned = this.returned.get(replayId)
     this.returned.delete(replayId)
     if (error) {
+      // amqplib calls back with `new Error('message nacked')` for a basic.nack and `new Error('channel closed')` when
+      // the channel closes first: no code, no class, so its exact text is the only way to tell them apart.
       const reason =
         error.message === 'message nacked'
           ? 'nacked by the broker'
