@@ -2,6 +2,7 @@ import { isLoopbackHostname } from '@/lib/server/auth/addresses'
 import { oidcEnabled } from '@/lib/server/auth/oidc'
 import type { Config } from '@/lib/server/config'
 import { openDb } from '@/lib/server/db'
+import { logger } from '@/lib/server/log'
 
 /**
  * The address to listen on. HOSTNAME must name an address (or `localhost`) to leave loopback: shells and containers
@@ -21,7 +22,8 @@ export function listenAddress(hostname: string | undefined): string {
 export async function refuseUnsafeListen({ hostname, config }: { hostname: string; config: Config }): Promise<void> {
   const missing = await unsafeListenProblems({ hostname, config })
   if (missing.length === 0) return
-  console.error(`Lazarus will not listen on ${hostname} (beyond loopback) without:\n${missing.map((m) => `  - ${m}`).join('\n')}`)
+  const log = logger('listen')
+  for (const needed of missing) log.error('Lazarus will not listen beyond loopback without this', { hostname, missing: needed })
   process.exit(78)
 }
 

@@ -58,7 +58,13 @@ async function main() {
   )
   if (dev) {
     const upgrade = app.getUpgradeHandler()
-    server.on('upgrade', (req, socket, head) => void upgrade(req, socket, head).catch(() => socket.destroy()))
+    server.on('upgrade', (req, socket, head) =>
+      void upgrade(req, socket, head).catch((error: unknown) => {
+        // next dev's hot-reload socket: the browser reconnects; worth a line only when debugging.
+        log.debug('websocket upgrade failed', { error: (error as Error).message })
+        socket.destroy()
+      }),
+    )
   }
   // Slow clients may not hold connections forever (slowloris); keep-alive as Next's own server does.
   server.requestTimeout = 5 * 60_000
@@ -75,6 +81,6 @@ async function main() {
 }
 
 main().catch((error) => {
-  console.error('[serve] failed:', error instanceof Error ? error.message : error)
+  log.error('start-up failed', { error: error instanceof Error ? error.message : String(error) })
   process.exit(1)
 })

@@ -7,10 +7,12 @@ import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { getConfigOrExit } from '@/lib/server/config'
 import { openDb } from '@/lib/server/db'
+import { logger } from '@/lib/server/log'
 import { listenAddress, refuseUnsafeListen } from './listen'
 
 const root = process.cwd()
 const serverJs = path.join(root, '.next/standalone/server.js')
+const log = logger('start')
 
 async function main() {
   const config = getConfigOrExit()
@@ -27,11 +29,11 @@ async function main() {
 
   await refuseUnsafeListen({ hostname: env.HOSTNAME, config })
   const db = await openDb()
-  console.log(`[start] database ready (${db.sql.kind === 'pglite' ? `embedded, ${env.LAZARUS_DATA_DIR}` : 'PostgreSQL'}), migrations applied`)
+  log.info(`database ready (${db.sql.kind === 'pglite' ? `embedded, ${env.LAZARUS_DATA_DIR}` : 'PostgreSQL'}), migrations applied`)
   await db.close()
 
   if (!existsSync(serverJs) || process.env.LAZARUS_REBUILD === '1') {
-    console.log('[start] no build found: running `npm run build` (once)')
+    log.info('no build found: running `npm run build` (once)')
     const build = spawnSync('npm', ['run', 'build'], { stdio: 'inherit', env: process.env })
     if (build.status !== 0) process.exit(build.status ?? 1)
   }
@@ -43,6 +45,6 @@ async function main() {
 }
 
 main().catch((error) => {
-  console.error('[start] failed:', error instanceof Error ? error.message : error)
+  log.error('start-up failed', { error: error instanceof Error ? error.message : String(error) })
   process.exit(1)
 })

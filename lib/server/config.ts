@@ -5,6 +5,7 @@ import { allowedWebhookHostSchema, MAX_ALLOWED_WEBHOOK_HOSTS } from '@/lib/share
 import { customTargetPatternSchema, MAX_CUSTOM_TARGET_PATTERNS } from '@/lib/shared/schemas/replay-targets'
 import { isCidrOrIp } from '@/lib/server/auth/addresses'
 import { parseGroupRoles } from '@/lib/server/auth/group-roles'
+import { LOG_LEVELS, logger, setLogLevel } from '@/lib/server/log'
 
 const queueList = z
   .string()
@@ -92,6 +93,8 @@ const configSchema = z.object({
   LAZARUS_CONTROL_EXCHANGE: z.string().min(1).max(255).default('lazarus.control'),
   /** Fanout exchange guards hold messages in, and the durable queue of the same name bound to it (their `holdExchange`). */
   LAZARUS_HOLD_QUEUE: z.string().min(1).max(255).default('lazarus.hold'),
+  /** Lines below this level are not logged. */
+  LAZARUS_LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   /** Run the drainer inside the web process (npm start). Set to 0 when separate workers drain. */
   LAZARUS_RUN_WORKERS: z
     .enum(['0', '1', 'true', 'false'])
@@ -165,8 +168,14 @@ const configSchema = z.object({
 
 export type Config = z.infer<typeof configSchema>
 
+export type ConfigProblem = { variable: string; problem: string }
+
 export class ConfigError extends Error {
   override name = 'ConfigError'
+
+  constructor(readonly problems: ConfigProblem[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  ${p.variable}: ${p.problem}`).join('\n')}`)
+  }
 }
 
 /**
@@ -185,21 +194,21 @@ export const SECRET_VARIABLES = [
 
 function readSecretFiles(env: Record<string, string | undefined>): Record<string, string | undefined> {
   const out = { ...env }
-  const problems: string[] = []
+  const problems: ConfigProblem[] = []
   for (const name of SECRET_VARIABLES) {
     const file = env[`${name}_FILE`]
     if (!file) continue
     if (env[name]) {
-      problems.push(`  ${name}: set either ${name} or ${name}_FILE, not both`)
+      problems.push({ variable: name, problem: `set either ${name} or ${name}_FILE, not both` })
       continue
     }
     try {
       out[name] = readFileSync(file, 'utf8').replace(/\r?\n$/, '')
     } catch (error) {
-      problems.push(`  ${name}_FILE: cannot read ${JSON.stringify(file)} (${(error as NodeJS.ErrnoException).code ?? 'error'})`)
+      problems.push({ variable: `${name}_FILE`, problem: `cannot read ${JSON.stringify(file)} (${(error as NodeJS.ErrnoException).code ?? 'error'})` })
     }
   }
-  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n${problems.join('\n')}`)
+  if (problems.length > 0) throw new ConfigError(problems)
   return out
 }
 
@@ -208,14 +217,16 @@ export function parseConfig(rawEnv: Record<string, string | undefined>): Config 
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''))
   const result = configSchema.safeParse(cleaned)
   if (result.success) return result.data
-  const lines = result.error.issues.map((issue) => `  ${issue.path.join('.') || '(env)'}: ${issue.message}`)
-  throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`)
+  throw new ConfigError(result.error.issues.map((issue) => ({ variable: issue.path.join('.') || '(env)', problem: issue.message })))
 }
 
 let cached: Config | undefined
 
 export function getConfig(): Config {
-  cached ??= parseConfig(process.env)
+  if (!cached) {
+    cached = parseConfig(process.env)
+    setLogLevel(cached.LAZARUS_LOG_LEVEL)
+  }
   return cached
 }
 
@@ -225,7 +236,8 @@ export function getConfigOrExit(): Config {
     return getConfig()
   } catch (error) {
     if (error instanceof ConfigError) {
-      console.error(error.message)
+      const log = logger('config')
+      for (const { variable, problem } of error.problems) log.error('invalid configuration', { variable, problem })
       process.exit(78)
     }
     throw error

@@ -1,12 +1,15 @@
 import { getConfigOrExit } from '@/lib/server/config'
 import { getDb } from '@/lib/server/db'
+import { logger } from '@/lib/server/log'
 import { installShutdown, startBackground } from '@/lib/server/runtime/background'
+
+const log = logger('worker')
 
 /** `npm run worker`: the drainer and the replay executor without the web server. */
 async function main() {
   const config = getConfigOrExit()
   if (!config.DATABASE_URL) {
-    console.error('npm run worker needs DATABASE_URL: the embedded database can only be used by one process (npm start).')
+    log.error('npm run worker needs DATABASE_URL: the embedded database can only be used by one process (npm start)')
     process.exit(78)
   }
   await getDb()
@@ -15,6 +18,6 @@ async function main() {
 }
 
 main().catch((error) => {
-  console.error(error)
+  log.error('worker failed', { error: error instanceof Error ? error.message : String(error), stack: error instanceof Error ? error.stack : undefined })
   process.exit(1)
 })

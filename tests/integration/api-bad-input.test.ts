@@ -282,7 +282,9 @@ describe('bad input gets a 4xx, never a 500', () => {
       try {
         const answer = await call(exportRoute, 'GET', '/api/export?format=jsonl')
         expect(answer.status).toBe(500)
-        expect(answer.body).toEqual({ error: { code: 'internal', message: 'Internal server error' } })
+        // A server-side failure names its request (the X-Request-Id header, on its log lines too), nothing more.
+        expect(answer.body).toEqual({ error: { code: 'internal', message: 'Internal server error', details: { requestId: answer.headers.get('x-request-id') } } })
+        expect(answer.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
         expect(answer.headers.get('content-disposition')).toBeNull()
       } finally {
         await repair()
@@ -297,7 +299,9 @@ describe('bad input gets a 4xx, never a 500', () => {
         const lines = text.trimEnd().split('\n').map((line) => JSON.parse(line))
         expect(lines.length).toBeGreaterThan(1)
         expect(lines.length).toBeLessThan(ROWS)
-        expect(lines.at(-1)).toEqual({ error: { code: 'internal', message: `The export failed after ${lines.length - 1} rows; this file is incomplete` } })
+        expect(lines.at(-1)).toEqual({
+          error: { code: 'internal', message: `The export failed after ${lines.length - 1} rows; this file is incomplete`, details: { requestId: response.headers.get('x-request-id') } },
+        })
         expect(lines.slice(0, -1).every((line) => typeof line.id === 'string')).toBe(true)
       } finally {
         await repair()

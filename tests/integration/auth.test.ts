@@ -17,6 +17,7 @@ import { getConfig } from '@/lib/server/config'
 import { logger } from '@/lib/server/log'
 import { ADMIN_AUTH, createTestUser } from '../helpers/auth'
 import { callRoute, type RouteModule } from '../helpers/call-route'
+import { captureLogs } from '../helpers/capture-logs'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 
 /*
@@ -51,16 +52,11 @@ describe('sign-in', () => {
   afterAll(async () => db?.drop())
 
   it('first run: no user yet, a one-time setup link creates the first admin, and only once', async () => {
-    const printed: string[] = []
-    const original = console.log
-    console.log = (line: string) => printed.push(line)
-    try {
-      await prepareFirstRun({ db, config: { ...getConfig(), LAZARUS_ADMIN_EMAIL: undefined, LAZARUS_ADMIN_PASSWORD: undefined }, log })
-    } finally {
-      console.log = original
-    }
-    const link = /\/setup#token=([A-Za-z0-9_-]+)/.exec(printed.join('\n'))
-    expect(link, printed.join('\n')).not.toBeNull()
+    const { entries } = await captureLogs(() => prepareFirstRun({ db, config: { ...getConfig(), LAZARUS_ADMIN_EMAIL: undefined, LAZARUS_ADMIN_PASSWORD: undefined }, log }))
+    const printed = entries.map((e) => `${e.level} ${e.msg} ${e.setupUrl ?? ''}`).join('\n')
+    expect(entries.map((e) => e.level)).toEqual(['warn'])
+    const link = /\/setup#token=([A-Za-z0-9_-]+)/.exec(printed)
+    expect(link, printed).not.toBeNull()
     expect(await (await call(sessionRoute, 'GET', '/api/auth/session')).json()).toMatchObject({ signedIn: false, needsSetup: true })
     expect((await call(setup, 'POST', '/api/auth/setup', { body: { token: 'x'.repeat(43), email: 'root@lazarus.test', password: 'long enough password' } })).status).toBe(403)
     const created = await call(setup, 'POST', '/api/auth/setup', { body: { token: link![1], email: 'root@lazarus.test', password: 'long enough password' } })
@@ -77,15 +73,9 @@ describe('sign-in', () => {
     expect((await call(setup, 'POST', '/api/auth/setup', { body: { token: link![1], email: 'two@lazarus.test', password: 'long enough password' } })).status).toBe(403)
     const { rows } = await db.sql.query<{ n: number }>('SELECT count(*)::int AS n FROM users')
     expect(rows[0].n).toBe(1)
-    // With users present, first run does nothing (no new link printed).
-    printed.length = 0
-    console.log = (line: string) => printed.push(line)
-    try {
-      await prepareFirstRun({ db, config: getConfig(), log })
-    } finally {
-      console.log = original
-    }
-    expect(printed).toEqual([])
+    // With users present, first run does nothing (no new link logged).
+    const again = await captureLogs(() => prepareFirstRun({ db, config: getConfig(), log }))
+    expect(again.entries).toEqual([])
   })
 
   it('an invited user sets a password with the one-time link, then signs in; a wrong password is refused alike for unknown accounts', async () => {

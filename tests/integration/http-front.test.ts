@@ -116,13 +116,14 @@ describe('the HTTP front', () => {
       'x-forwarded-groups': 'sre',
       forwarded: 'for=10.9.9.9;proto=https',
       'x-real-ip': '10.9.9.9',
+      'x-request-id': 'forged-by-the-client',
       'x-lazarus-peer': '127.0.0.2',
       'x-lazarus-trusted-proxy': '1',
       'x-lazarus-host-ok': '1',
       'content-security-policy': "script-src 'unsafe-inline'",
     }
     const echoed = JSON.parse((await send(port, { path: '/echo', headers: forged })).body) as Record<string, string>
-    for (const name of ['x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-forwarded-email', 'x-forwarded-groups', 'forwarded', 'x-real-ip']) {
+    for (const name of ['x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-forwarded-email', 'x-forwarded-groups', 'forwarded', 'x-real-ip', 'x-request-id']) {
       expect(echoed[name], name).toBeUndefined()
     }
     expect(echoed['x-lazarus-peer']).toBe('127.0.0.1')
@@ -151,6 +152,20 @@ describe('the HTTP front', () => {
     expect(none).toMatchObject({ signedIn: true, roles: [] })
     expect((await send(port, { path: '/api/sources', headers: { 'x-forwarded-email': 'nobody@lazarus.test' }, ...from })).status).toBe(403)
     expect((await send(port, { path: '/api/sources', headers: { 'x-forwarded-email': 'sam@lazarus.test', 'x-forwarded-groups': 'sre' }, ...from })).status).toBe(200)
+  })
+
+  it("answers with the request's id: a trusted proxy's X-Request-Id is kept, anyone else's replaced by a fresh one", async () => {
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+    const forged = await send(port, { path: '/api/sources', headers: { 'x-request-id': 'forged-by-the-client' } })
+    expect(forged.status).toBe(401)
+    expect(forged.headers['x-request-id']).toMatch(uuid)
+    const proxied = await send(port, { path: '/api/health', headers: { 'x-request-id': 'edge-7f3a/1=' }, localAddress: '127.0.0.2' })
+    expect(proxied.headers['x-request-id']).toBe('edge-7f3a/1=')
+    // What the proxy sends goes into headers, log lines and the audit log as it came: anything unusual is replaced.
+    for (const odd of ['has space', 'x'.repeat(129), 'quote"d']) {
+      const replaced = await send(port, { path: '/api/health', headers: { 'x-request-id': odd }, localAddress: '127.0.0.2' })
+      expect(replaced.headers['x-request-id']).toMatch(uuid)
+    }
   })
 
   it('answers only its own Host: another name gets 421, the health probe gets its bare status', async () => {

@@ -8,7 +8,7 @@ export type ListAuditOptions = z.infer<typeof listAuditQuerySchema>
 
 type AuditRow = {
   id: string; at: Date; actor: string; action: AuditEntryDto['action']; subject_type: AuditEntryDto['subject']['type']
-  subject_id: string | null; summary: string; details: Record<string, unknown>; outcome: string | null
+  subject_id: string | null; summary: string; details: Record<string, unknown>; outcome: string | null; request_id: string | null
 }
 
 function encodeCursor(row: AuditRow): string {
@@ -25,6 +25,7 @@ export function toAuditEntryDto(row: AuditRow): AuditEntryDto {
     summary: row.summary,
     details: row.details ?? {},
     outcome: row.outcome,
+    requestId: row.request_id,
   }
 }
 
@@ -47,7 +48,7 @@ export async function listAudit(query: ListAuditOptions): Promise<AuditListDto> 
   }
   params.push(query.limit + 1)
   const { rows } = await sql.query<AuditRow>(
-    `SELECT id::text, at, actor, action, subject_type, subject_id, summary, details, outcome FROM audit_log
+    `SELECT id::text, at, actor, action, subject_type, subject_id, summary, details, outcome, request_id FROM audit_log
      WHERE ${where.length ? where.join(' AND ') : 'TRUE'} ORDER BY at DESC, id DESC LIMIT $${params.length}`,
     params,
   )

@@ -1,5 +1,6 @@
 import 'server-only'
 import type { Sql } from '@/lib/server/db/sql'
+import { currentRequestId } from '@/lib/server/http/request-context'
 import type { AuditEntryDto } from '@/lib/shared/schemas/audit'
 
 export type RecordAuditOptions = {
@@ -13,13 +14,13 @@ export type RecordAuditOptions = {
 
 /**
  * Appends one audit entry. Pass the caller's transaction so the entry commits (or rolls back) with the change it
- * describes.
+ * describes. Written while serving a request, the entry carries the request's id, as its log lines do.
  */
 export async function recordAudit(tx: Sql, entry: RecordAuditOptions): Promise<string> {
   const { rows } = await tx.query<{ id: string }>(
-    `INSERT INTO audit_log (actor, action, subject_type, subject_id, summary, details, outcome)
-     VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7) RETURNING id::text`,
-    [entry.actor, entry.action, entry.subject.type, entry.subject.id, entry.summary.slice(0, 2000), JSON.stringify(entry.details ?? {}), entry.outcome ?? null],
+    `INSERT INTO audit_log (actor, action, subject_type, subject_id, summary, details, outcome, request_id)
+     VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8) RETURNING id::text`,
+    [entry.actor, entry.action, entry.subject.type, entry.subject.id, entry.summary.slice(0, 2000), JSON.stringify(entry.details ?? {}), entry.outcome ?? null, currentRequestId()],
   )
   return rows[0].id
 }

@@ -26,14 +26,14 @@ async function insertAdmin(tx: Sql, { email, password, displayName, actor }: { e
   return id
 }
 
-/** Where people reach this Lazarus, for links printed on the console. */
+/** Where people reach this Lazarus, for links written to the log. */
 export function consoleBaseUrl(config: Pick<Config, 'LAZARUS_PUBLIC_URL' | 'PORT'>): string {
   return (config.LAZARUS_PUBLIC_URL ?? `http://127.0.0.1:${config.PORT}`).replace(/\/+$/, '')
 }
 
 /**
  * First run (docs/security.md): with no user yet, create the first admin from LAZARUS_ADMIN_EMAIL and
- * LAZARUS_ADMIN_PASSWORD when both are set, else print a one-time setup link. There is no default password anywhere.
+ * LAZARUS_ADMIN_PASSWORD when both are set, else log a one-time setup link. There is no default password anywhere.
  * Several processes may start at once: the advisory lock makes one of them do it.
  */
 export async function prepareFirstRun({ db, config, log }: { db: Db; config: Config; log: Logger }): Promise<void> {
@@ -49,17 +49,10 @@ export async function prepareFirstRun({ db, config, log }: { db: Db; config: Con
     if (!config.LAZARUS_LOCAL_ACCOUNTS) return
     const secret = await createOneTimeLink(tx, { purpose: 'setup', userId: null, validHours: SETUP_LINK_HOURS, replacePrevious: false })
     const url = `${consoleBaseUrl(config)}/setup#token=${secret}`
-    console.log(
-      [
-        '',
-        '  Lazarus has no users yet. Create the first admin with this one-time link',
-        `  (valid ${SETUP_LINK_HOURS} hours; a restart prints a new one while no user exists):`,
-        '',
-        `    ${url}`,
-        '',
-        '  Or set LAZARUS_ADMIN_EMAIL and LAZARUS_ADMIN_PASSWORD before starting.',
-        '',
-      ].join('\n'),
+    // A warning, so LAZARUS_LOG_LEVEL=warn still shows it: without it (or the variables) nobody can sign in.
+    log.warn(
+      `Lazarus has no users yet. Create the first admin with this one-time link (valid ${SETUP_LINK_HOURS} hours; a restart logs a new one while no user exists), or set LAZARUS_ADMIN_EMAIL and LAZARUS_ADMIN_PASSWORD before starting`,
+      { setupUrl: url },
     )
   })
 }

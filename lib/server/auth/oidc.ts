@@ -134,7 +134,11 @@ export async function finishOidcSignIn(options: FinishOidcOptions): Promise<Sign
   let email = typeof claims.email === 'string' ? claims.email : null
   if (groups.length === 0 || !email) {
     // Many providers put groups (and sometimes the address) only in the userinfo response.
-    const info = (await client.fetchUserInfo(provider, accessToken, claims.sub as string).catch(() => ({}))) as Record<string, unknown>
+    // Without it the sign-in goes on with the ID token's claims, and is refused below if they do not say enough.
+    const info = (await client.fetchUserInfo(provider, accessToken, claims.sub as string).catch((error: unknown) => {
+      log.warn('userinfo request failed; using the ID token\'s claims alone', { error: (error as Error).message })
+      return {}
+    })) as Record<string, unknown>
     if (groups.length === 0) groups = groupsFrom(info, config.LAZARUS_OIDC_GROUPS_CLAIM)
     email ??= typeof info.email === 'string' ? info.email : null
   }

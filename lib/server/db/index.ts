@@ -5,6 +5,7 @@ import pg from 'pg'
 import { PrismaPg } from '@prisma/adapter-pg'
 import { PrismaClient } from '@/lib/generated/prisma/client'
 import { getConfig } from '@/lib/server/config'
+import { outsideRequest } from '@/lib/server/http/request-context'
 import { logger } from '@/lib/server/log'
 import { applyMigrations } from './migrate'
 import { pgliteSql, pgSql, type Sql } from './sql'
@@ -36,8 +37,9 @@ export async function openDb(options: { databaseUrl?: string; dataDir?: string; 
       application_name: 'lazarus-web',
     })
     const backgroundPool = new pg.Pool({ connectionString: databaseUrl, max: 10, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000, application_name: 'lazarus-background' })
-    // An idle client losing its connection (database restart) must not crash the process.
-    for (const p of [pool, backgroundPool]) p.on('error', (error) => log.warn('idle connection error', { error: error.message }))
+    // An idle client losing its connection (database restart) must not crash the process. The connection may have been
+    // opened by a request long over: the line is not that request's.
+    for (const p of [pool, backgroundPool]) p.on('error', (error) => outsideRequest(() => log.warn('idle connection error', { error: error.message })))
     const prisma = new PrismaClient({ adapter: new PrismaPg(pool) })
     db = {
       sql: pgSql(pool),

@@ -113,7 +113,12 @@ export function isRetryableSqlError(error: unknown): boolean {
 export function isConnectionError(error: unknown): boolean {
   const e = error as { code?: string; message?: string } | null
   if (!e) return false
-  if (e.code && /^(08|57P0[123]|53300)/.test(e.code)) return true
-  if (e.code && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH'].includes(e.code)) return true
+  // PostgreSQL's SQLSTATE (08: connection exception, 57P01-03: shutdown, 53300: too many connections), then Node's errno.
+  if (e.code !== undefined) return /^(08|57P0[123]|53300)/.test(e.code) || CONNECTION_ERRNO.has(e.code)
+  // No code: node-pg throws plain Errors for a connection that ended or never came ("Connection terminated
+  // unexpectedly", "Connection terminated due to connection timeout", "Client has encountered a connection error and is
+  // not queryable", "Client was closed and is not queryable"). Their text is all there is to tell them by.
   return /Connection terminated|connection timeout|Client has encountered a connection error|not queryable/i.test(e.message ?? '')
 }
+
+const CONNECTION_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH'])

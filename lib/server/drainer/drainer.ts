@@ -56,7 +56,7 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
           : 'UPDATE sources SET last_error = $2, last_error_at = now() WHERE id = $1::bigint',
         message === null ? [source.id] : [source.id, message.slice(0, 1000)],
       )
-      .catch(() => {})
+      .catch((error: unknown) => log.warn('cannot record the source\'s error in sources.last_error', { queue: source.queue, sourceError: message, error: (error as Error).message }))
   }
 
   async function ensureConnection(): Promise<ChannelModel | null> {
@@ -193,11 +193,13 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
     async stop() {
       stopped = true
       if (timer) clearTimeout(timer)
-      await Promise.all([...consumers.values()].map((c) => c.stop().catch(() => {})))
+      // A consumer that cannot write what it holds leaves it unacked: the broker requeues it when the connection closes.
+      await Promise.all([...consumers.values()].map((c) => c.stop().catch((error: unknown) => log.warn('consumer did not stop cleanly; unwritten deliveries go back to the queue', { queue: c.queue, error: (error as Error).message }))))
       consumers.clear()
       state = 'stopped'
       const model = connection
       connection = null
+      // Fails only when the broker dropped it already: closed either way.
       if (model) await model.close().catch(() => {})
     },
   }
@@ -208,12 +210,15 @@ function vhostOf(amqpUrl: string): string {
   return path.length > 1 ? decodeURIComponent(path.slice(1)) : '/'
 }
 
-/** Broker replies to basic.consume, said in an operator's words (the raw reply stays in the log line). */
+/**
+ * Broker replies to basic.consume, said in an operator's words (the raw reply stays in the log line). amqplib puts the
+ * AMQP reply code on every error from a channel the broker closed (`code`: 404 NOT_FOUND, 403 ACCESS_REFUSED, 405
+ * RESOURCE_LOCKED); anything else is shown as it is.
+ */
 export function describeConsumeFailure(error: unknown, queue: string): string {
-  const raw = (error as Error)?.message ?? String(error)
   const code = (error as { code?: unknown })?.code
-  if (code === 404 || /NOT[_-]FOUND/.test(raw)) return `queue "${queue}" does not exist (deleted, or not declared yet)`
-  if (code === 403 || /ACCESS[_-]REFUSED/.test(raw)) return `access to queue "${queue}" refused: the broker user may not consume from it`
-  if (code === 405 || /RESOURCE[_-]LOCKED/.test(raw)) return `queue "${queue}" is exclusive to another connection`
-  return raw
+  if (code === 404) return `queue "${queue}" does not exist (deleted, or not declared yet)`
+  if (code === 403) return `access to queue "${queue}" refused: the broker user may not consume from it`
+  if (code === 405) return `queue "${queue}" is exclusive to another connection`
+  return (error as Error)?.message ?? String(error)
 }

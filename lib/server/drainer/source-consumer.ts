@@ -104,6 +104,7 @@ export class SourceConsumer {
     if (!this.channel || !tag) return
     this.consumerTag = null
     // Cancelling neither requeues nor discards what we hold: those deliveries stay ours until acked or returned.
+    // It fails only on a channel that is closing, and that close ends the consumer (onEnd): nothing to add here.
     await this.channel.cancel(tag).catch(() => {})
   }
 
@@ -147,6 +148,8 @@ export class SourceConsumer {
     else this.timer = setTimeout(() => this.onIdleTimer(), this.options.flushMs)
   }
 
+  // basic.qos fails only on a channel that is closing, and that close ends the consumer (onEnd): the two ignored
+  // failures below have nothing to add.
   private adaptPrefetch(bodyBytes: number): void {
     const channel = this.channel
     if (!channel) return
@@ -318,6 +321,7 @@ export class SourceConsumer {
   async close(reason = 'stopped'): Promise<void> {
     const channel = this.channel
     this.end(reason)
+    // Usually closed or closing already (that is why the consumer ends); either way it is closed.
     if (channel) await channel.close().catch(() => {})
   }
 
@@ -345,9 +349,11 @@ export function degradeRow(row: IngestRow, error: Error): IngestRow {
 async function queueExists(connection: ChannelModel, queue: string): Promise<boolean> {
   // A missing queue closes the channel (404), so probe on a throw-away one.
   const probe = await connection.createChannel()
+  // The 404 that closes the probe is the answer (checkQueue rejects with it), not a failure to report.
   probe.on('error', () => {})
   try {
     await probe.checkQueue(queue)
+    // The probe has answered; a close that fails leaves nothing open.
     await probe.close().catch(() => {})
     return true
   } catch {

@@ -226,6 +226,8 @@ export async function* readExportPages(sql: Sql, selection: ExportSelection, opt
     if (page.length === 0) return
     // Prefetch while the caller serialises this page: the database and the event loop work at the same time.
     next = fetchPage(page[page.length - 1])
+    // Its failure is thrown by the await above on the next turn; this only keeps a prefetch nobody awaits (the
+    // consumer stopped) from being an unhandled rejection.
     next.catch(() => {})
     yield page
   }

@@ -2,6 +2,7 @@ import 'server-only'
 import { getDb } from '@/lib/server/db'
 import { notFound } from '@/lib/server/errors/app-error'
 import { parseId } from '@/lib/server/http/parse-id'
+import { bindToRequest, currentRequestId } from '@/lib/server/http/request-context'
 import { logger } from '@/lib/server/log'
 import { loadRedactor } from '@/lib/server/redaction/redaction-rules'
 import type { Redactor } from '@/lib/server/redaction/redactor'
@@ -82,7 +83,8 @@ export async function streamRows(
       start(controller) {
         if (serialiser.head) controller.enqueue(Buffer.from(serialiser.head, 'utf8'))
       },
-      async pull(controller) {
+      // Called by the HTTP layer after the route returned: still the request's, for its log lines.
+      pull: bindToRequest(async (controller: ReadableStreamDefaultController<Uint8Array>) => {
         // The error line has been taken by the consumer: now abort.
         if (failure !== null) return controller.error(failure)
         try {
@@ -104,10 +106,11 @@ export async function streamRows(
           log.error('export failed mid-stream', { format, rows, error: (error as Error).message })
           if (format !== 'jsonl') return controller.error(error)
           failure = error
-          const line: ErrorBody = { error: { code: 'internal', message: `The export failed after ${rows} rows; this file is incomplete` } }
+          const requestId = currentRequestId()
+          const line: ErrorBody = { error: { code: 'internal', message: `The export failed after ${rows} rows; this file is incomplete`, ...(requestId ? { details: { requestId } } : {}) } }
           controller.enqueue(Buffer.from(`${JSON.stringify(line)}\n`, 'utf8'))
         }
-      },
+      }),
       async cancel() {
         await pages.return(undefined)
       },

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { addressInRanges, isLoopbackHostname } from '@/lib/server/auth/addresses'
 import { FRONT_HEADERS, markFrontActive } from '@/lib/server/http/request-facts'
-import { escapeForLog, logger } from '@/lib/server/log'
+import { logger } from '@/lib/server/log'
 
 const log = logger('front')
 
@@ -21,9 +21,9 @@ export type FrontOptions = {
 
 type NextHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void
 
-/** Headers a client may never set: they would claim a path through a proxy, or speak for Lazarus' own front. */
+/** Headers only a trusted proxy may set: they claim a path through a proxy, an identity, or the proxy's request id. */
 function isForgeable(name: string, identityHeaders: readonly string[]): boolean {
-  return name.startsWith('x-forwarded-') || name === 'forwarded' || name === 'x-real-ip' || identityHeaders.includes(name)
+  return name.startsWith('x-forwarded-') || name === 'forwarded' || name === 'x-real-ip' || name === 'x-request-id' || identityHeaders.includes(name)
 }
 
 function hostnameOf(host: string): string | null {
@@ -123,7 +123,7 @@ export function createFront(next: NextHandler, options: FrontOptions): (req: Inc
     ])
 
     if (!hostOk && path !== '/api/health') {
-      log.warn('refused a request for another host', { host: escapeForLog(String(req.headers.host ?? '')), peer })
+      log.warn('refused a request for another host', { host: String(req.headers.host ?? ''), peer })
       return refuse(res, 421, 'misdirected', 'This Lazarus does not answer to that Host; use its address (LAZARUS_PUBLIC_URL)')
     }
     const declared = Number(req.headers['content-length'] ?? 0)

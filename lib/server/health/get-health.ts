@@ -19,6 +19,7 @@ async function checkBroker(): Promise<Health['broker']> {
   let value: Health['broker']
   try {
     const model = await withTimeout(connect(getConfig().AMQP_URL, { clientProperties: { connection_name: 'lazarus-health' } }), 3_000)
+    // The probe is whether it connected; what happens to the connection afterwards is not the broker's health.
     model.on('error', () => {})
     await model.close().catch(() => {})
     value = { ok: true, error: null }

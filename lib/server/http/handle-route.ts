@@ -10,6 +10,7 @@ import { AppError } from '@/lib/server/errors/app-error'
 import { logger } from '@/lib/server/log'
 import { PERMISSIONS, type Permission } from '@/lib/shared/roles'
 import { checkCrossSite, publicOrigin } from './csrf'
+import { currentRequestId, requestIdFor, runInRequest } from './request-context'
 import { requestFacts, type RequestFacts } from './request-facts'
 import { beginRequest, callerKey, countMutation } from './request-limits'
 
@@ -27,11 +28,16 @@ export function json(data: unknown, init: ResponseInit = {}): Response {
 }
 
 function errorResponse(status: number, code: string, message: string, details?: unknown, headers: Record<string, string> = {}): Response {
+  // A server-side failure names the request, so whoever reports it points at its log lines.
+  const requestId = status >= 500 ? currentRequestId() : null
+  if (requestId !== null && (details === undefined || isRecord(details))) details = { ...details, requestId }
   const body: ErrorBody = { error: { code, message, ...(details === undefined ? {} : { details }) } }
   return json(body, { status, headers })
 }
 
-/** Maps any thrown value to the API's error envelope; unexpected errors are logged, never echoed. */
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/** Maps any thrown value to the API's error envelope; unexpected errors are logged, never echoed (5xx: with `details.requestId`). */
 export function toHttpError(error: unknown): Response {
   if (error instanceof AppError) {
     const headers: Record<string, string> = {}
@@ -98,15 +104,16 @@ export type RouteHandler = ((request: Request, context: { params: Promise<unknow
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 /**
- * Wraps a route handler: authenticates the caller, checks the route's declared permission, refuses cross-site
- * requests and callers over their limits, awaits Next's params and funnels every failure through `toHttpError`.
+ * Wraps a route handler: gives the request its id (lib/server/http/request-context.ts: on every log line and audit
+ * entry of the request, and in the `X-Request-Id` response header), authenticates the caller, checks the route's
+ * declared permission, refuses cross-site requests and callers over their limits, awaits Next's params and funnels
+ * every failure through `toHttpError`.
  */
 export function route<P = Record<string, never>>(options: RouteOptions, handler: Handler<P>): RouteHandler {
-  const wrapped = async (request: Request, context: { params: Promise<unknown> }): Promise<Response> => {
+  const serve = async (request: Request, context: { params: Promise<unknown> }, facts: RequestFacts): Promise<Response> => {
     let release: (() => void) | undefined
     try {
       const config = getConfig()
-      const facts = requestFacts(request)
       if (!facts.viaFront && process.env.NODE_ENV === 'production') {
         throw new AppError('unavailable', 'Lazarus must be served through its front (npm start); this request bypassed it')
       }
@@ -150,7 +157,29 @@ export function route<P = Record<string, never>>(options: RouteOptions, handler:
       release?.()
     }
   }
+  const wrapped = (request: Request, context: { params: Promise<unknown> }): Promise<Response> => {
+    const facts = requestFacts(request)
+    const requestId = requestIdFor(request, facts.trustedProxy)
+    return runInRequest({ requestId }, async () => {
+      const started = performance.now()
+      const response = await serve(request, context, facts)
+      log.debug('request', { method: request.method, path: new URL(request.url).pathname, status: response.status, ms: Math.round(performance.now() - started) })
+      return withHeader(response, 'x-request-id', requestId)
+    })
+  }
   return Object.assign(wrapped, { permission: options.permission })
+}
+
+function withHeader(response: Response, name: string, value: string): Response {
+  try {
+    response.headers.set(name, value)
+    return response
+  } catch {
+    // A response with immutable headers (Response.redirect, a fetched one passed on): the same response, copied.
+    const copy = new Response(response.body, response)
+    copy.headers.set(name, value)
+    return copy
+  }
 }
 
 function describe(permission: Permission): string {
@@ -179,6 +208,7 @@ export async function readJson<S extends z.ZodType>(request: Request, schema: S,
       if (done) break
       size += value.byteLength
       if (size > maxBytes) {
+        // The body is refused either way; a stream that errored cannot be cancelled and needs nothing more.
         await reader.cancel().catch(() => {})
         throw tooLarge(maxBytes)
       }

@@ -1,6 +1,7 @@
 import 'server-only'
 import { connect, type ChannelModel, type ConfirmChannel } from '@/lib/server/amqp/amqplib'
 import { getConfig } from '@/lib/server/config'
+import { outsideRequest } from '@/lib/server/http/request-context'
 import { logger } from '@/lib/server/log'
 import type { ControlEvent } from '@/lib/shared/schemas/pause'
 
@@ -11,7 +12,8 @@ type Publisher = { connection: ChannelModel; channel: ConfirmChannel; exchange: 
 const globalForControl = globalThis as unknown as { lazarusControlPublisher?: Promise<Publisher> | null }
 
 function openPublisher(): Promise<Publisher> {
-  globalForControl.lazarusControlPublisher ??= (async () => {
+  // Opened by whichever request publishes first, then shared: its connection's log lines belong to no request.
+  globalForControl.lazarusControlPublisher ??= outsideRequest(async () => {
     const config = getConfig()
     const exchange = config.LAZARUS_CONTROL_EXCHANGE
     const connection = await connect(config.AMQP_URL, { clientProperties: { connection_name: 'lazarus-control' } })
@@ -25,16 +27,17 @@ function openPublisher(): Promise<Publisher> {
       channel.on('error', (error: Error) => log.warn('control channel error', { error: error.message }))
       channel.on('close', () => {
         reset()
+        // The channel's error was logged; the connection goes with it and may be closing already.
         void connection.close().catch(() => {})
       })
       // Idempotent, and cheap once per channel: a missing exchange would close the channel on every publish.
       await channel.assertExchange(exchange, 'topic', { durable: true })
       return { connection, channel, exchange }
     } catch (error) {
-      await connection.close().catch(() => {})
+      await connection.close().catch(() => {}) // the error thrown below is what counts
       throw error
     }
-  })().catch((error) => {
+  }).catch((error) => {
     globalForControl.lazarusControlPublisher = null
     throw error
   })
@@ -75,6 +78,8 @@ export async function publishControlEvents(events: ControlEvent[]): Promise<void
 export async function closeControlPublisher(): Promise<void> {
   const publisher = globalForControl.lazarusControlPublisher
   globalForControl.lazarusControlPublisher = null
+  // A publisher that never opened has nothing to close (its failure was logged by the publish that tried); a close
+  // that fails at shutdown leaves nothing open.
   const opened = await publisher?.catch(() => null)
   await opened?.connection.close().catch(() => {})
 }

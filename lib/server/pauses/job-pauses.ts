@@ -1,6 +1,7 @@
 import 'server-only'
 import type { Sql } from '@/lib/server/db/sql'
 import { AppError } from '@/lib/server/errors/app-error'
+import { logger } from '@/lib/server/log'
 import type { PauseDto } from '@/lib/shared/schemas/pause'
 import { publishControlEvents } from './control-events'
 import { ruleOf } from './create-pause'
@@ -96,5 +97,9 @@ export async function resumeJobPauses({ sql, jobId, actor }: ResumeJobPausesOpti
     return markResumed(tx, { ids: rows.map((r) => r.id), actor, summary: (p) => `Resumed ${describePause(p)} after job ${jobId}` })
   })
   await publishControlEvents(toControlEvents('resume', resumed))
-  if (resumed.length > 0) await releaseStragglers({ sql }).catch(() => null)
+  if (resumed.length > 0) {
+    await releaseStragglers({ sql }).catch((error: unknown) =>
+      logger('pauses').warn('cannot release held stragglers now; the periodic sweep will', { job: jobId, error: (error as Error).message }),
+    )
+  }
 }

@@ -1,6 +1,7 @@
 import 'server-only'
 import { recordAudit, type RecordAuditOptions } from '@/lib/server/audit/record-audit'
 import type { Sql } from '@/lib/server/db/sql'
+import { currentRequestId } from '@/lib/server/http/request-context'
 
 /**
  * Audit entries for many pauses in one statement (a replay can pause thousands of entities); a single entry goes
@@ -14,11 +15,12 @@ export async function recordAudits(tx: Sql, entries: RecordAuditOptions[]): Prom
   }
   const column = <T>(pick: (e: RecordAuditOptions) => T) => entries.map(pick)
   await tx.query(
-    `INSERT INTO audit_log (actor, action, subject_type, subject_id, summary, details, outcome)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::text[])`,
+    `INSERT INTO audit_log (actor, action, subject_type, subject_id, summary, details, outcome, request_id)
+     SELECT *, $8::text FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::text[])`,
     [
       column((e) => e.actor), column((e) => e.action), column((e) => e.subject.type), column((e) => e.subject.id),
       column((e) => e.summary.slice(0, 2000)), column((e) => JSON.stringify(e.details ?? {})), column((e) => e.outcome ?? null),
+      currentRequestId(),
     ],
   )
 }

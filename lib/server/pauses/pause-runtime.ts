@@ -41,6 +41,7 @@ export async function registerHoldSource(sql: Sql, vhost: string, queue = HOLD_Q
  */
 export async function declarePauseTopology(amqpUrl: string, names: { control: string; hold: string }): Promise<void> {
   const connection = await connect(amqpUrl, { clientProperties: { connection_name: 'lazarus-topology' } })
+  // A connection error rejects the calls below, which the caller retries and logs.
   connection.on('error', () => {})
   try {
     const channel = await connection.createChannel()
@@ -48,16 +49,18 @@ export async function declarePauseTopology(amqpUrl: string, names: { control: st
     await channel.assertExchange(names.hold, 'fanout', { durable: true })
     // A missing queue closes the channel it is checked on: probe on a throw-away one.
     const probe = await connection.createChannel()
+    // The 404 that closes the probe is the answer, not a failure to report.
     probe.on('error', () => {})
     const exists = await probe.checkQueue(names.hold).then(
       () => true,
       () => false,
     )
-    if (exists) await probe.close().catch(() => {})
+    if (exists) await probe.close().catch(() => {}) // answered; a failed close leaves nothing open
     else await channel.assertQueue(names.hold, { durable: true, arguments: { 'x-single-active-consumer': true } })
     await channel.bindQueue(names.hold, names.hold, '')
     await channel.close()
   } finally {
+    // Short-lived: an error above is what counts, a failed close leaves nothing open.
     await connection.close().catch(() => {})
   }
 }

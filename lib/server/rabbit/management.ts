@@ -19,11 +19,29 @@ function endpoint(path: string): { url: string; headers: Record<string, string> 
   return { url, headers: auth ? { authorization: `Basic ${auth}` } : {} }
 }
 
-/** GET a management API path (read-only); throws `management API <path>: HTTP <status>` on a non-2xx answer. */
+/** A non-2xx answer of the management API; callers tell "not there" (404) from the rest by `status`. */
+export class ManagementApiError extends Error {
+  override name = 'ManagementApiError'
+
+  constructor(
+    readonly path: string,
+    readonly status: number,
+  ) {
+    super(`management API ${path}: HTTP ${status}`)
+  }
+}
+
+/** The management API answered that the object does not exist (a queue, an exchange, a vhost). */
+export const isManagementNotFound = (error: unknown): boolean => error instanceof ManagementApiError && error.status === 404
+
+/**
+ * GET a management API path (read-only); throws ManagementApiError on a non-2xx answer, and fetch's own errors (a
+ * TypeError, or the timeout's DOMException) when there is no answer.
+ */
 export async function getJson(path: string, timeoutMs = 2_000): Promise<unknown> {
   const { url, headers } = endpoint(path)
   const response = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) })
-  if (!response.ok) throw new Error(`management API ${path}: HTTP ${response.status}`)
+  if (!response.ok) throw new ManagementApiError(path, response.status)
   return response.json()
 }
 
@@ -39,7 +57,7 @@ export async function getQueue(vhost: string, name: string): Promise<QueueInfo |
     const q = queueInfo.parse(await getJson(`/api/queues/${encodeURIComponent(vhost)}/${encodeURIComponent(name)}`))
     return { name: q.name, vhost: q.vhost, messages: q.messages ?? null, consumers: q.consumers ?? null }
   } catch (error) {
-    if ((error as Error).message.includes('HTTP 404')) return null
+    if (isManagementNotFound(error)) return null
     throw error
   }
 }

@@ -72,7 +72,7 @@ export class BrokerLink {
           this.onChange()
         })
         if (this.closed) {
-          await model.close().catch(() => {})
+          await model.close().catch(() => {}) // stopping: the connection is not wanted, closed or not
           throw new Error('executor stopped')
         }
         this.model = model
@@ -90,6 +90,8 @@ export class BrokerLink {
 
   async close(): Promise<void> {
     this.closed = true
+    // A connect that failed was logged where it was awaited and left nothing to close; a failed close at shutdown
+    // leaves nothing open.
     const model = this.model ?? (await this.connecting?.catch(() => null))
     this.model = null
     await model?.close().catch(() => {})
@@ -166,7 +168,9 @@ export function startReplayExecutor(options: StartReplayExecutorOptions): Replay
           const transient = isConnectionError(error) || link.error !== null
           log.warn('replay job run failed; will retry', { job: job.id, error: message })
           backoff.set(job.id, Date.now() + Math.min(30_000, 1_000 * 2 ** Math.min(5, job.run_failures)))
-          await releaseLease(sql, { jobId: job.id, owner, error: message.slice(0, 1000), failed: !transient }).catch(() => {})
+          await releaseLease(sql, { jobId: job.id, owner, error: message.slice(0, 1000), failed: !transient }).catch((e: unknown) =>
+            log.warn('cannot release the replay job\'s lease; it expires by itself', { job: job.id, error: (e as Error).message }),
+          )
         },
       )
       .finally(() => {
@@ -193,7 +197,7 @@ export function startReplayExecutor(options: StartReplayExecutorOptions): Replay
       stopped = true
       unsubscribe()
       if (timer) clearTimeout(timer)
-      await ticking?.catch(() => {})
+      await ticking?.catch(() => {}) // a tick logs what fails inside it; stop only waits for one in progress to end
       await Promise.all([...runs.values()].map((run) => run.stop()))
       await link.close()
     },

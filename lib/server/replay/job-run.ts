@@ -107,6 +107,7 @@ export class JobRun {
   async stop(): Promise<void> {
     this.stopping = true
     this.wake()
+    // The run's failure is the executor's to log and count (start() in executor.ts); stop only waits for the end.
     await this.done?.catch(() => {})
   }
 
@@ -147,11 +148,12 @@ export class JobRun {
       if (!(error instanceof RunStopped)) throw error
     } finally {
       if (this.heartbeat) clearInterval(this.heartbeat)
-      await this.flushAll().catch(() => {})
+      // writeOutcomes logs its own failures and resolves: a rejection here would be a bug, not an outage.
+      await this.flushAll().catch((error: unknown) => this.log.error('replay outcomes not flushed', { job: jobId, error: (error as Error).message }))
       if (this.flushTimer) clearTimeout(this.flushTimer)
       const channel = this.channel
       this.channel = null
-      await channel?.close().catch(() => {})
+      await channel?.close().catch(() => {}) // closed or closing already when the broker went away
       if (this.stopping && !this.leaseLost) await releaseLeaseQuietly(sql, jobId, owner)
     }
   }
@@ -227,6 +229,8 @@ export class JobRun {
     const refill = () => {
       while (ahead.length < CLAIMS_AHEAD) {
         tail = tail.then((previous) => (previous === null || previous.cursor >= last || this.shouldStopPublishing() ? null : claim(previous.cursor)))
+        // Its failure is thrown where `ahead` is awaited; this only keeps a claim nobody awaits (the run stopped) from
+        // being an unhandled rejection.
         tail.catch(() => {})
         ahead.push(tail)
       }
@@ -348,6 +352,8 @@ export class JobRun {
     const returned = this.returned.get(replayId)
     this.returned.delete(replayId)
     if (error) {
+      // amqplib calls back with `new Error('message nacked')` for a basic.nack and `new Error('channel closed')` when
+      // the channel closes first: no code, no class, so its exact text is the only way to tell them apart.
       const reason =
         error.message === 'message nacked'
           ? 'nacked by the broker'
@@ -397,10 +403,11 @@ export class JobRun {
     if (known !== undefined) return known
     const exists = await this.retry(`check exchange "${name}"`, async () => {
       const probe = await (await this.ctx.link.get()).createChannel()
+      // The 404 that closes the probe is the answer (checkExchange rejects with it), not a failure to report.
       probe.on('error', () => {})
       try {
         await probe.checkExchange(name)
-        await probe.close().catch(() => {})
+        await probe.close().catch(() => {}) // answered; a failed close leaves nothing open
         return true
       } catch (error) {
         if ((error as { code?: number }).code === 404) return false
@@ -529,7 +536,7 @@ export class JobRun {
     const channel = this.channel
     this.channel = null
     this.failUnconfirmed(null, `not confirmed: no answer from the broker within ${timeout} ms${this.ctx.link.blocked ? ` (publishing blocked: ${this.ctx.link.blocked})` : ''}`)
-    void channel?.close().catch(() => {})
+    void channel?.close().catch(() => {}) // given up on already (logged above); a failed close leaves nothing open
     this.wake()
   }
 
@@ -559,7 +566,7 @@ export class JobRun {
     for (;;) {
       try {
         const value = await fn()
-        if (reported) await setJobError(this.ctx.sql, { jobId: this.job.id, owner: this.ctx.owner, error: null }).catch(() => {})
+        if (reported) await setJobError(this.ctx.sql, { jobId: this.job.id, owner: this.ctx.owner, error: null }).catch((e: unknown) => this.log.warn('cannot clear the job\'s error', { job: this.job.id, error: (e as Error).message }))
         return value
       } catch (error) {
         if (this.leaseLost || (this.stopping && !options.evenWhenStopping) || (this.stopping && delay > 2_000)) throw new RunStopped((error as Error).message)
@@ -567,7 +574,7 @@ export class JobRun {
         this.log.warn(message, { job: this.job.id, retryInMs: delay })
         if (!reported) {
           reported = true
-          await setJobError(this.ctx.sql, { jobId: this.job.id, owner: this.ctx.owner, error: message.slice(0, 1000) }).catch(() => {})
+          await setJobError(this.ctx.sql, { jobId: this.job.id, owner: this.ctx.owner, error: message.slice(0, 1000) }).catch((e: unknown) => this.log.warn('cannot record the job\'s error', { job: this.job.id, jobError: message, error: (e as Error).message }))
         }
         await this.pause(delay)
         delay = Math.min(delay * 2, 5_000)
@@ -576,6 +583,7 @@ export class JobRun {
   }
 }
 
+// Quietly: a lease not given back expires by itself (LAZARUS_REPLAY_LEASE_MS) and another run takes the job then.
 async function releaseLeaseQuietly(sql: Sql, jobId: string, owner: string): Promise<void> {
   await sql
     .query('UPDATE replay_jobs SET lease_owner = NULL, lease_expires_at = NULL, current_rate = NULL, updated_at = now() WHERE id = $1::bigint AND lease_owner = $2', [jobId, owner])

@@ -1,4 +1,5 @@
 import 'server-only'
+import { outsideRequest } from '@/lib/server/http/request-context'
 
 type Listener = () => void
 const globalForSignal = globalThis as unknown as { lazarusReplayListeners?: Set<Listener> }
@@ -14,5 +15,8 @@ export function onReplayWork(listener: Listener): () => void {
 }
 
 export function signalReplayWork(): void {
-  for (const listener of listeners) listener()
+  // The executor's work is not the request's: its log lines and audit entries must not carry the request's id.
+  outsideRequest(() => {
+    for (const listener of listeners) listener()
+  })
 }

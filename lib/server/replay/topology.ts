@@ -1,6 +1,6 @@
 import 'server-only'
 import { z } from 'zod'
-import { getJson } from '@/lib/server/rabbit/management'
+import { getJson, isManagementNotFound as is404 } from '@/lib/server/rabbit/management'
 import type { ExchangeNode } from './route-match'
 
 const exchangeSchema = z.object({
@@ -15,7 +15,6 @@ const bindingsSchema = z.array(
 const policySchema = z.object({ name: z.string(), definition: z.record(z.string(), z.unknown()) })
 
 const vhostPath = (vhost: string) => encodeURIComponent(vhost)
-const is404 = (error: unknown) => (error as Error).message.includes('HTTP 404')
 
 /** The topology a replay plan checks, read through the management API (docs/rabbitmq.md#the-management-api). */
 export type Topology = {

@@ -1,5 +1,6 @@
 import 'server-only'
 import type { Sql } from '@/lib/server/db/sql'
+import { logger } from '@/lib/server/log'
 
 export type RunRetentionOptions = {
   sql: Sql
@@ -89,7 +90,10 @@ export async function runRetention({ sql, days, batchSize = 1000, maxBatches = N
     }
     await sql.query('UPDATE retention_runs SET finished_at = now(), deleted = $2 WHERE id = $1::bigint', [run[0].id, deleted])
   } catch (error) {
-    await sql.query('UPDATE retention_runs SET finished_at = now(), deleted = $2, error = $3 WHERE id = $1::bigint', [run[0].id, deleted, (error as Error).message]).catch(() => {})
+    // The run's own error is thrown on (the retention loop logs it); not being able to record it is worth a line too.
+    await sql
+      .query('UPDATE retention_runs SET finished_at = now(), deleted = $2, error = $3 WHERE id = $1::bigint', [run[0].id, deleted, (error as Error).message])
+      .catch((e: unknown) => logger('retention').warn('cannot record the failed run in retention_runs', { run: run[0].id, error: (e as Error).message }))
     throw error
   }
   return { cutoff, deleted, batches, more }

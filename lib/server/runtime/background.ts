@@ -58,6 +58,7 @@ export function startBackground(): Promise<Background> {
 
 /** The running background workers of this process, if any (the web process may run without them). */
 export async function currentBackground(): Promise<Background | null> {
+  // A start that failed was logged where it was started (boot-web, the worker's main); here it means none runs.
   return (await globalForRuntime.lazarusBackground?.catch(() => null)) ?? null
 }
 

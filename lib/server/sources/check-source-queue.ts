@@ -2,7 +2,7 @@ import 'server-only'
 import { z } from 'zod'
 import { DRAIN_CONSUMER_TAG_PREFIX } from '@/lib/server/drainer/consumer-tag'
 import { AppError } from '@/lib/server/errors/app-error'
-import { getJson } from '@/lib/server/rabbit/management'
+import { getJson, isManagementNotFound } from '@/lib/server/rabbit/management'
 
 /** RabbitMQ renders an empty table as [] in some places and versions; read both as "no keys". */
 const table = z.preprocess((v) => (Array.isArray(v) || v === null ? {} : v), z.record(z.string(), z.unknown()))
@@ -46,7 +46,7 @@ export async function workQueueEvidence({ vhost, queue, drainedBefore }: CheckSo
   try {
     raw = await getJson(`/api/queues/${encodeURIComponent(vhost)}/${encodeURIComponent(queue)}`)
   } catch (error) {
-    if ((error as Error).message.includes('HTTP 404')) {
+    if (isManagementNotFound(error)) {
       return [{ kind: 'queue-missing', message: `queue "${queue}" does not exist on vhost "${vhost}"` }]
     }
     throw new AppError(

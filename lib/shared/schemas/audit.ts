@@ -51,6 +51,8 @@ export type AuditEntryDto = {
   summary: string
   details: Record<string, unknown>
   outcome: string | null
+  /** The API request that wrote it (its `X-Request-Id`, on its log lines too); null for engines and older entries. */
+  requestId: string | null
 }
 
 /** GET /api/audit */

@@ -1,0 +1,15 @@
+import { setLogOutput } from '@/lib/server/log'
+
+/** One line of the process logger, as JSON: what a log collector reads. */
+export type LogEntry = { level: string; time: string; scope: string; msg: string; requestId?: string } & Record<string, unknown>
+
+/** Runs `fn` with the process logger's lines collected (as JSON, whatever stdout is) instead of written to stdout. */
+export async function captureLogs<T>(fn: () => Promise<T>): Promise<{ result: T; entries: LogEntry[] }> {
+  const entries: LogEntry[] = []
+  const restore = setLogOutput({ format: 'json', write: (line) => void entries.push(JSON.parse(line) as LogEntry) })
+  try {
+    return { result: await fn(), entries }
+  } finally {
+    restore()
+  }
+}
