@@ -93,7 +93,12 @@ describe('Lazarus with least-privilege RabbitMQ users', () => {
   })
 
   it('declares the pause topology and registers the hold queue', async () => {
-    await declarePauseTopology(LAZARUS_AMQP_URL, { control: topology.control, hold: topology.hold })
+    const lazarus = await connect(LAZARUS_AMQP_URL)
+    try {
+      await declarePauseTopology(lazarus, { control: topology.control, hold: topology.hold })
+    } finally {
+      await lazarus.close()
+    }
     await registerHoldSource(db.sql, '/', topology.hold)
     const { queue } = await channel.assertQueue('', { exclusive: true })
     await channel.bindQueue(queue, topology.control, '#')

@@ -1,5 +1,7 @@
 import 'server-only'
-import { connect, type ChannelModel } from '@/lib/server/amqp/amqplib'
+import { logAmqpError, REPLY, replyCodeOf } from '@/lib/server/broker/amqp-errors'
+import { amqpVhost } from '@/lib/server/broker/amqp-url'
+import { openBrokerConnection } from '@/lib/server/broker/connection'
 import type { Config } from '@/lib/server/config'
 import type { Sql } from '@/lib/server/db/sql'
 import { entityKeyRuleSchema } from '@/lib/shared/schemas/source'
@@ -29,21 +31,18 @@ const log = logger('drainer')
 
 /**
  * Keeps one consumer per enabled source on a dedicated connection (draining never shares a connection
- * with publishing: a blocked publisher must not stall consumption). Reconnects with backoff after a broker
- * restart, restarts consumers whose queue disappeared once it exists again, and picks up sources added
- * through the API by any process.
+ * with publishing: a blocked publisher must not stall consumption). The connection recovers on its own
+ * (lib/server/broker) and the consumers start again on the new one; consumers whose queue disappeared are
+ * restarted once it exists again, and sources added through the API by any process are picked up.
  */
 export function startDrainer(options: StartDrainerOptions): Drainer {
   const { sql, config } = options
   const reconcileMs = options.reconcileMs ?? 5_000
+  const vhost = amqpVhost(config.AMQP_URL)
   const consumers = new Map<string, SourceConsumer>()
   const errors = new Map<string, string | null>()
-  let connection: ChannelModel | null = null
-  let connecting: Promise<void> | null = null
-  let state: DrainerState = 'starting'
-  let brokerError: string | null = null
+  const broker = openBrokerConnection({ url: config.AMQP_URL, name: options.connectionName ?? 'lazarus-drainer' })
   let stopped = false
-  let reconnectDelay = 500
   let timer: NodeJS.Timeout | null = null
 
   const recordError = (source: DrainSource, message: string | null) => {
@@ -59,39 +58,16 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
       .catch((error: unknown) => log.warn('cannot record the source\'s error in sources.last_error', { queue: source.queue, sourceError: message, error: (error as Error).message }))
   }
 
-  async function ensureConnection(): Promise<ChannelModel | null> {
-    if (connection) return connection
-    connecting ??= (async () => {
-      try {
-        const model = await connect(config.AMQP_URL, { clientProperties: { connection_name: options.connectionName ?? 'lazarus-drainer' } })
-        model.on('error', (error: Error) => log.warn('connection error', { error: error.message }))
-        model.on('close', () => {
-          if (connection !== model) return
-          connection = null
-          consumers.clear()
-          if (!stopped) {
-            state = 'broker-unavailable'
-            brokerError = 'connection to RabbitMQ lost'
-            log.warn('connection lost; reconnecting')
-            schedule(reconnectDelay)
-          }
-        })
-        connection = model
-        state = 'running'
-        brokerError = null
-        reconnectDelay = 500
-        log.info('connected to RabbitMQ')
-      } catch (error) {
-        state = 'broker-unavailable'
-        brokerError = (error as Error).message
-        reconnectDelay = Math.min(reconnectDelay * 2, 10_000)
-        log.warn('cannot connect to RabbitMQ', { error: brokerError, retryInMs: reconnectDelay })
-      } finally {
-        connecting = null
-      }
-    })()
-    await connecting
-    return connection
+  // The consumers' channels closed with the connection (each ends itself); they start again once it is back.
+  const offDisconnect = broker.on('disconnect', () => consumers.clear())
+  const offConnect = broker.on('connect', () => schedule(0))
+
+  function state(): { state: DrainerState; brokerError: string | null } {
+    if (stopped) return { state: 'stopped', brokerError: null }
+    const { state, error } = broker.status()
+    if (state === 'connected') return { state: 'running', brokerError: null }
+    if (state === 'idle' || state === 'connecting') return { state: 'starting', brokerError: null }
+    return { state: 'broker-unavailable', brokerError: error }
   }
 
   async function loadSources(): Promise<DrainSource[]> {
@@ -105,9 +81,7 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
   }
 
   async function reconcile(): Promise<void> {
-    if (stopped) return
-    const model = await ensureConnection()
-    if (!model) return
+    if (stopped || !broker.connected) return
     let sources: DrainSource[]
     try {
       sources = await loadSources()
@@ -130,13 +104,13 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
         continue
       }
       // One connection serves one vhost: the one AMQP_URL names.
-      if (source.vhost !== vhostOf(config.AMQP_URL)) {
-        recordError(source, `vhost "${source.vhost}" is not drained: AMQP_URL connects to vhost "${vhostOf(config.AMQP_URL)}"`)
+      if (source.vhost !== vhost) {
+        recordError(source, `vhost "${source.vhost}" is not drained: AMQP_URL connects to vhost "${vhost}"`)
         continue
       }
       const consumer = new SourceConsumer({
         source,
-        connection: model,
+        broker,
         sql,
         log,
         batchSize: config.LAZARUS_DRAIN_BATCH,
@@ -158,7 +132,7 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
         consumers.delete(source.id)
         await consumer.close('start failed')
         const message = describeConsumeFailure(error, source.queue)
-        if (errors.get(source.id) !== message) log.warn('cannot drain source', { queue: source.queue, error: message, reply: (error as Error).message })
+        if (errors.get(source.id) !== message) logAmqpError('cannot drain source', error, { queue: source.queue, reason: message })
         recordError(source, message)
       }
     }
@@ -174,7 +148,7 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
       } catch (error) {
         log.error('reconcile failed', { error: (error as Error).message })
       }
-      schedule(connection ? reconcileMs : reconnectDelay)
+      schedule(reconcileMs)
     }, ms)
   }
 
@@ -182,8 +156,7 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
 
   return {
     status: () => ({
-      state,
-      brokerError,
+      ...state(),
       sources: [...consumers.values()].map((c) => {
         const id = [...consumers.entries()].find(([, v]) => v === c)?.[0] ?? ''
         return { id, queue: c.queue, draining: true, stored: c.stored, error: errors.get(id) ?? null }
@@ -192,33 +165,27 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
     reconcile,
     async stop() {
       stopped = true
+      offConnect()
+      offDisconnect()
       if (timer) clearTimeout(timer)
       // A consumer that cannot write what it holds leaves it unacked: the broker requeues it when the connection closes.
       await Promise.all([...consumers.values()].map((c) => c.stop().catch((error: unknown) => log.warn('consumer did not stop cleanly; unwritten deliveries go back to the queue', { queue: c.queue, error: (error as Error).message }))))
       consumers.clear()
-      state = 'stopped'
-      const model = connection
-      connection = null
-      // Fails only when the broker dropped it already: closed either way.
-      if (model) await model.close().catch(() => {})
+      await broker.close()
     },
   }
 }
 
-function vhostOf(amqpUrl: string): string {
-  const path = new URL(amqpUrl).pathname
-  return path.length > 1 ? decodeURIComponent(path.slice(1)) : '/'
-}
-
-/**
- * Broker replies to basic.consume, said in an operator's words (the raw reply stays in the log line). amqplib puts the
- * AMQP reply code on every error from a channel the broker closed (`code`: 404 NOT_FOUND, 403 ACCESS_REFUSED, 405
- * RESOURCE_LOCKED); anything else is shown as it is.
- */
+/** Broker replies to basic.consume, said in an operator's words (the raw reply stays in the log line). */
 export function describeConsumeFailure(error: unknown, queue: string): string {
-  const code = (error as { code?: unknown })?.code
-  if (code === 404) return `queue "${queue}" does not exist (deleted, or not declared yet)`
-  if (code === 403) return `access to queue "${queue}" refused: the broker user may not consume from it`
-  if (code === 405) return `queue "${queue}" is exclusive to another connection`
-  return (error as Error)?.message ?? String(error)
+  switch (replyCodeOf(error)) {
+    case REPLY.NOT_FOUND:
+      return `queue "${queue}" does not exist (deleted, or not declared yet)`
+    case REPLY.ACCESS_REFUSED:
+      return `access to queue "${queue}" refused: the broker user may not consume from it`
+    case REPLY.RESOURCE_LOCKED:
+      return `queue "${queue}" is exclusive to another connection`
+    default:
+      return (error as Error)?.message ?? String(error)
+  }
 }

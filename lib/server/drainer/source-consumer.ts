@@ -1,5 +1,7 @@
 import 'server-only'
-import type { Channel, ChannelModel, ConsumeMessage } from '@/lib/server/amqp/amqplib'
+import type { Channel, ConsumeMessage } from '@/lib/server/amqp/amqplib'
+import { logAmqpError } from '@/lib/server/broker/amqp-errors'
+import type { BrokerConnection } from '@/lib/server/broker/connection'
 import type { Sql } from '@/lib/server/db/sql'
 import { isConnectionError, isRetryableSqlError } from '@/lib/server/db/sql'
 import { buildRow } from '@/lib/server/ingest/build-row'
@@ -13,7 +15,7 @@ export type DrainSource = { id: string; vhost: string; queue: string; entityKey:
 
 export type SourceConsumerOptions = {
   source: DrainSource
-  connection: ChannelModel
+  broker: BrokerConnection
   sql: Sql
   log: Logger
   batchSize: number
@@ -78,12 +80,12 @@ export class SourceConsumer {
   }
 
   async start(): Promise<void> {
-    const { connection, source, prefetch, log } = this.options
-    const exists = await queueExists(connection, source.queue)
+    const { broker, source, prefetch, log } = this.options
+    // Consuming from a missing queue would close the channel: checked on a throw-away one first.
+    const exists = await broker.queueExists(source.queue)
     if (!exists) throw new Error(`queue "${source.queue}" does not exist on vhost "${source.vhost}"`)
-    const channel = await connection.createChannel()
+    const channel = await broker.createChannel({ context: { queue: source.queue } })
     this.channel = channel
-    channel.on('error', (error: Error) => log.warn('channel error', { queue: source.queue, error: error.message }))
     channel.on('close', () => this.end('channel closed'))
     await channel.prefetch(prefetch)
     await this.consume()
@@ -239,7 +241,7 @@ export class SourceConsumer {
   private async resumeIfThrottled(): Promise<void> {
     if (!this.throttled || this.pendingBytes >= PENDING_BYTES_LOW || this.outageSince !== null || this.ended) return
     this.throttled = false
-    await this.consume().catch((error) => this.options.log.warn('re-consume failed', { error: (error as Error).message }))
+    await this.consume().catch((error) => logAmqpError('re-consume failed', error, { queue: this.queue }))
   }
 
   private async storeWithRetry(batch: Pending[]): Promise<boolean> {
@@ -253,7 +255,7 @@ export class SourceConsumer {
           log.info('database is back; resuming', { queue: source.queue })
           this.outageSince = null
           this.options.onError(null)
-          await this.consume().catch((error) => log.warn('re-consume failed', { error: (error as Error).message }))
+          await this.consume().catch((error) => logAmqpError('re-consume failed', error, { queue: source.queue }))
         }
         return true
       } catch (error) {
@@ -343,21 +345,6 @@ export function degradeRow(row: IngestRow, error: Error): IngestRow {
     headersJson: JSON.stringify({ 'x-lazarus-unstorable-headers': { t: 'x', b64: rawHeaders } }),
     propertiesJson: row.propertiesJson.includes('\\u') ? '{}' : row.propertiesJson,
     flags: [...row.flags, 'stored-degraded', `store-error: ${error.message}`.slice(0, 200)],
-  }
-}
-
-async function queueExists(connection: ChannelModel, queue: string): Promise<boolean> {
-  // A missing queue closes the channel (404), so probe on a throw-away one.
-  const probe = await connection.createChannel()
-  // The 404 that closes the probe is the answer (checkQueue rejects with it), not a failure to report.
-  probe.on('error', () => {})
-  try {
-    await probe.checkQueue(queue)
-    // The probe has answered; a close that fails leaves nothing open.
-    await probe.close().catch(() => {})
-    return true
-  } catch {
-    return false
   }
 }
 

@@ -1,5 +1,5 @@
 import 'server-only'
-import { connect } from '@/lib/server/amqp/amqplib'
+import { BrokerConnection } from '@/lib/server/broker/connection'
 import { getConfig } from '@/lib/server/config'
 import { getDb } from '@/lib/server/db'
 import { currentBackground } from '@/lib/server/runtime/background'
@@ -13,15 +13,19 @@ export type Health = {
 }
 
 let brokerCache: { at: number; value: Health['broker'] } | null = null
+const globalForHealth = globalThis as unknown as { lazarusHealthBroker?: BrokerConnection }
 
+/**
+ * A channel opened and closed on the process's health connection, at most every 5 seconds: the broker answered
+ * within 3. The connection stays open and recovers on its own (a probe polled every few seconds must not open and
+ * close a connection each time: RabbitMQ's connection churn).
+ */
 async function checkBroker(): Promise<Health['broker']> {
   if (brokerCache && Date.now() - brokerCache.at < 5_000) return brokerCache.value
   let value: Health['broker']
   try {
-    const model = await withTimeout(connect(getConfig().AMQP_URL, { clientProperties: { connection_name: 'lazarus-health' } }), 3_000)
-    // The probe is whether it connected; what happens to the connection afterwards is not the broker's health.
-    model.on('error', () => {})
-    await model.close().catch(() => {})
+    const broker = (globalForHealth.lazarusHealthBroker ??= new BrokerConnection({ url: getConfig().AMQP_URL, name: 'lazarus-health' }))
+    await withTimeout(broker.withChannel(async () => {}, { waitMs: 3_000 }), 3_000)
     value = { ok: true, error: null }
   } catch (error) {
     value = { ok: false, error: (error as Error).message }

@@ -1,6 +1,7 @@
 import 'server-only'
-import { connect, type ChannelModel, type ConfirmChannel } from '@/lib/server/amqp/amqplib'
-import { getConfig } from '@/lib/server/config'
+import type { ConfirmChannel } from '@/lib/server/amqp/amqplib'
+import { BrokerConnection } from '@/lib/server/broker/connection'
+import { getConfig, type Config } from '@/lib/server/config'
 import { outsideRequest } from '@/lib/server/http/request-context'
 import { logger } from '@/lib/server/log'
 import type { ControlEvent } from '@/lib/shared/schemas/pause'
@@ -8,40 +9,46 @@ import type { ControlEvent } from '@/lib/shared/schemas/pause'
 const log = logger('pauses')
 const CONFIRM_TIMEOUT_MS = 5_000
 
-type Publisher = { connection: ChannelModel; channel: ConfirmChannel; exchange: string }
-const globalForControl = globalThis as unknown as { lazarusControlPublisher?: Promise<Publisher> | null }
+type Control = { broker: BrokerConnection; exchange: string; channel: Promise<ConfirmChannel> | null }
+const globalForControl = globalThis as unknown as { lazarusControl?: Control | null }
 
-function openPublisher(): Promise<Publisher> {
-  // Opened by whichever request publishes first, then shared: its connection's log lines belong to no request.
-  globalForControl.lazarusControlPublisher ??= outsideRequest(async () => {
-    const config = getConfig()
-    const exchange = config.LAZARUS_CONTROL_EXCHANGE
-    const connection = await connect(config.AMQP_URL, { clientProperties: { connection_name: 'lazarus-control' } })
-    const reset = () => {
-      globalForControl.lazarusControlPublisher = null
+type ControlConfig = Pick<Config, 'AMQP_URL' | 'LAZARUS_CONTROL_EXCHANGE'>
+
+function control(config: ControlConfig = getConfig()): Control {
+  if (!globalForControl.lazarusControl) {
+    globalForControl.lazarusControl = {
+      // Made by whichever caller comes first (often a request), then shared: its log lines belong to no request.
+      broker: outsideRequest(() => new BrokerConnection({ url: config.AMQP_URL, name: 'lazarus-control' })),
+      exchange: config.LAZARUS_CONTROL_EXCHANGE,
+      channel: null,
     }
-    connection.on('error', (error: Error) => log.warn('control connection error', { error: error.message }))
-    connection.on('close', reset)
-    try {
-      const channel = await connection.createConfirmChannel()
-      channel.on('error', (error: Error) => log.warn('control channel error', { error: error.message }))
-      channel.on('close', () => {
-        reset()
-        // The channel's error was logged; the connection goes with it and may be closing already.
-        void connection.close().catch(() => {})
-      })
-      // Idempotent, and cheap once per channel: a missing exchange would close the channel on every publish.
-      await channel.assertExchange(exchange, 'topic', { durable: true })
-      return { connection, channel, exchange }
-    } catch (error) {
-      await connection.close().catch(() => {}) // the error thrown below is what counts
-      throw error
-    }
-  }).catch((error) => {
-    globalForControl.lazarusControlPublisher = null
-    throw error
+  }
+  return globalForControl.lazarusControl
+}
+
+/**
+ * The process's connection for the pause side, made with the first caller's configuration: control events go out on
+ * it, and the pause runtime's setup hook declares the pause topology on it after every reconnection (pause-runtime.ts).
+ */
+export function controlConnection(config?: ControlConfig): BrokerConnection {
+  return control(config).broker
+}
+
+function publisherChannel(target: Control): Promise<ConfirmChannel> {
+  const opening = (target.channel ??= (async () => {
+    const channel = await target.broker.createConfirmChannel({ context: { exchange: target.exchange } })
+    channel.on('close', () => {
+      if (target.channel === opening) target.channel = null
+    })
+    // Idempotent, and cheap once per channel: a missing exchange (deleted while Lazarus stayed connected) would close
+    // the channel on every publish.
+    await channel.assertExchange(target.exchange, 'topic', { durable: true })
+    return channel
+  })())
+  opening.catch(() => {
+    if (target.channel === opening) target.channel = null
   })
-  return globalForControl.lazarusControlPublisher
+  return opening
 }
 
 /**
@@ -53,9 +60,10 @@ export async function publishControlEvents(events: ControlEvent[]): Promise<void
   if (events.length === 0) return
   const ordered = [...events].sort((a, b) => a.version - b.version)
   try {
-    const { channel, exchange } = await openPublisher()
+    const target = control()
+    const channel = await publisherChannel(target)
     for (const event of ordered) {
-      channel.publish(exchange, event.type, Buffer.from(JSON.stringify(event)), {
+      channel.publish(target.exchange, event.type, Buffer.from(JSON.stringify(event)), {
         contentType: 'application/json',
         type: `lazarus.${event.type}`,
         timestamp: Math.floor(Date.now() / 1000),
@@ -74,12 +82,9 @@ export async function publishControlEvents(events: ControlEvent[]): Promise<void
   }
 }
 
-/** Closes the process's control-event connection (shutdown, tests). */
+/** Closes the process's control connection (shutdown, tests). */
 export async function closeControlPublisher(): Promise<void> {
-  const publisher = globalForControl.lazarusControlPublisher
-  globalForControl.lazarusControlPublisher = null
-  // A publisher that never opened has nothing to close (its failure was logged by the publish that tried); a close
-  // that fails at shutdown leaves nothing open.
-  const opened = await publisher?.catch(() => null)
-  await opened?.connection.close().catch(() => {})
+  const target = globalForControl.lazarusControl
+  globalForControl.lazarusControl = null
+  await target?.broker.close()
 }

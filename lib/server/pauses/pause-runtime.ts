@@ -1,10 +1,11 @@
 import 'server-only'
-import { connect } from '@/lib/server/amqp/amqplib'
+import { amqpVhost } from '@/lib/server/broker/amqp-url'
+import { queueExists, withChannel, type ChannelSource } from '@/lib/server/broker/probe'
 import type { Config } from '@/lib/server/config'
 import type { Sql } from '@/lib/server/db/sql'
 import { logger } from '@/lib/server/log'
 import { HOLD_QUEUE } from '@/lib/guard/protocol'
-import { closeControlPublisher } from './control-events'
+import { closeControlPublisher, controlConnection } from './control-events'
 import { releaseStragglers } from './release-stragglers'
 
 const log = logger('pauses')
@@ -16,11 +17,6 @@ export type StartPauseRuntimeOptions = {
   config: Pick<Config, 'AMQP_URL' | 'LAZARUS_CONTROL_EXCHANGE' | 'LAZARUS_HOLD_QUEUE'>
   /** How often held messages whose pause ended are looked for. */
   sweepMs?: number
-}
-
-export function vhostOf(amqpUrl: string): string {
-  const path = new URL(amqpUrl).pathname
-  return path.length > 1 ? decodeURIComponent(path.slice(1)) : '/'
 }
 
 /** Registers lazarus.hold as a source of kind 'hold' (the drainer stores its deliveries with status 'held'). */
@@ -39,35 +35,19 @@ export async function registerHoldSource(sql: Sql, vhost: string, queue = HOLD_Q
  * at a time and held messages are stored in the order guards held them. An existing queue is left as it is (an
  * operator may have declared it as a quorum queue; re-declaring with other arguments would fail).
  */
-export async function declarePauseTopology(amqpUrl: string, names: { control: string; hold: string }): Promise<void> {
-  const connection = await connect(amqpUrl, { clientProperties: { connection_name: 'lazarus-topology' } })
-  // A connection error rejects the calls below, which the caller retries and logs.
-  connection.on('error', () => {})
-  try {
-    const channel = await connection.createChannel()
+export async function declarePauseTopology(connection: ChannelSource, names: { control: string; hold: string }): Promise<void> {
+  await withChannel(connection, async (channel) => {
     await channel.assertExchange(names.control, 'topic', { durable: true })
     await channel.assertExchange(names.hold, 'fanout', { durable: true })
-    // A missing queue closes the channel it is checked on: probe on a throw-away one.
-    const probe = await connection.createChannel()
-    // The 404 that closes the probe is the answer, not a failure to report.
-    probe.on('error', () => {})
-    const exists = await probe.checkQueue(names.hold).then(
-      () => true,
-      () => false,
-    )
-    if (exists) await probe.close().catch(() => {}) // answered; a failed close leaves nothing open
-    else await channel.assertQueue(names.hold, { durable: true, arguments: { 'x-single-active-consumer': true } })
+    if (!(await queueExists(connection, names.hold))) await channel.assertQueue(names.hold, { durable: true, arguments: { 'x-single-active-consumer': true } })
     await channel.bindQueue(names.hold, names.hold, '')
-    await channel.close()
-  } finally {
-    // Short-lived: an error above is what counts, a failed close leaves nothing open.
-    await connection.close().catch(() => {})
-  }
+  })
 }
 
 /**
- * The pause side of the background workers: registers the hold source, declares the topology (retrying until the
- * broker answers), and sweeps held messages whose pause ended into release jobs.
+ * The pause side of the background workers: registers the hold source, declares the topology on the control connection
+ * (again after every reconnection, so a deleted exchange or queue comes back; retried until the broker takes it), and
+ * sweeps held messages whose pause ended into release jobs.
  */
 export async function startPauseRuntime({ sql, config, sweepMs = 2_000 }: StartPauseRuntimeOptions): Promise<PauseRuntime> {
   let stopped = false
@@ -81,23 +61,11 @@ export async function startPauseRuntime({ sql, config, sweepMs = 2_000 }: StartP
   }
 
   const names = { control: config.LAZARUS_CONTROL_EXCHANGE, hold: config.LAZARUS_HOLD_QUEUE }
-  await registerHoldSource(sql, vhostOf(config.AMQP_URL), names.hold)
+  await registerHoldSource(sql, amqpVhost(config.AMQP_URL), names.hold)
 
-  const topologyReady = new Promise<void>((resolve) => {
-    let delay = 500
-    const attempt = async () => {
-      if (stopped) return resolve()
-      try {
-        await declarePauseTopology(config.AMQP_URL, names)
-        log.info('pause topology declared', names)
-        resolve()
-      } catch (error) {
-        log.warn('cannot declare the pause topology yet; retrying', { error: (error as Error).message, retryInMs: delay })
-        later(delay, () => void attempt())
-        delay = Math.min(delay * 2, 10_000)
-      }
-    }
-    void attempt()
+  const topology = controlConnection(config).addSetup('pause topology', async (connection) => {
+    await declarePauseTopology(connection, names)
+    log.info('pause topology declared', names)
   })
 
   const sweep = async () => {
@@ -113,9 +81,10 @@ export async function startPauseRuntime({ sql, config, sweepMs = 2_000 }: StartP
   later(sweepMs, () => void sweep())
 
   return {
-    topologyReady,
+    topologyReady: topology.ready,
     async stop() {
       stopped = true
+      topology.remove()
       for (const timer of timers) clearTimeout(timer)
       timers.clear()
       await closeControlPublisher()

@@ -1,7 +1,8 @@
 import 'server-only'
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
-import { connect, type ChannelModel } from '@/lib/server/amqp/amqplib'
+import { backoffDelay } from '@/lib/server/broker/backoff'
+import { BrokerConnection } from '@/lib/server/broker/connection'
 import type { Sql } from '@/lib/server/db/sql'
 import { isConnectionError } from '@/lib/server/db/sql'
 import { logger } from '@/lib/server/log'
@@ -11,6 +12,9 @@ import { replaySettings, type ReplaySettings } from './replay-settings'
 import { onReplayWork } from './replay-signal'
 
 const log = logger('replay')
+
+/** A job whose run failed here is not claimed again by this executor for 1, 2, 4 … up to 30 seconds. */
+const RUN_BACKOFF = { initialMs: 1_000, maxMs: 30_000, jitter: 0 }
 
 export type ReplayExecutorStatus = {
   state: 'idle' | 'running' | 'stopped'
@@ -32,73 +36,6 @@ export type StartReplayExecutorOptions = {
 }
 
 /**
- * The executor's own broker connection (never the drainer's: a publisher blocked by a resource alarm must not stall
- * draining, docs/rabbitmq.md#connections-and-channels). Connects on demand, forgets a closed connection, and reports
- * 'blocked'.
- */
-export class BrokerLink {
-  private model: ChannelModel | null = null
-  private connecting: Promise<ChannelModel> | null = null
-  blocked: string | null = null
-  error: string | null = null
-  private closed = false
-
-  constructor(
-    private readonly url: string,
-    private readonly name: string,
-    private readonly onChange: () => void,
-  ) {}
-
-  async get(): Promise<ChannelModel> {
-    if (this.closed) throw new Error('executor stopped')
-    if (this.model) return this.model
-    this.connecting ??= (async () => {
-      try {
-        const model = await connect(this.url, { clientProperties: { connection_name: this.name } })
-        model.on('error', (error: Error) => log.warn('replay connection error', { error: error.message }))
-        model.on('close', () => {
-          if (this.model === model) this.model = null
-          this.blocked = null
-          this.onChange()
-        })
-        model.on('blocked', (reason: string) => {
-          this.blocked = reason || 'blocked'
-          log.warn('broker blocks publishing', { reason })
-          this.onChange()
-        })
-        model.on('unblocked', () => {
-          this.blocked = null
-          log.info('broker unblocked publishing')
-          this.onChange()
-        })
-        if (this.closed) {
-          await model.close().catch(() => {}) // stopping: the connection is not wanted, closed or not
-          throw new Error('executor stopped')
-        }
-        this.model = model
-        this.error = null
-        return model
-      } catch (error) {
-        this.error = (error as Error).message
-        throw error
-      } finally {
-        this.connecting = null
-      }
-    })()
-    return this.connecting
-  }
-
-  async close(): Promise<void> {
-    this.closed = true
-    // A connect that failed was logged where it was awaited and left nothing to close; a failed close at shutdown
-    // leaves nothing open.
-    const model = this.model ?? (await this.connecting?.catch(() => null))
-    this.model = null
-    await model?.close().catch(() => {})
-  }
-}
-
-/**
  * Runs replay jobs from PostgreSQL. Any number of executors (one per web or worker process) share the work: each
  * claims a job with a lease it renews while publishing; a job whose lease expired (its worker crashed) is taken over
  * by the next executor that looks. Started by lib/server/runtime/background.ts next to the drainer.
@@ -115,9 +52,13 @@ export function startReplayExecutor(options: StartReplayExecutorOptions): Replay
   let ticking: Promise<void> | null = null
   let again = false
 
-  const link = new BrokerLink(settings.amqpUrl, options.connectionName ?? 'lazarus-replay', () => {
+  // The executor's own connection, never the drainer's: RabbitMQ blocks a publishing connection under a resource
+  // alarm, and draining must go on meanwhile. Opened by the first job's first channel.
+  const broker = new BrokerConnection({ url: settings.amqpUrl, name: options.connectionName ?? 'lazarus-replay' })
+  const wakeRuns = () => {
     for (const run of runs.values()) run.wake()
-  })
+  }
+  const unwatch = (['connect', 'disconnect', 'blocked', 'unblocked'] as const).map((event) => broker.on(event, wakeRuns))
 
   const schedule = (ms: number) => {
     if (stopped) return
@@ -157,7 +98,7 @@ export function startReplayExecutor(options: StartReplayExecutorOptions): Replay
 
   function start(job: JobRow): void {
     log.info('replay job claimed', { job: job.id, kind: job.kind })
-    const run = new JobRun({ sql, settings, owner, link, log }, job)
+    const run = new JobRun({ sql, settings, owner, broker, log }, job)
     runs.set(job.id, run)
     void run
       .run()
@@ -165,9 +106,9 @@ export function startReplayExecutor(options: StartReplayExecutorOptions): Replay
         () => backoff.delete(job.id),
         async (error: unknown) => {
           const message = (error as Error).message ?? String(error)
-          const transient = isConnectionError(error) || link.error !== null
+          const transient = isConnectionError(error) || broker.status().error !== null
           log.warn('replay job run failed; will retry', { job: job.id, error: message })
-          backoff.set(job.id, Date.now() + Math.min(30_000, 1_000 * 2 ** Math.min(5, job.run_failures)))
+          backoff.set(job.id, Date.now() + backoffDelay(RUN_BACKOFF, job.run_failures + 1))
           await releaseLease(sql, { jobId: job.id, owner, error: message.slice(0, 1000), failed: !transient }).catch((e: unknown) =>
             log.warn('cannot release the replay job\'s lease; it expires by itself', { job: job.id, error: (e as Error).message }),
           )
@@ -188,8 +129,8 @@ export function startReplayExecutor(options: StartReplayExecutorOptions): Replay
       state: stopped ? 'stopped' : runs.size > 0 ? 'running' : 'idle',
       owner,
       jobs: [...runs.keys()],
-      blocked: link.blocked,
-      brokerError: link.error,
+      blocked: broker.blocked,
+      brokerError: broker.status().error,
     }),
     wake: () => void tick(),
     async stop() {
@@ -199,7 +140,8 @@ export function startReplayExecutor(options: StartReplayExecutorOptions): Replay
       if (timer) clearTimeout(timer)
       await ticking?.catch(() => {}) // a tick logs what fails inside it; stop only waits for one in progress to end
       await Promise.all([...runs.values()].map((run) => run.stop()))
-      await link.close()
+      for (const off of unwatch) off()
+      await broker.close()
     },
   }
 }

@@ -1,11 +1,12 @@
 import 'server-only'
 import { IllegalOperationError, type ConfirmChannel, type ConsumeMessage } from '@/lib/server/amqp/amqplib'
 import { publishHeadersSlot } from '@/lib/server/amqp/typed-fields'
+import { Backoff } from '@/lib/server/broker/backoff'
+import type { BrokerConnection } from '@/lib/server/broker/connection'
 import type { Sql } from '@/lib/server/db/sql'
 import type { Logger } from '@/lib/server/log'
 import { recordAudit } from '@/lib/server/audit/record-audit'
 import { appendReleaseItems, resumeJobPauses } from '@/lib/server/pauses/job-pauses'
-import type { BrokerLink } from './executor'
 import {
   claimItems,
   closeOpenItems,
@@ -24,7 +25,7 @@ import type { ReplaySettings } from './replay-settings'
 import { InFlightWindow } from './in-flight-window'
 import { RateMeter, TokenBucket } from './token-bucket'
 
-export type JobRunContext = { sql: Sql; settings: ReplaySettings; owner: string; link: BrokerLink; log: Logger }
+export type JobRunContext = { sql: Sql; settings: ReplaySettings; owner: string; broker: BrokerConnection; log: Logger }
 
 /**
  * Items claimed per query (and fewer for slow jobs, so what counts as in flight stays close to what really is), and the most
@@ -43,6 +44,10 @@ const MAX_RUN_FAILURES = 5
 const STOP_GRACE_MS = 5_000
 /** Outcome batches written at the same time (database connections one job uses for them). */
 const MAX_FLUSHES = 2
+/** Retries of a read, write or channel while the database or the broker is away. */
+const RETRY_BACKOFF = { initialMs: 250, maxMs: 5_000 }
+/** On shutdown, outcome writes get this many retries (about 4 s) before the items are left to the next run. */
+const RETRIES_WHEN_STOPPING = 4
 
 type InFlight = { seq: number; groupId: string; sourceId: string; channel: ConfirmChannel; at: number }
 
@@ -66,6 +71,8 @@ class RunStopped extends Error {
 export class JobRun {
   private channel: ConfirmChannel | null = null
   private readonly unconfirmed = new Map<string, InFlight>()
+  /** Channels that closed: amqplib fails their unconfirmed publishes with the same kind of error as a nack. */
+  private readonly closedChannels = new WeakSet<ConfirmChannel>()
   private readonly returned = new Map<string, string>()
   private settled: ItemOutcome[] = []
   private readonly flushes = new Set<Promise<void>>()
@@ -290,7 +297,7 @@ export class JobRun {
   /** Everything a publish needs now: a channel, no block or drain, a fresh lease, room in the window, a rate token. */
   private readyToPublish(): boolean {
     const { settings } = this.ctx
-    if (this.shouldStopPublishing() || !this.channel || this.ctx.link.blocked !== null || this.drainWait) return false
+    if (this.shouldStopPublishing() || !this.channel || this.ctx.broker.blocked !== null || this.drainWait) return false
     if (Date.now() - this.lastRenewal >= settings.leaseMs * 0.75) return false
     if (this.window.closed(this.unconfirmed.size) || this.settled.length >= settings.window * 4) return false
     return this.bucket.take() === 0
@@ -306,7 +313,7 @@ export class JobRun {
         continue
       }
       const leaseFresh = Date.now() - this.lastRenewal < settings.leaseMs * 0.75
-      if (this.ctx.link.blocked !== null || this.drainWait || !leaseFresh || this.window.closed(this.unconfirmed.size) || this.settled.length >= settings.window * 4) {
+      if (this.ctx.broker.blocked !== null || this.drainWait || !leaseFresh || this.window.closed(this.unconfirmed.size) || this.settled.length >= settings.window * 4) {
         await this.pause(100)
         continue
       }
@@ -352,12 +359,9 @@ export class JobRun {
     const returned = this.returned.get(replayId)
     this.returned.delete(replayId)
     if (error) {
-      // amqplib calls back with `new Error('message nacked')` for a basic.nack and `new Error('channel closed')` when
-      // the channel closes first: no code, no class, so its exact text is the only way to tell them apart.
-      const reason =
-        error.message === 'message nacked'
-          ? 'nacked by the broker'
-          : `not confirmed: channel closed${this.lastChannelError ? ` (${this.lastChannelError})` : ''}`
+      const reason = this.closedChannels.has(pending.channel)
+        ? `not confirmed: channel closed${this.lastChannelError ? ` (${this.lastChannelError})` : ''}`
+        : 'nacked by the broker'
       this.settle({ seq: pending.seq, groupId: pending.groupId, sourceId: pending.sourceId, status: 'failed', error: reason, publishedAt: pending.at })
     } else if (returned !== undefined) {
       this.settle({ seq: pending.seq, groupId: pending.groupId, sourceId: pending.sourceId, status: 'unroutable', error: returned, publishedAt: pending.at })
@@ -368,12 +372,12 @@ export class JobRun {
   }
 
   private async openChannel(): Promise<void> {
-    const channel = await this.retry('open a publishing channel', async () => (await this.ctx.link.get()).createConfirmChannel())
+    const channel = await this.retry('open a publishing channel', () => this.ctx.broker.createConfirmChannel({ context: { job: this.job.id } }))
     this.lastChannelError = null
-    channel.on('error', (error: Error) => {
-      this.lastChannelError = error.message
-      this.log.warn('replay channel error', { job: this.job.id, error: error.message })
-    })
+    // Logged by the broker layer; kept for the reason of the publishes the close fails.
+    channel.on('error', (error: Error) => (this.lastChannelError = error.message))
+    // Ahead of amqplib's own listener, which fails the unconfirmed publishes as it runs.
+    channel.prependListener('close', () => this.closedChannels.add(channel))
     channel.on('close', () => {
       if (this.channel === channel) this.channel = null
       // A 404 (exchange deleted) closes the channel: check exchanges again before publishing to them.
@@ -401,19 +405,7 @@ export class JobRun {
     if (name === '') return true
     const known = this.exchanges.get(name)
     if (known !== undefined) return known
-    const exists = await this.retry(`check exchange "${name}"`, async () => {
-      const probe = await (await this.ctx.link.get()).createChannel()
-      // The 404 that closes the probe is the answer (checkExchange rejects with it), not a failure to report.
-      probe.on('error', () => {})
-      try {
-        await probe.checkExchange(name)
-        await probe.close().catch(() => {}) // answered; a failed close leaves nothing open
-        return true
-      } catch (error) {
-        if ((error as { code?: number }).code === 404) return false
-        throw error
-      }
-    })
+    const exists = await this.retry(`check exchange "${name}"`, () => this.ctx.broker.exchangeExists(name))
     this.exchanges.set(name, exists)
     return exists
   }
@@ -532,10 +524,10 @@ export class JobRun {
     const oldest = this.unconfirmed.values().next().value as InFlight | undefined
     const timeout = this.ctx.settings.confirmTimeoutMs
     if (!oldest || Date.now() - oldest.at < timeout) return
-    this.log.warn('replay confirm timeout; closing the channel', { job: this.job.id, unconfirmed: this.unconfirmed.size, blocked: this.ctx.link.blocked })
+    this.log.warn('replay confirm timeout; closing the channel', { job: this.job.id, unconfirmed: this.unconfirmed.size, blocked: this.ctx.broker.blocked })
     const channel = this.channel
     this.channel = null
-    this.failUnconfirmed(null, `not confirmed: no answer from the broker within ${timeout} ms${this.ctx.link.blocked ? ` (publishing blocked: ${this.ctx.link.blocked})` : ''}`)
+    this.failUnconfirmed(null, `not confirmed: no answer from the broker within ${timeout} ms${this.ctx.broker.blocked ? ` (publishing blocked: ${this.ctx.broker.blocked})` : ''}`)
     void channel?.close().catch(() => {}) // given up on already (logged above); a failed close leaves nothing open
     this.wake()
   }
@@ -561,7 +553,7 @@ export class JobRun {
    * must stop.
    */
   private async retry<T>(what: string, fn: () => Promise<T>, options: { evenWhenStopping?: boolean } = {}): Promise<T> {
-    let delay = 250
+    const backoff = new Backoff(RETRY_BACKOFF)
     let reported = false
     for (;;) {
       try {
@@ -569,7 +561,8 @@ export class JobRun {
         if (reported) await setJobError(this.ctx.sql, { jobId: this.job.id, owner: this.ctx.owner, error: null }).catch((e: unknown) => this.log.warn('cannot clear the job\'s error', { job: this.job.id, error: (e as Error).message }))
         return value
       } catch (error) {
-        if (this.leaseLost || (this.stopping && !options.evenWhenStopping) || (this.stopping && delay > 2_000)) throw new RunStopped((error as Error).message)
+        if (this.leaseLost || (this.stopping && (!options.evenWhenStopping || backoff.attempt >= RETRIES_WHEN_STOPPING))) throw new RunStopped((error as Error).message)
+        const delay = backoff.next()
         const message = `cannot ${what}: ${(error as Error).message}`
         this.log.warn(message, { job: this.job.id, retryInMs: delay })
         if (!reported) {
@@ -577,7 +570,6 @@ export class JobRun {
           await setJobError(this.ctx.sql, { jobId: this.job.id, owner: this.ctx.owner, error: message.slice(0, 1000) }).catch((e: unknown) => this.log.warn('cannot record the job\'s error', { job: this.job.id, jobError: message, error: (e as Error).message }))
         }
         await this.pause(delay)
-        delay = Math.min(delay * 2, 5_000)
       }
     }
   }
