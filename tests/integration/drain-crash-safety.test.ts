@@ -72,7 +72,7 @@ describe('drainer crash safety', () => {
 
     const { rows } = await db.sql.query<{ total: number; distinct_ids: number; max_seen: number; group_total: number; drained: number }>(
       `SELECT count(*)::int AS total, count(DISTINCT properties->>'messageId')::int AS distinct_ids, max(seen_count)::int AS max_seen,
-         (SELECT sum(count)::int FROM error_groups) AS group_total, (SELECT drained_count::int FROM sources LIMIT 1) AS drained
+         (SELECT sum(count)::int FROM error_groups) AS group_total, (SELECT drained_count::int FROM sources WHERE kind = 'dlq') AS drained
        FROM dead_letters`,
     )
     expect(rows[0]).toEqual({ total: TOTAL, distinct_ids: TOTAL, max_seen: 1, group_total: TOTAL, drained: TOTAL })
