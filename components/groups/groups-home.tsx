@@ -12,7 +12,7 @@ import { useGroups } from '@/lib/client/use-groups'
 import { useSummary } from '@/lib/client/use-summary'
 import { useUrlState } from '@/lib/client/use-url-state'
 import { GROUP_STATUSES } from '@/lib/shared/schemas/group'
-import { FAILURE_KINDS } from '@/lib/shared/schemas/message'
+import { FAILURE_KINDS } from '@/lib/shared/schemas/message-filter'
 import { GroupsTable, type GroupSort } from './groups-table'
 import { SummaryStrip } from './summary-strip'
 
