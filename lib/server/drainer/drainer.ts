@@ -1,4 +1,5 @@
 import 'server-only'
+import { vhostOf } from '@/lib/server/amqp/amqp-url'
 import { connect, type ChannelModel } from '@/lib/server/amqp/amqplib'
 import type { Config } from '@/lib/server/config'
 import type { Sql } from '@/lib/server/db/sql'
@@ -201,11 +202,6 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
       if (model) await model.close().catch(() => {})
     },
   }
-}
-
-function vhostOf(amqpUrl: string): string {
-  const path = new URL(amqpUrl).pathname
-  return path.length > 1 ? decodeURIComponent(path.slice(1)) : '/'
 }
 
 /** Broker replies to basic.consume, said in an operator's words (the raw reply stays in the log line). */

@@ -1,4 +1,5 @@
 import 'server-only'
+import { vhostOf } from '@/lib/server/amqp/amqp-url'
 import { connect } from '@/lib/server/amqp/amqplib'
 import type { Config } from '@/lib/server/config'
 import type { Sql } from '@/lib/server/db/sql'
@@ -16,11 +17,6 @@ export type StartPauseRuntimeOptions = {
   config: Pick<Config, 'AMQP_URL' | 'LAZARUS_CONTROL_EXCHANGE' | 'LAZARUS_HOLD_QUEUE'>
   /** How often held messages whose pause ended are looked for. */
   sweepMs?: number
-}
-
-export function vhostOf(amqpUrl: string): string {
-  const path = new URL(amqpUrl).pathname
-  return path.length > 1 ? decodeURIComponent(path.slice(1)) : '/'
 }
 
 /** Registers lazarus.hold as a source of kind 'hold' (the drainer stores its deliveries with status 'held'). */

@@ -1,5 +1,6 @@
 import 'server-only'
 import { getConfig, type Config } from '@/lib/server/config'
+import { vhostOf } from '@/lib/server/amqp/amqp-url'
 
 /** Everything replay reads from the configuration, in one place so tests can override a few values. */
 export type ReplaySettings = {
@@ -37,7 +38,7 @@ export function replaySettings(config: Config = getConfig(), overrides: Partial<
     amqpUrl: config.AMQP_URL,
     // amqplib's default credentials are guest/guest.
     amqpUser: url.username ? decodeURIComponent(url.username) : 'guest',
-    vhost: url.pathname.length > 1 ? decodeURIComponent(url.pathname.slice(1)) : '/',
+    vhost: vhostOf(config.AMQP_URL),
     controlExchange: config.LAZARUS_CONTROL_EXCHANGE,
     holdQueue: config.LAZARUS_HOLD_QUEUE,
     environmentTargetPatterns: config.LAZARUS_REPLAY_TARGET_PATTERNS,
