@@ -1,7 +1,8 @@
 'use client'
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import type { RedactionPreviewDto, RedactionRuleInput, RedactionSettingsDto } from '@/lib/shared/schemas/redaction'
+import type { z } from 'zod'
+import type { RedactionPreviewDto, RedactionSettingsDto, redactionPreviewSchema, updateRedactionSchema } from '@/lib/shared/schemas/redaction'
 import { apiGet, apiSend } from './api'
 
 /** Query keys of the settings page (kept here: only these hooks use them). */
@@ -19,7 +20,7 @@ export function useRedactionSettings() {
 export function useSaveRedactionRules() {
   const client = useQueryClient()
   return useMutation({
-    mutationFn: (rules: RedactionRuleInput[]) => apiSend<RedactionSettingsDto>('PUT', '/api/settings/redaction', { rules }),
+    mutationFn: (input: z.input<typeof updateRedactionSchema>) => apiSend<RedactionSettingsDto>('PUT', '/api/settings/redaction', input),
     onSuccess: (settings) => client.setQueryData(redactionKeys.all, settings),
   })
 }
@@ -27,6 +28,6 @@ export function useSaveRedactionRules() {
 /** What the given (unsaved) rules make of a sample; a mutation, since every keystroke is a new question. */
 export function useRedactionPreview() {
   return useMutation({
-    mutationFn: (input: { sample: string; rules: RedactionRuleInput[] }) => apiSend<RedactionPreviewDto>('POST', '/api/settings/redaction/preview', input),
+    mutationFn: (input: z.input<typeof redactionPreviewSchema>) => apiSend<RedactionPreviewDto>('POST', '/api/settings/redaction/preview', input),
   })
 }
