@@ -123,7 +123,7 @@ function EntryRow({ entry }: { entry: AuditEntryDto }) {
   const [open, setOpen] = useState(false)
   const summary = visibleText(entry.summary)
   const outcome = entry.outcome ? visibleText(entry.outcome) : null
-  const hasDetails = Object.keys(entry.details ?? {}).length > 0
+  const hasDetails = Object.keys(entry.details).length > 0
   return (
     <Fragment>
       <tr data-audit-id={entry.id} data-action={entry.action} className={cn(open && 'bg-zinc-50')}>

@@ -43,7 +43,7 @@ export function GroupsHome() {
   }, [groups.data, q])
 
   const sourceOptions = withCurrent((summary.data?.sources ?? []).map((s) => s.queue), filters.source)
-  const serviceOptions = withCurrent((groups.data?.groups ?? []).flatMap((g) => g.services ?? []), filters.service)
+  const serviceOptions = withCurrent((groups.data?.groups ?? []).flatMap((g) => g.services), filters.service)
   const filtered = Object.keys(filters).some((k) => k !== 'sort') || Boolean(q)
 
   return (

@@ -9,13 +9,13 @@ import { Sparkline } from '@/components/ui/sparkline'
 import { RelativeTime } from '@/components/ui/time'
 import { cn } from '@/lib/client/cn'
 import { compactCount, formatCount, formatRate, visibleText } from '@/lib/client/format'
-import type { GroupItem } from '@/lib/client/types'
 import { useIsCursor, useRowCursor, useScrollCursorIntoView, type CursorStore } from '@/lib/client/use-row-cursor'
+import type { GroupDto } from '@/lib/shared/schemas/group'
 
 export type GroupSort = 'count' | 'rate' | 'lastSeen'
 
 type GroupsTableProps = {
-  groups: GroupItem[] | undefined
+  groups: GroupDto[] | undefined
   loading: boolean
   sort: GroupSort
   onSort: (sort: GroupSort) => void
@@ -38,12 +38,12 @@ function SortHeader({ label, value, sort, onSort, className }: { label: string; 
   )
 }
 
-const GroupRow = memo(function GroupRow({ group, index, cursorStore }: { group: GroupItem; index: number; cursorStore: CursorStore }) {
+const GroupRow = memo(function GroupRow({ group, index, cursorStore }: { group: GroupDto; index: number; cursorStore: CursorStore }) {
   const cursor = useIsCursor(cursorStore, index)
   const title = visibleText(group.title)
-  const services = (group.services ?? []).map(visibleText).join(', ')
-  const versions = (group.serviceVersions ?? []).map(visibleText).join(', ')
-  const sources = (group.sources ?? []).map(visibleText).join(', ')
+  const services = group.services.map(visibleText).join(', ')
+  const versions = group.serviceVersions.map(visibleText).join(', ')
+  const sources = group.sources.map(visibleText).join(', ')
   return (
     <tr data-row-index={index} data-cursor={cursor || undefined} onMouseDown={() => cursorStore.set(index)} className="hover:bg-zinc-50">
       <td className="truncate">
@@ -55,10 +55,10 @@ const GroupRow = memo(function GroupRow({ group, index, cursorStore }: { group: 
         {compactCount(group.count)}
       </td>
       <td>
-        <Sparkline values={group.sparkline ?? []} width={84} />
+        <Sparkline values={group.sparkline} width={84} />
       </td>
-      <td className={cn('text-right tabular-nums', group.ratePerMinute?.last5 > 0 ? 'font-medium text-zinc-900' : 'text-zinc-400')}>{formatRate(group.ratePerMinute?.last5)}</td>
-      <td className={cn('text-right tabular-nums', group.ratePerMinute?.last60 > 0 ? 'text-zinc-700' : 'text-zinc-400')}>{formatRate(group.ratePerMinute?.last60)}</td>
+      <td className={cn('text-right tabular-nums', group.ratePerMinute.last5 > 0 ? 'font-medium text-zinc-900' : 'text-zinc-400')}>{formatRate(group.ratePerMinute.last5)}</td>
+      <td className={cn('text-right tabular-nums', group.ratePerMinute.last60 > 0 ? 'text-zinc-700' : 'text-zinc-400')}>{formatRate(group.ratePerMinute.last60)}</td>
       <td className="truncate text-zinc-600 tabular-nums">
         <RelativeTime iso={group.firstSeen} />
       </td>
@@ -74,7 +74,7 @@ const GroupRow = memo(function GroupRow({ group, index, cursorStore }: { group: 
       </td>
       <td className="truncate">
         <span className="flex gap-1 overflow-hidden">
-          {(group.failureKinds ?? []).map((k) => (
+          {group.failureKinds.map((k) => (
             <KindBadge key={k} kind={k} />
           ))}
         </span>

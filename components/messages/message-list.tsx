@@ -9,7 +9,7 @@ import { formatCount, plural } from '@/lib/client/format'
 import { createSelectionStore, SelectionContext, toBulkSelection, useSelectionState, type BulkSelection, type SelectionStore } from '@/lib/client/selection-store'
 import { useMessageCount, useMessages } from '@/lib/client/use-messages'
 import { useRowCursor } from '@/lib/client/use-row-cursor'
-import type { MessageCount } from '@/lib/client/types'
+import type { MessageCountDto } from '@/lib/shared/schemas/message'
 import type { QueryParams } from '@/lib/shared/query-keys'
 import { MessagesTable } from './messages-table'
 
@@ -23,9 +23,9 @@ type MessageListProps = {
 
 export type SelectionInfo = { count: number | null; estimated: boolean; clear: () => void }
 
-const countLabel = (count: MessageCount | undefined) => (count ? `${count.estimated ? '~' : ''}${formatCount(count.count)}` : null)
+const countLabel = (count: MessageCountDto | undefined) => (count ? `${count.estimated ? '~' : ''}${formatCount(count.count)}` : null)
 
-function SelectionBar({ store, loadedIds, count, more, filter, renderActions }: { store: SelectionStore; loadedIds: string[]; count: MessageCount | undefined; more: boolean; filter: Record<string, string>; renderActions?: MessageListProps['renderActions'] }) {
+function SelectionBar({ store, loadedIds, count, more, filter, renderActions }: { store: SelectionStore; loadedIds: string[]; count: MessageCountDto | undefined; more: boolean; filter: Record<string, string>; renderActions?: MessageListProps['renderActions'] }) {
   const state = useSelectionState()
   const selection = toBulkSelection(state)
   const pageSelected = !state.all && loadedIds.length > 0 && loadedIds.every((id) => state.ids.has(id))

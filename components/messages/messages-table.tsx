@@ -9,10 +9,10 @@ import { AbsoluteTime } from '@/components/ui/time'
 import { visibleText } from '@/lib/client/format'
 import { useIsSelected, useSelectionState } from '@/lib/client/selection-store'
 import { useIsCursor, useScrollCursorIntoView, type CursorStore } from '@/lib/client/use-row-cursor'
-import type { MessageItem } from '@/lib/client/types'
+import type { MessageSummaryDto } from '@/lib/shared/schemas/message'
 
 type MessagesTableProps = {
-  messages: MessageItem[]
+  messages: MessageSummaryDto[]
   loading: boolean
   cursorStore: CursorStore
   onCheck: (id: string, shift: boolean) => void
@@ -21,13 +21,13 @@ type MessagesTableProps = {
 
 const COLUMNS = 9
 
-export function errorSummary(m: Pick<MessageItem, 'errorType' | 'errorMessage' | 'deathReason'>): { type: string; message: string } {
+export function errorSummary(m: Pick<MessageSummaryDto, 'errorType' | 'errorMessage' | 'deathReason'>): { type: string; message: string } {
   const type = m.errorType ? visibleText(m.errorType) : ''
   const message = m.errorMessage ? visibleText(m.errorMessage) : type ? '' : m.deathReason ? `dead-lettered: ${m.deathReason}` : '(no error recorded)'
   return { type, message }
 }
 
-const MessageRow = memo(function MessageRow({ message, index, cursorStore, onCheck }: { message: MessageItem; index: number; cursorStore: CursorStore; onCheck: (id: string, shift: boolean) => void }) {
+const MessageRow = memo(function MessageRow({ message, index, cursorStore, onCheck }: { message: MessageSummaryDto; index: number; cursorStore: CursorStore; onCheck: (id: string, shift: boolean) => void }) {
   const selected = useIsSelected(message.id)
   const cursor = useIsCursor(cursorStore, index)
   const { type, message: text } = errorSummary(message)

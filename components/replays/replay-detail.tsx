@@ -48,7 +48,7 @@ function Numbers({ job }: { job: ReplayJobDetailDto }) {
     { label: 'Failed', value: formatCount(job.failed), testId: 'count-failed', tone: job.failed > 0 ? 'text-red-700' : undefined, title: 'Nacked, timed out or refused before publishing. The message stays dead.' },
     { label: 'Skipped', value: formatCount(job.skipped), testId: 'count-skipped', title: 'No longer dead when its turn came (resolved or replayed elsewhere).' },
     { label: 'Released', value: formatCount(job.released), testId: 'count-released', title: 'Held messages of paused entities, released after the replay in arrival order.' },
-    { label: 'Cancelled', value: formatCount(job.cancelled ?? 0), testId: 'count-cancelled', tone: job.cancelled ? 'text-amber-700' : undefined, title: 'Not published because the job was cancelled. The message stays dead.' },
+    { label: 'Cancelled', value: formatCount(job.cancelled), testId: 'count-cancelled', tone: job.cancelled ? 'text-amber-700' : undefined, title: 'Not published because the job was cancelled. The message stays dead.' },
     {
       label: 'Rate',
       value: rate === null ? '—' : `${formatCount(Math.round(rate))}/s`,

@@ -2,16 +2,14 @@
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { sourceKeys, summaryKeys } from '@/lib/shared/query-keys'
-import type { CreateSourceInput, SourceDto, UpdateSourceInput } from '@/lib/shared/schemas/source'
+import type { CreateSourceInput, SourceDto, SourceListDto, UpdateSourceInput } from '@/lib/shared/schemas/source'
 import { apiGet, apiSend } from './api'
-
-export type SourcesResponse = { sources: SourceDto[]; brokerError: string | null }
 
 /** Sources with live broker depth: polled, because depth changes without Lazarus doing anything. */
 export function useSources() {
   return useQuery({
     queryKey: sourceKeys.list(),
-    queryFn: ({ signal }) => apiGet<SourcesResponse>('/api/sources', { signal }),
+    queryFn: ({ signal }) => apiGet<SourceListDto>('/api/sources', { signal }),
     refetchInterval: 5_000,
   })
 }
@@ -32,7 +30,7 @@ export function useUpdateSource(id: string) {
   return useMutation({
     mutationFn: (input: UpdateSourceInput) => apiSend<SourceDto>('PATCH', `/api/sources/${encodeURIComponent(id)}`, input),
     onSuccess: (updated) => {
-      client.setQueryData<SourcesResponse>(sourceKeys.list(), (old) =>
+      client.setQueryData<SourceListDto>(sourceKeys.list(), (old) =>
         old ? { ...old, sources: old.sources.map((s) => (s.id === updated.id ? { ...s, ...updated, depth: s.depth, consumers: s.consumers } : s)) } : old,
       )
       void client.invalidateQueries({ queryKey: sourceKeys.all })

@@ -67,6 +67,9 @@ export type GroupDto = {
   resolvedCount: number
 }
 
+/** GET /api/groups */
+export type GroupListDto = { groups: GroupDto[] }
+
 export type ArrivalBucketDto = { t: string; count: number }
 export type BreakdownEntryDto = { value: string | null; count: number }
 

@@ -46,6 +46,9 @@ export type MessageSummaryDto = {
   flags: string[]
 }
 
+/** GET /api/messages, newest failure first. */
+export type MessageListDto = { messages: MessageSummaryDto[]; nextCursor: string | null }
+
 export type MessageDetailDto = MessageSummaryDto & {
   /** Shown redacted, as exports are: the caller has no raw access to this message's source (a viewer). */
   redacted?: boolean

@@ -59,3 +59,6 @@ export type SourceDto = {
   errorAt: string | null
   createdAt: string
 }
+
+/** GET /api/sources: `brokerError` says why depths are missing when the management API did not answer. */
+export type SourceListDto = { sources: SourceDto[]; brokerError: string | null }
