@@ -7,6 +7,7 @@ import type { ReactNode } from 'react'
 import { FailedAgainNotice, MessageReplays } from '@/components/replays/message-replays'
 import { ReplayActions } from '@/components/replays/replay-actions'
 import { Badge, KindBadge, StatusBadge } from '@/components/ui/badge'
+import { DataTable, type DataColumn } from '@/components/ui/data-table'
 import { Panel } from '@/components/ui/panel'
 import { Skeleton } from '@/components/ui/skeleton'
 import { ClampedText } from '@/components/ui/clamped-text'
@@ -72,34 +73,30 @@ const timestampIso = (seconds: number) => {
   return Number.isNaN(d.getTime()) ? 'invalid time' : d.toISOString()
 }
 
+const PROPERTY_COLUMNS: DataColumn[] = [{ width: 'w-[38%]' }, {}]
+
 function PropertiesTable({ properties }: { properties: Record<string, unknown> }) {
   const entries = Object.entries(properties).filter(([k, v]) => k !== 'headers' && v !== undefined && v !== null)
   if (entries.length === 0) return <p className="text-zinc-500">No properties set.</p>
   return (
-    <table className="w-full table-fixed border-collapse text-left">
-      <colgroup>
-        <col className="w-[38%]" />
-        <col />
-      </colgroup>
-      <tbody>
-        {entries.map(([k, v]) => (
-          <tr key={k} className="align-top">
-            <td className="border-b border-zinc-100 px-2 py-1 font-mono text-xs text-zinc-500">{visibleText(k)}</td>
-            <td className="border-b border-zinc-100 px-2 py-1 font-mono text-xs break-all text-zinc-900">
-              {typeof v === 'object' && v !== null && 't' in v ? (
-                <TypedValueView value={v} />
-              ) : k === 'timestamp' && typeof v === 'number' ? (
-                <>
-                  {v} <span className="text-zinc-500">({timestampIso(v)})</span>
-                </>
-              ) : (
-                visibleText(typeof v === 'string' ? v : JSON.stringify(v))
-              )}
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <DataTable label="Properties" columns={PROPERTY_COLUMNS} variant="fields">
+      {entries.map(([k, v]) => (
+        <tr key={k} className="align-top">
+          <td className="border-b border-zinc-100 px-2 py-1 font-mono text-xs text-zinc-500">{visibleText(k)}</td>
+          <td className="border-b border-zinc-100 px-2 py-1 font-mono text-xs break-all text-zinc-900">
+            {typeof v === 'object' && v !== null && 't' in v ? (
+              <TypedValueView value={v} />
+            ) : k === 'timestamp' && typeof v === 'number' ? (
+              <>
+                {v} <span className="text-zinc-500">({timestampIso(v)})</span>
+              </>
+            ) : (
+              visibleText(typeof v === 'string' ? v : JSON.stringify(v))
+            )}
+          </td>
+        </tr>
+      ))}
+    </DataTable>
   )
 }
 

@@ -4,10 +4,11 @@ import Link from 'next/link'
 import { useEffect, useMemo, useRef, useState } from 'react'
 import { Badge } from '@/components/ui/badge'
 import { Button } from '@/components/ui/button'
+import { DataTable, type DataColumn } from '@/components/ui/data-table'
 import { ConfirmDialog } from '@/components/ui/dialog'
 import { Select } from '@/components/ui/fields'
 import { Panel } from '@/components/ui/panel'
-import { Skeleton, SkeletonRows } from '@/components/ui/skeleton'
+import { Skeleton } from '@/components/ui/skeleton'
 import { EmptyState, ErrorState, InlineError } from '@/components/ui/states'
 import { AbsoluteTime, RelativeTime } from '@/components/ui/time'
 import { ApiError } from '@/lib/client/api'
@@ -196,7 +197,16 @@ function ItemRow({ item }: { item: ReplayItemDto }) {
   )
 }
 
-const ITEM_COLUMNS = 8
+const ITEM_COLUMNS: DataColumn[] = [
+  { header: '#', width: 'w-14', align: 'right' },
+  { header: 'Message', width: 'w-36' },
+  { header: 'Error type', width: 'w-[18%]' },
+  { header: 'Entity', width: 'w-[14%]' },
+  { header: 'Outcome', width: 'w-28' },
+  { header: 'Published to', width: 'w-[18%]' },
+  { header: 'Reason' },
+  { header: 'At', width: 'w-40' },
+]
 
 function Items({ job }: { job: ReplayJobDetailDto }) {
   const { values, update } = useUrlState(ITEM_KEYS)
@@ -229,31 +239,11 @@ function Items({ job }: { job: ReplayJobDetailDto }) {
         </div>
       ) : (
         <div className={stale ? 'opacity-60 transition-opacity' : undefined}>
-          <table className="data-table" aria-label="Replay items" aria-busy={query.isPending || undefined}>
-            <colgroup>
-              <col className="w-14" />
-              <col className="w-36" />
-              <col className="w-[18%]" />
-              <col className="w-[14%]" />
-              <col className="w-28" />
-              <col className="w-[18%]" />
-              <col />
-              <col className="w-40" />
-            </colgroup>
-            <thead>
-              <tr>
-                <th className="text-right">#</th>
-                <th>Message</th>
-                <th>Error type</th>
-                <th>Entity</th>
-                <th>Outcome</th>
-                <th>Published to</th>
-                <th>Reason</th>
-                <th>At</th>
-              </tr>
-            </thead>
-            <tbody>{query.isPending ? <SkeletonRows columns={ITEM_COLUMNS} rows={6} /> : items.map((item) => <ItemRow key={`${item.kind}-${item.id}`} item={item} />)}</tbody>
-          </table>
+          <DataTable label="Replay items" columns={ITEM_COLUMNS} pending={query.isPending} skeletonRows={6}>
+            {items.map((item) => (
+              <ItemRow key={`${item.kind}-${item.id}`} item={item} />
+            ))}
+          </DataTable>
           {!query.isPending && items.length === 0 && <p className="px-3 py-6 text-center text-zinc-500">{status ? `No message with outcome “${status.replace('_', ' ')}”.` : 'This replay has no messages.'}</p>}
         </div>
       )}
