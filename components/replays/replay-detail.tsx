@@ -9,7 +9,8 @@ import { ConfirmDialog } from '@/components/ui/dialog'
 import { Select } from '@/components/ui/fields'
 import { Panel } from '@/components/ui/panel'
 import { Skeleton } from '@/components/ui/skeleton'
-import { EmptyState, ErrorState, InlineError } from '@/components/ui/states'
+import { LoadMore } from '@/components/ui/load-more'
+import { EmptyState, ErrorState } from '@/components/ui/states'
 import { AbsoluteTime, RelativeTime } from '@/components/ui/time'
 import { ApiError } from '@/lib/client/api'
 import { cn } from '@/lib/client/cn'
@@ -247,15 +248,7 @@ function Items({ job }: { job: ReplayJobDetailDto }) {
           {!query.isPending && items.length === 0 && <p className="px-3 py-6 text-center text-zinc-500">{status ? `No message with outcome “${status.replace('_', ' ')}”.` : 'This replay has no messages.'}</p>}
         </div>
       )}
-      {(query.hasNextPage || query.isFetchingNextPage) && (
-        <div className="flex h-11 items-center justify-center gap-3 border-t border-zinc-100">
-          {query.error && items.length > 0 && <InlineError error={query.error} />}
-          <Button onClick={() => void query.fetchNextPage()} disabled={query.isFetchingNextPage}>
-            {query.isFetchingNextPage ? 'Loading…' : 'Load more'}
-          </Button>
-          <span className="text-xs text-zinc-500 tabular-nums">{plural(items.length, 'message')} loaded</span>
-        </div>
-      )}
+      <LoadMore pages={query} loaded={items.length} one="message" />
     </Panel>
   )
 }
