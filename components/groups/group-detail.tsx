@@ -12,7 +12,7 @@ import { StatusBadge } from '@/components/ui/badge'
 import { BarChart } from '@/components/ui/bar-chart'
 import { BarList } from '@/components/ui/bar-list'
 import { Panel, Stat } from '@/components/ui/panel'
-import { Skeleton } from '@/components/ui/skeleton'
+import { DetailSkeleton } from '@/components/ui/skeleton'
 import { EmptyState, ErrorState } from '@/components/ui/states'
 import { Tabs } from '@/components/ui/tabs'
 import { RelativeTime } from '@/components/ui/time'
@@ -68,17 +68,6 @@ function Header({ group }: { group: GroupDto }) {
   )
 }
 
-function DetailSkeleton() {
-  return (
-    <div className="space-y-3" aria-busy>
-      <Skeleton className="h-3 w-32" />
-      <Skeleton className="h-5 w-2/3" />
-      <Skeleton className="h-[60px] w-full" />
-      <Skeleton className="h-[196px] w-full" />
-    </div>
-  )
-}
-
 export function GroupDetail({ id }: { id: string }) {
   const { values, update } = useUrlState(LIST_KEYS)
   const range: Range = RANGES.some((r) => r.value === values.range) ? (values.range as Range) : '24h'
@@ -89,7 +78,7 @@ export function GroupDetail({ id }: { id: string }) {
   }, [values, id])
   const { range: _r, limit: _l, ...filterValues } = values
 
-  if (isPending) return <DetailSkeleton />
+  if (isPending) return <DetailSkeleton title="w-2/3" panels={['h-[60px]', 'h-[196px]']} />
   if (error instanceof ApiError && error.status === 404) {
     return (
       <EmptyState title="Group not found">

@@ -9,7 +9,7 @@ import { ReplayActions } from '@/components/replays/replay-actions'
 import { Badge, KindBadge, StatusBadge } from '@/components/ui/badge'
 import { DataTable, type DataColumn } from '@/components/ui/data-table'
 import { Panel } from '@/components/ui/panel'
-import { Skeleton } from '@/components/ui/skeleton'
+import { DetailSkeleton } from '@/components/ui/skeleton'
 import { ClampedText } from '@/components/ui/clamped-text'
 import { EmptyState, ErrorState } from '@/components/ui/states'
 import { AbsoluteTime, RelativeTime } from '@/components/ui/time'
@@ -124,21 +124,9 @@ function StatusNote({ message: m }: { message: MessageDetailDto }) {
   )
 }
 
-function DetailSkeleton() {
-  return (
-    <div className="space-y-3" aria-busy>
-      <Skeleton className="h-3 w-40" />
-      <Skeleton className="h-5 w-3/4" />
-      <Skeleton className="h-28 w-full" />
-      <Skeleton className="h-40 w-full" />
-      <Skeleton className="h-64 w-full" />
-    </div>
-  )
-}
-
 export function MessageDetail({ id }: { id: string }) {
   const { data: m, error, isPending, refetch } = useMessage(id)
-  if (isPending) return <DetailSkeleton />
+  if (isPending) return <DetailSkeleton crumb="w-40" title="w-3/4" panels={['h-28', 'h-40', 'h-64']} />
   if (error instanceof ApiError && error.status === 404) {
     return (
       <EmptyState title={`Message ${id} not found`}>

@@ -8,7 +8,7 @@ import { DataTable, type DataColumn } from '@/components/ui/data-table'
 import { ConfirmDialog } from '@/components/ui/dialog'
 import { Select } from '@/components/ui/fields'
 import { Panel } from '@/components/ui/panel'
-import { Skeleton } from '@/components/ui/skeleton'
+import { DetailSkeleton } from '@/components/ui/skeleton'
 import { LoadMore } from '@/components/ui/load-more'
 import { EmptyState, ErrorState } from '@/components/ui/states'
 import { AbsoluteTime, RelativeTime } from '@/components/ui/time'
@@ -253,18 +253,6 @@ function Items({ job }: { job: ReplayJobDetailDto }) {
   )
 }
 
-function DetailSkeleton() {
-  return (
-    <div className="space-y-3" aria-busy>
-      <Skeleton className="h-3 w-32" />
-      <Skeleton className="h-5 w-64" />
-      <Skeleton className="h-[124px] w-full" />
-      <Skeleton className="h-[150px] w-full" />
-      <Skeleton className="h-64 w-full" />
-    </div>
-  )
-}
-
 /** A replay (or release) job: live progress while it runs, its counts, its pauses, and each message's outcome. */
 export function ReplayDetail({ id }: { id: string }) {
   const { data: job, error, isPending, refetch } = useReplay(id)
@@ -281,7 +269,7 @@ export function ReplayDetail({ id }: { id: string }) {
     wasActive.current = active
   }, [job, active, refreshAfterJob])
 
-  if (isPending) return <DetailSkeleton />
+  if (isPending) return <DetailSkeleton title="w-64" panels={['h-[124px]', 'h-[150px]', 'h-64']} />
   if (error instanceof ApiError && error.status === 404) {
     return (
       <EmptyState title={`Replay ${id} not found`}>
