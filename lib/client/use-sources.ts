@@ -4,6 +4,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { sourceKeys, summaryKeys } from '@/lib/shared/query-keys'
 import type { CreateSourceInput, SourceDto, SourceListDto, UpdateSourceInput } from '@/lib/shared/schemas/source'
 import { apiGet, apiSend } from './api'
+import { visibleText } from './format'
 
 /** Sources with live broker depth: polled, because depth changes without Lazarus doing anything. */
 export function useSources() {
@@ -12,6 +13,16 @@ export function useSources() {
     queryFn: ({ signal }) => apiGet<SourceListDto>('/api/sources', { signal }),
     refetchInterval: 5_000,
   })
+}
+
+/**
+ * The sources a person points an action at (a pause, an alert rule): the DLQs, not the hold queue, whose messages
+ * are already the guards' own; labelled `vhost/queue` outside the default vhost.
+ */
+export function useSourceOptions(): { options: { value: string; label: string }[]; isPending: boolean } {
+  const { data, isPending } = useSources()
+  const options = (data?.sources ?? []).filter((s) => s.kind !== 'hold').map((s) => ({ value: s.id, label: visibleText(s.vhost === '/' ? s.queue : `${s.vhost}/${s.queue}`) }))
+  return { options, isPending }
 }
 
 export function useCreateSource() {
