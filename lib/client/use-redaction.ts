@@ -2,17 +2,13 @@
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import type { z } from 'zod'
+import { settingsKeys } from '@/lib/shared/query-keys'
 import type { RedactionPreviewDto, RedactionSettingsDto, redactionPreviewSchema, updateRedactionSchema } from '@/lib/shared/schemas/redaction'
 import { apiGet, apiSend } from './api'
 
-/** Query keys of the settings page (kept here: only these hooks use them). */
-export const redactionKeys = {
-  all: ['settings', 'redaction'] as const,
-}
-
 export function useRedactionSettings() {
   return useQuery({
-    queryKey: redactionKeys.all,
+    queryKey: settingsKeys.redaction(),
     queryFn: ({ signal }) => apiGet<RedactionSettingsDto>('/api/settings/redaction', { signal }),
   })
 }
@@ -21,7 +17,7 @@ export function useSaveRedactionRules() {
   const client = useQueryClient()
   return useMutation({
     mutationFn: (input: z.input<typeof updateRedactionSchema>) => apiSend<RedactionSettingsDto>('PUT', '/api/settings/redaction', input),
-    onSuccess: (settings) => client.setQueryData(redactionKeys.all, settings),
+    onSuccess: (settings) => client.setQueryData(settingsKeys.redaction(), settings),
   })
 }
 
