@@ -7,13 +7,12 @@ import { ApiError, errorMessage } from '@/lib/client/api'
 import { visibleText } from '@/lib/client/format'
 import { useCreateAlertRule, type CreateAlertRuleRequest } from '@/lib/client/use-alerts'
 import { useGroups } from '@/lib/client/use-groups'
-import { useSources } from '@/lib/client/use-sources'
+import { useSourceOptions } from '@/lib/client/use-sources'
 import { ALERT_KINDS, type AlertRuleDto } from '@/lib/shared/schemas/alert'
 import { KIND_LABELS } from './alert-format'
 
 type Kind = AlertRuleDto['kind']
 
-const HOLD_QUEUE = 'lazarus.hold'
 const NO_FILTERS: Record<string, string> = {}
 const KIND_OPTIONS: SelectOption[] = ALERT_KINDS.map((k) => ({ value: k, label: KIND_LABELS[k] }))
 const TITLE_MAX = 80
@@ -28,10 +27,9 @@ const numberOrText = (text: string): number | string | undefined => {
 type SubjectSelectProps = { label: string; value: string; onChange: (value: string) => void; invalid: boolean }
 
 function SourceSelect({ label, value, onChange, invalid }: SubjectSelectProps) {
-  const sources = useSources()
-  const options = (sources.data?.sources ?? []).filter((s) => s.queue !== HOLD_QUEUE).map((s) => ({ value: s.id, label: visibleText(s.vhost === '/' ? s.queue : `${s.vhost}/${s.queue}`) }))
+  const { options, isPending } = useSourceOptions()
   return (
-    <Select aria-label={label} value={value} onChange={(e) => onChange(e.target.value)} options={options} placeholder={sources.isPending ? 'Loading…' : 'Every source'} invalid={invalid} className="max-w-none" />
+    <Select aria-label={label} value={value} onChange={(e) => onChange(e.target.value)} options={options} placeholder={isPending ? 'Loading…' : 'Every source'} invalid={invalid} className="max-w-none" />
   )
 }
 

@@ -2,12 +2,12 @@
 
 import { Fragment, useMemo, useState } from 'react'
 import { Badge } from '@/components/ui/badge'
-import { Button } from '@/components/ui/button'
 import { DataTable, DetailRow, DetailsToggle, type DataColumn } from '@/components/ui/data-table'
-import { ErrorState, InlineError } from '@/components/ui/states'
+import { LoadMore } from '@/components/ui/load-more'
+import { ErrorState } from '@/components/ui/states'
 import { AbsoluteTime, RelativeTime } from '@/components/ui/time'
 import { cn } from '@/lib/client/cn'
-import { plural, visibleText } from '@/lib/client/format'
+import { visibleText } from '@/lib/client/format'
 import { useAlertEvents } from '@/lib/client/use-alerts'
 import type { AlertEventDto } from '@/lib/shared/schemas/alert'
 import { AlertKindBadge, EventSubject, RateVsThreshold } from './alert-format'
@@ -92,15 +92,7 @@ export function AlertHistory() {
           No alerts yet. Breaches and recoveries are recorded here as the rules are evaluated.
         </p>
       )}
-      {(query.hasNextPage || query.isFetchingNextPage) && (
-        <div className="flex h-11 items-center justify-center gap-3 border-t border-zinc-100">
-          {query.error && <InlineError error={query.error} />}
-          <Button onClick={() => void query.fetchNextPage()} disabled={query.isFetchingNextPage}>
-            {query.isFetchingNextPage ? 'Loading…' : 'Load more'}
-          </Button>
-          <span className="text-xs text-zinc-500 tabular-nums">{plural(events.length, 'event')} loaded</span>
-        </div>
-      )}
+      <LoadMore pages={query} loaded={events.length} one="event" />
     </>
   )
 }

@@ -3,8 +3,8 @@
 import { useState } from 'react'
 import { Badge } from '@/components/ui/badge'
 import { Button } from '@/components/ui/button'
+import { DataTable, type DataColumn } from '@/components/ui/data-table'
 import { ConfirmDialog } from '@/components/ui/dialog'
-import { SkeletonRows } from '@/components/ui/skeleton'
 import { InlineError } from '@/components/ui/states'
 import { cn } from '@/lib/client/cn'
 import { visibleText } from '@/lib/client/format'
@@ -12,7 +12,16 @@ import { useDeleteAlertRule, useSetAlertRuleEnabled } from '@/lib/client/use-ale
 import type { AlertRuleDto } from '@/lib/shared/schemas/alert'
 import { AlertKindBadge, KIND_LABELS, minutesText, RuleSubject, thresholdText } from './alert-format'
 
-const COLUMNS = 8
+const COLUMNS: DataColumn[] = [
+  { header: 'Kind', width: 'w-28' },
+  { header: 'Subject' },
+  { header: 'Threshold', width: 'w-28', align: 'right' },
+  { header: 'Window', width: 'w-24', align: 'right' },
+  { header: 'Cool-down', width: 'w-28', align: 'right' },
+  { header: 'Firing', width: 'w-20', align: 'right' },
+  { header: 'Enabled', width: 'w-28' },
+  { width: 'w-20' },
+]
 
 /** The rule in words, for labels and the delete dialog: "source rate of orders.dlq". */
 export function ruleName(rule: AlertRuleDto): string {
@@ -75,60 +84,32 @@ export function AlertRules({ rules, loading }: { rules: AlertRuleDto[] | undefin
   const rows = rules ?? []
   return (
     <>
-      <table className="data-table" aria-label="Alert rules" aria-busy={loading || undefined}>
-        <colgroup>
-          <col className="w-28" />
-          <col />
-          <col className="w-28" />
-          <col className="w-24" />
-          <col className="w-28" />
-          <col className="w-20" />
-          <col className="w-28" />
-          <col className="w-20" />
-        </colgroup>
-        <thead>
-          <tr>
-            <th>Kind</th>
-            <th>Subject</th>
-            <th className="text-right">Threshold</th>
-            <th className="text-right">Window</th>
-            <th className="text-right">Cool-down</th>
-            <th className="text-right">Firing</th>
-            <th>Enabled</th>
-            <th />
+      <DataTable label="Alert rules" columns={COLUMNS} pending={loading && rows.length === 0} skeletonRows={2}>
+        {rows.map((rule) => (
+          <tr key={rule.id} data-rule-id={rule.id} data-kind={rule.kind} className={cn(!rule.enabled && 'text-zinc-400')} title={`added by ${visibleText(rule.createdBy)}`}>
+            <td>
+              <AlertKindBadge kind={rule.kind} />
+            </td>
+            <td className="truncate">
+              <RuleSubject rule={rule} />
+            </td>
+            <td className="text-right tabular-nums">{rule.kind === 'new-group' ? <span className="text-zinc-400">—</span> : `≥ ${thresholdText(rule.thresholdPerMinute)}`}</td>
+            <td className="text-right text-zinc-600 tabular-nums">{rule.kind === 'new-group' ? <span className="text-zinc-400">—</span> : minutesText(rule.windowMinutes)}</td>
+            <td className="text-right text-zinc-600 tabular-nums">{rule.kind === 'new-group' ? <span className="text-zinc-400">—</span> : minutesText(rule.cooldownMinutes)}</td>
+            <td className="text-right" data-testid="rule-firing">
+              {rule.firing > 0 ? <Badge tone="red">{rule.firing}</Badge> : <span className="text-zinc-400 tabular-nums">0</span>}
+            </td>
+            <td>
+              <EnabledSwitch rule={rule} />
+            </td>
+            <td className="text-right">
+              <Button variant="ghost" onClick={() => setDeleting(rule)} aria-label={`Delete rule: ${ruleName(rule)}`} aria-haspopup="dialog">
+                Delete
+              </Button>
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {loading && rows.length === 0 ? (
-            <SkeletonRows columns={COLUMNS} rows={2} />
-          ) : (
-            rows.map((rule) => (
-              <tr key={rule.id} data-rule-id={rule.id} data-kind={rule.kind} className={cn(!rule.enabled && 'text-zinc-400')} title={`added by ${visibleText(rule.createdBy)}`}>
-                <td>
-                  <AlertKindBadge kind={rule.kind} />
-                </td>
-                <td className="truncate">
-                  <RuleSubject rule={rule} />
-                </td>
-                <td className="text-right tabular-nums">{rule.kind === 'new-group' ? <span className="text-zinc-400">—</span> : `≥ ${thresholdText(rule.thresholdPerMinute)}`}</td>
-                <td className="text-right text-zinc-600 tabular-nums">{rule.kind === 'new-group' ? <span className="text-zinc-400">—</span> : minutesText(rule.windowMinutes)}</td>
-                <td className="text-right text-zinc-600 tabular-nums">{rule.kind === 'new-group' ? <span className="text-zinc-400">—</span> : minutesText(rule.cooldownMinutes)}</td>
-                <td className="text-right" data-testid="rule-firing">
-                  {rule.firing > 0 ? <Badge tone="red">{rule.firing}</Badge> : <span className="text-zinc-400 tabular-nums">0</span>}
-                </td>
-                <td>
-                  <EnabledSwitch rule={rule} />
-                </td>
-                <td className="text-right">
-                  <Button variant="ghost" onClick={() => setDeleting(rule)} aria-label={`Delete rule: ${ruleName(rule)}`} aria-haspopup="dialog">
-                    Delete
-                  </Button>
-                </td>
-              </tr>
-            ))
-          )}
-        </tbody>
-      </table>
+        ))}
+      </DataTable>
       {!loading && rows.length === 0 && (
         <p className="px-3 py-3 text-zinc-500" data-testid="no-rules">
           No rules yet. Add one below: a rate per source or per group, or any new error group.

@@ -2,14 +2,16 @@
 
 import { useState } from 'react'
 import { Button } from '@/components/ui/button'
+import { DataTable, type DataColumn } from '@/components/ui/data-table'
 import { ConfirmDialog } from '@/components/ui/dialog'
 import { Field, Input } from '@/components/ui/fields'
-import { SkeletonRows } from '@/components/ui/skeleton'
 import { RelativeTime } from '@/components/ui/time'
 import { ApiError, errorMessage } from '@/lib/client/api'
 import { visibleText } from '@/lib/client/format'
 import { useCreateWebhook, useDeleteWebhook } from '@/lib/client/use-alerts'
 import type { AlertWebhookDto } from '@/lib/shared/schemas/alert'
+
+const COLUMNS: DataColumn[] = [{ header: 'URL' }, { header: 'Added', width: 'w-24' }, { width: 'w-24' }]
 
 function DeleteWebhookDialog({ webhook, onClose }: { webhook: AlertWebhookDto; onClose: () => void }) {
   const remove = useDeleteWebhook()
@@ -61,44 +63,26 @@ export function AlertWebhooks({ webhooks, loading }: { webhooks: AlertWebhookDto
   const rows = webhooks ?? []
   return (
     <>
-      <table className="data-table" aria-label="Webhooks" aria-busy={loading || undefined}>
-        <colgroup>
-          <col />
-          <col className="w-24" />
-          <col className="w-24" />
-        </colgroup>
-        <thead>
-          <tr>
-            <th>URL</th>
-            <th>Added</th>
-            <th />
-          </tr>
-        </thead>
-        <tbody>
-          {loading && rows.length === 0 ? (
-            <SkeletonRows columns={3} rows={1} />
-          ) : (
-            rows.map((w) => {
-              const url = visibleText(w.url)
-              return (
-                <tr key={w.id} data-webhook-id={w.id}>
-                  <td className="truncate font-mono text-xs" title={url}>
-                    {url}
-                  </td>
-                  <td className="truncate text-xs text-zinc-600">
-                    <RelativeTime iso={w.createdAt} />
-                  </td>
-                  <td className="text-right">
-                    <Button variant="ghost" onClick={() => setDeleting(w)} aria-label={`Remove webhook ${url}`} aria-haspopup="dialog">
-                      Remove
-                    </Button>
-                  </td>
-                </tr>
-              )
-            })
-          )}
-        </tbody>
-      </table>
+      <DataTable label="Webhooks" columns={COLUMNS} pending={loading && rows.length === 0} skeletonRows={1}>
+        {rows.map((w) => {
+          const url = visibleText(w.url)
+          return (
+            <tr key={w.id} data-webhook-id={w.id}>
+              <td className="truncate font-mono text-xs" title={url}>
+                {url}
+              </td>
+              <td className="truncate text-xs text-zinc-600">
+                <RelativeTime iso={w.createdAt} />
+              </td>
+              <td className="text-right">
+                <Button variant="ghost" onClick={() => setDeleting(w)} aria-label={`Remove webhook ${url}`} aria-haspopup="dialog">
+                  Remove
+                </Button>
+              </td>
+            </tr>
+          )
+        })}
+      </DataTable>
       {!loading && rows.length === 0 && (
         <p className="px-3 py-3 text-zinc-500" data-testid="no-webhooks">
           No webhooks: alerts show here and in the header, and are sent nowhere.

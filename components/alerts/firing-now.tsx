@@ -1,10 +1,19 @@
 'use client'
 
+import { DataTable, type DataColumn } from '@/components/ui/data-table'
 import { Skeleton } from '@/components/ui/skeleton'
 import { AbsoluteTime, RelativeTime } from '@/components/ui/time'
 import type { AlertEventDto } from '@/lib/shared/schemas/alert'
 import { AlertKindBadge, EventSubject, RateVsThreshold } from './alert-format'
 import { DeliverySummary } from './delivery-summary'
+
+const COLUMNS: DataColumn[] = [
+  { header: 'Subject' },
+  { header: 'Rule', width: 'w-28' },
+  { header: 'Rate vs threshold', width: 'w-48' },
+  { header: 'Since', width: 'w-56' },
+  { header: 'Notified', width: 'w-56' },
+]
 
 /** Subjects in breach right now: the latest breach of each, with its rate against the rule's threshold. */
 export function FiringNow({ firing, loading }: { firing: AlertEventDto[] | undefined; loading: boolean }) {
@@ -26,47 +35,29 @@ export function FiringNow({ firing, loading }: { firing: AlertEventDto[] | undef
     )
   }
   return (
-    <table className="data-table" aria-label="Firing now">
-      <colgroup>
-        <col />
-        <col className="w-28" />
-        <col className="w-48" />
-        <col className="w-56" />
-        <col className="w-56" />
-      </colgroup>
-      <thead>
-        <tr>
-          <th>Subject</th>
-          <th>Rule</th>
-          <th>Rate vs threshold</th>
-          <th>Since</th>
-          <th>Notified</th>
+    <DataTable label="Firing now" columns={COLUMNS}>
+      {rows.map((e) => (
+        <tr key={e.id} data-alert-event={e.id} className="bg-red-50/40">
+          <td className="truncate">
+            <EventSubject subject={e.subject} />
+          </td>
+          <td>
+            <AlertKindBadge kind={e.kind} />
+          </td>
+          <td className="truncate">
+            <RateVsThreshold event={e} />
+          </td>
+          <td className="truncate text-xs text-zinc-600 tabular-nums">
+            <RelativeTime iso={e.at} />
+            <span className="ml-1.5 text-zinc-400">
+              <AbsoluteTime iso={e.at} />
+            </span>
+          </td>
+          <td className="truncate">
+            <DeliverySummary event={e} />
+          </td>
         </tr>
-      </thead>
-      <tbody>
-        {rows.map((e) => (
-          <tr key={e.id} data-alert-event={e.id} className="bg-red-50/40">
-            <td className="truncate">
-              <EventSubject subject={e.subject} />
-            </td>
-            <td>
-              <AlertKindBadge kind={e.kind} />
-            </td>
-            <td className="truncate">
-              <RateVsThreshold event={e} />
-            </td>
-            <td className="truncate text-xs text-zinc-600 tabular-nums">
-              <RelativeTime iso={e.at} />
-              <span className="ml-1.5 text-zinc-400">
-                <AbsoluteTime iso={e.at} />
-              </span>
-            </td>
-            <td className="truncate">
-              <DeliverySummary event={e} />
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      ))}
+    </DataTable>
   )
 }

@@ -6,10 +6,11 @@ import { Badge, type Tone } from '@/components/ui/badge'
 import { Button } from '@/components/ui/button'
 import { Select } from '@/components/ui/fields'
 import { DataTable, DetailRow, DetailsToggle, type DataColumn } from '@/components/ui/data-table'
-import { EmptyState, ErrorState, InlineError } from '@/components/ui/states'
+import { LoadMore } from '@/components/ui/load-more'
+import { EmptyState, ErrorState } from '@/components/ui/states'
 import { AbsoluteTime, RelativeTime } from '@/components/ui/time'
 import { cn } from '@/lib/client/cn'
-import { plural, visibleText } from '@/lib/client/format'
+import { visibleText } from '@/lib/client/format'
 import { useAudit } from '@/lib/client/use-audit'
 import { useUrlState } from '@/lib/client/use-url-state'
 import { AUDIT_ACTIONS, AUDIT_SUBJECT_TYPES as SUBJECT_TYPES, type AuditEntryDto } from '@/lib/shared/schemas/audit'
@@ -123,7 +124,7 @@ function EntryRow({ entry }: { entry: AuditEntryDto }) {
   const [open, setOpen] = useState(false)
   const summary = visibleText(entry.summary)
   const outcome = entry.outcome ? visibleText(entry.outcome) : null
-  const hasDetails = Object.keys(entry.details ?? {}).length > 0
+  const hasDetails = Object.keys(entry.details).length > 0
   return (
     <Fragment>
       <tr data-audit-id={entry.id} data-action={entry.action} className={cn(open && 'bg-zinc-50')}>
@@ -227,15 +228,7 @@ export function AuditPage() {
               </EmptyState>
             </div>
           )}
-          {(query.hasNextPage || query.isFetchingNextPage) && (
-            <div className="flex h-11 items-center justify-center gap-3 border-t border-zinc-100">
-              {query.error && <InlineError error={query.error} />}
-              <Button onClick={() => void query.fetchNextPage()} disabled={query.isFetchingNextPage}>
-                {query.isFetchingNextPage ? 'Loading…' : 'Load more'}
-              </Button>
-              <span className="text-xs text-zinc-500 tabular-nums">{plural(entries.length, 'entry', 'entries')} loaded</span>
-            </div>
-          )}
+          <LoadMore pages={query} loaded={entries.length} one="entry" many="entries" />
         </div>
       )}
     </div>

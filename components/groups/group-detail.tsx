@@ -12,16 +12,16 @@ import { StatusBadge } from '@/components/ui/badge'
 import { BarChart } from '@/components/ui/bar-chart'
 import { BarList } from '@/components/ui/bar-list'
 import { Panel, Stat } from '@/components/ui/panel'
-import { Skeleton } from '@/components/ui/skeleton'
+import { DetailSkeleton } from '@/components/ui/skeleton'
 import { EmptyState, ErrorState } from '@/components/ui/states'
 import { Tabs } from '@/components/ui/tabs'
 import { RelativeTime } from '@/components/ui/time'
 import { ApiError } from '@/lib/client/api'
 import { MESSAGE_FILTER_KEYS, type MessageFilterKey } from '@/lib/client/filters'
 import { formatCount, formatRate, timeTitle, visibleText } from '@/lib/client/format'
-import type { Facet, GroupItem } from '@/lib/client/types'
 import { useGroup } from '@/lib/client/use-groups'
 import { useUrlState } from '@/lib/client/use-url-state'
+import type { BreakdownEntryDto, GroupDto } from '@/lib/shared/schemas/group'
 import { GroupTriage } from './group-triage'
 
 const RANGES = [
@@ -35,14 +35,11 @@ type Range = (typeof RANGES)[number]['value']
 const FIXED: readonly MessageFilterKey[] = ['group', 'range', 'from', 'to']
 const LIST_KEYS = [...MESSAGE_FILTER_KEYS.filter((k) => !FIXED.includes(k)), 'limit', 'range'] as const
 
-/** Facets computed from the group row when the detail endpoint sent no breakdown. */
-const fallbackFacets = (values: string[] | undefined): Facet[] => (values ?? []).map((value) => ({ value, count: 0 }))
-
 /** Links a breakdown entry to the group's messages with that value; "(none)" entries cannot be filtered for. */
-const facetLinks = (facets: Facet[], id: string, key: string) =>
+const facetLinks = (facets: BreakdownEntryDto[], id: string, key: string) =>
   facets.map((f) => ({ ...f, href: f.value === null ? undefined : `/messages?group=${id}&${key}=${encodeURIComponent(f.value)}` }))
 
-function Header({ group }: { group: GroupItem }) {
+function Header({ group }: { group: GroupDto }) {
   const title = visibleText(group.title)
   return (
     <header className="space-y-1">
@@ -64,21 +61,10 @@ function Header({ group }: { group: GroupItem }) {
       <p className="flex flex-wrap gap-x-4 text-xs text-zinc-500">
         {group.errorType && <span className="font-mono break-all">{visibleText(group.errorType)}</span>}
         <span className="font-mono" title="Error signature" /* docs/framework-headers.md#error-signature */>
-          {visibleText(group.signature ?? '')}
+          {visibleText(group.signature)}
         </span>
       </p>
     </header>
-  )
-}
-
-function DetailSkeleton() {
-  return (
-    <div className="space-y-3" aria-busy>
-      <Skeleton className="h-3 w-32" />
-      <Skeleton className="h-5 w-2/3" />
-      <Skeleton className="h-[60px] w-full" />
-      <Skeleton className="h-[196px] w-full" />
-    </div>
   )
 }
 
@@ -92,7 +78,7 @@ export function GroupDetail({ id }: { id: string }) {
   }, [values, id])
   const { range: _r, limit: _l, ...filterValues } = values
 
-  if (isPending) return <DetailSkeleton />
+  if (isPending) return <DetailSkeleton title="w-2/3" panels={['h-[60px]', 'h-[196px]']} />
   if (error instanceof ApiError && error.status === 404) {
     return (
       <EmptyState title="Group not found">
@@ -111,13 +97,13 @@ export function GroupDetail({ id }: { id: string }) {
       <section className="grid grid-cols-2 gap-px overflow-hidden rounded-md border border-zinc-200 bg-zinc-100 sm:grid-cols-4 xl:grid-cols-8" aria-label="Numbers">
         {[
           { label: 'Count', value: formatCount(group.count) },
-          { label: '/min · 5m', value: formatRate(group.ratePerMinute?.last5) },
-          { label: '/min · 1h', value: formatRate(group.ratePerMinute?.last60) },
+          { label: '/min · 5m', value: formatRate(group.ratePerMinute.last5) },
+          { label: '/min · 1h', value: formatRate(group.ratePerMinute.last60) },
           { label: 'First seen', value: <RelativeTime iso={group.firstSeen} />, title: timeTitle(group.firstSeen) },
           { label: 'Last seen', value: <RelativeTime iso={group.lastSeen} />, title: timeTitle(group.lastSeen) },
-          { label: 'Sources', value: formatCount(group.sources?.length ?? 0) },
-          { label: 'Services', value: visibleText((group.services ?? []).join(', ') || '—') },
-          { label: 'Versions', value: visibleText((group.serviceVersions ?? []).join(', ') || '—') },
+          { label: 'Sources', value: formatCount(group.sources.length) },
+          { label: 'Services', value: visibleText(group.services.join(', ') || '—') },
+          { label: 'Versions', value: visibleText(group.serviceVersions.join(', ') || '—') },
         ].map((s) => (
           <Stat key={s.label} className="bg-white px-3 py-2" label={s.label} value={s.value} title={s.title ?? (typeof s.value === 'string' ? s.value : undefined)} />
         ))}
@@ -132,22 +118,22 @@ export function GroupDetail({ id }: { id: string }) {
             </>
           }
         >
-          <BarChart points={data.arrivals ?? []} bucket={data.bucket ?? (range === '30d' ? 'day' : 'hour')} emptyLabel={data.arrivals ? 'No arrivals in this range' : 'Arrivals unavailable'} />
+          <BarChart points={data.arrivals} bucket={data.bucket} />
         </Panel>
         <GroupTriage group={group} />
       </div>
       <div className="grid gap-3 md:grid-cols-2 xl:grid-cols-4">
         <Panel title="Sources">
-          <BarList items={(breakdown?.sources ?? fallbackFacets(group.sources)).map((f) => ({ ...f, href: f.id ? `/messages?group=${id}&source=${encodeURIComponent(f.id)}` : undefined }))} />
+          <BarList items={breakdown.sources.map((f) => ({ ...f, href: `/messages?group=${id}&source=${encodeURIComponent(f.id)}` }))} />
         </Panel>
         <Panel title="Service versions">
-          <BarList items={facetLinks(breakdown?.serviceVersions ?? fallbackFacets(group.serviceVersions), id, 'serviceVersion')} />
+          <BarList items={facetLinks(breakdown.serviceVersions, id, 'serviceVersion')} />
         </Panel>
         <Panel title="Services">
-          <BarList items={facetLinks(breakdown?.services ?? fallbackFacets(group.services), id, 'service')} />
+          <BarList items={facetLinks(breakdown.services, id, 'service')} />
         </Panel>
         <Panel title="Failure kinds">
-          <BarList items={facetLinks(breakdown?.failureKinds ?? fallbackFacets(group.failureKinds), id, 'failureKind')} />
+          <BarList items={facetLinks(breakdown.failureKinds, id, 'failureKind')} />
         </Panel>
       </div>
       {data.breakdownSampled && <p className="text-xs text-zinc-500">Breakdowns are computed from a sample of this group&apos;s most recent messages.</p>}

@@ -12,7 +12,7 @@ import { useGroups } from '@/lib/client/use-groups'
 import { useSummary } from '@/lib/client/use-summary'
 import { useUrlState } from '@/lib/client/use-url-state'
 import { GROUP_STATUSES } from '@/lib/shared/schemas/group'
-import { FAILURE_KINDS } from '@/lib/shared/schemas/message'
+import { FAILURE_KINDS } from '@/lib/shared/schemas/message-filter'
 import { GroupsTable, type GroupSort } from './groups-table'
 import { SummaryStrip } from './summary-strip'
 
@@ -43,7 +43,7 @@ export function GroupsHome() {
   }, [groups.data, q])
 
   const sourceOptions = withCurrent((summary.data?.sources ?? []).map((s) => s.queue), filters.source)
-  const serviceOptions = withCurrent((groups.data?.groups ?? []).flatMap((g) => g.services ?? []), filters.service)
+  const serviceOptions = withCurrent((groups.data?.groups ?? []).flatMap((g) => g.services), filters.service)
   const filtered = Object.keys(filters).some((k) => k !== 'sort') || Boolean(q)
 
   return (

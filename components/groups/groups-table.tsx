@@ -4,46 +4,64 @@ import Link from 'next/link'
 import { useRouter } from 'next/navigation'
 import { memo, useRef, type ReactNode } from 'react'
 import { KindBadge, StatusBadge } from '@/components/ui/badge'
-import { SkeletonRows } from '@/components/ui/skeleton'
+import { DataTable, type DataColumn } from '@/components/ui/data-table'
 import { Sparkline } from '@/components/ui/sparkline'
 import { RelativeTime } from '@/components/ui/time'
 import { cn } from '@/lib/client/cn'
 import { compactCount, formatCount, formatRate, visibleText } from '@/lib/client/format'
-import type { GroupItem } from '@/lib/client/types'
 import { useIsCursor, useRowCursor, useScrollCursorIntoView, type CursorStore } from '@/lib/client/use-row-cursor'
+import type { GroupDto } from '@/lib/shared/schemas/group'
 
 export type GroupSort = 'count' | 'rate' | 'lastSeen'
 
 type GroupsTableProps = {
-  groups: GroupItem[] | undefined
+  groups: GroupDto[] | undefined
   loading: boolean
   sort: GroupSort
   onSort: (sort: GroupSort) => void
   empty: ReactNode
 }
 
-const COLUMNS = 11
-
-function SortHeader({ label, value, sort, onSort, className }: { label: string; value: GroupSort; sort: GroupSort; onSort: (s: GroupSort) => void; className?: string }) {
+function SortButton({ label, value, sort, onSort }: { label: string; value: GroupSort; sort: GroupSort; onSort: (s: GroupSort) => void }) {
   const active = sort === value
   return (
-    <th className={className} aria-sort={active ? 'descending' : 'none'}>
-      <button type="button" onClick={() => onSort(value)} className={cn('inline-flex items-center gap-0.5 uppercase hover:text-zinc-900', active && 'text-zinc-900')}>
-        {label}
-        <span aria-hidden className={cn('text-[10px]', !active && 'invisible')}>
-          ↓
-        </span>
-      </button>
-    </th>
+    <button type="button" onClick={() => onSort(value)} className={cn('inline-flex items-center gap-0.5 uppercase hover:text-zinc-900', active && 'text-zinc-900')}>
+      {label}
+      <span aria-hidden className={cn('text-[10px]', !active && 'invisible')}>
+        ↓
+      </span>
+    </button>
   )
 }
 
-const GroupRow = memo(function GroupRow({ group, index, cursorStore }: { group: GroupItem; index: number; cursorStore: CursorStore }) {
+/** Every sort is descending (most, fastest, latest first). */
+function columnsFor(sort: GroupSort, onSort: (s: GroupSort) => void): DataColumn[] {
+  const sorted = (value: GroupSort, label: string, align?: 'right'): DataColumn => ({
+    header: <SortButton label={label} value={value} sort={sort} onSort={onSort} />,
+    sort: sort === value ? 'descending' : 'none',
+    align,
+  })
+  return [
+    { header: 'Error' },
+    { ...sorted('count', 'Count', 'right'), width: 'w-20' },
+    { header: '24h', width: 'w-28' },
+    { ...sorted('rate', '/min 5m', 'right'), width: 'w-[4.5rem]' },
+    { header: '/min 1h', width: 'w-[4.5rem]', align: 'right' },
+    { header: 'First seen', width: 'w-[6.5rem]' },
+    { ...sorted('lastSeen', 'Last seen'), width: 'w-28' },
+    { header: 'Sources', width: 'w-40' },
+    { header: 'Services', width: 'w-44' },
+    { header: 'Kinds', width: 'w-36' },
+    { header: 'Status', width: 'w-36' },
+  ]
+}
+
+const GroupRow = memo(function GroupRow({ group, index, cursorStore }: { group: GroupDto; index: number; cursorStore: CursorStore }) {
   const cursor = useIsCursor(cursorStore, index)
   const title = visibleText(group.title)
-  const services = (group.services ?? []).map(visibleText).join(', ')
-  const versions = (group.serviceVersions ?? []).map(visibleText).join(', ')
-  const sources = (group.sources ?? []).map(visibleText).join(', ')
+  const services = group.services.map(visibleText).join(', ')
+  const versions = group.serviceVersions.map(visibleText).join(', ')
+  const sources = group.sources.map(visibleText).join(', ')
   return (
     <tr data-row-index={index} data-cursor={cursor || undefined} onMouseDown={() => cursorStore.set(index)} className="hover:bg-zinc-50">
       <td className="truncate">
@@ -55,10 +73,10 @@ const GroupRow = memo(function GroupRow({ group, index, cursorStore }: { group: 
         {compactCount(group.count)}
       </td>
       <td>
-        <Sparkline values={group.sparkline ?? []} width={84} />
+        <Sparkline values={group.sparkline} width={84} />
       </td>
-      <td className={cn('text-right tabular-nums', group.ratePerMinute?.last5 > 0 ? 'font-medium text-zinc-900' : 'text-zinc-400')}>{formatRate(group.ratePerMinute?.last5)}</td>
-      <td className={cn('text-right tabular-nums', group.ratePerMinute?.last60 > 0 ? 'text-zinc-700' : 'text-zinc-400')}>{formatRate(group.ratePerMinute?.last60)}</td>
+      <td className={cn('text-right tabular-nums', group.ratePerMinute.last5 > 0 ? 'font-medium text-zinc-900' : 'text-zinc-400')}>{formatRate(group.ratePerMinute.last5)}</td>
+      <td className={cn('text-right tabular-nums', group.ratePerMinute.last60 > 0 ? 'text-zinc-700' : 'text-zinc-400')}>{formatRate(group.ratePerMinute.last60)}</td>
       <td className="truncate text-zinc-600 tabular-nums">
         <RelativeTime iso={group.firstSeen} />
       </td>
@@ -74,7 +92,7 @@ const GroupRow = memo(function GroupRow({ group, index, cursorStore }: { group: 
       </td>
       <td className="truncate">
         <span className="flex gap-1 overflow-hidden">
-          {(group.failureKinds ?? []).map((k) => (
+          {group.failureKinds.map((k) => (
             <KindBadge key={k} kind={k} />
           ))}
         </span>
@@ -105,43 +123,11 @@ export function GroupsTable({ groups, loading, sort, onSort, empty }: GroupsTabl
 
   return (
     <div className="overflow-hidden rounded-md border border-zinc-200 bg-white">
-      <table className="data-table" aria-label="Error groups" aria-busy={loading || undefined}>
-        <colgroup>
-          <col />
-          <col className="w-20" />
-          <col className="w-28" />
-          <col className="w-[4.5rem]" />
-          <col className="w-[4.5rem]" />
-          <col className="w-[6.5rem]" />
-          <col className="w-28" />
-          <col className="w-40" />
-          <col className="w-44" />
-          <col className="w-36" />
-          <col className="w-36" />
-        </colgroup>
-        <thead>
-          <tr>
-            <th>Error</th>
-            <SortHeader label="Count" value="count" sort={sort} onSort={onSort} className="text-right" />
-            <th>24h</th>
-            <SortHeader label="/min 5m" value="rate" sort={sort} onSort={onSort} className="text-right" />
-            <th className="text-right">/min 1h</th>
-            <th>First seen</th>
-            <SortHeader label="Last seen" value="lastSeen" sort={sort} onSort={onSort} />
-            <th>Sources</th>
-            <th>Services</th>
-            <th>Kinds</th>
-            <th>Status</th>
-          </tr>
-        </thead>
-        <tbody ref={body}>
-          {loading && rows.length === 0 ? (
-            <SkeletonRows columns={COLUMNS} rows={10} />
-          ) : (
-            rows.map((g, i) => <GroupRow key={g.id} group={g} index={i} cursorStore={cursorStore} />)
-          )}
-        </tbody>
-      </table>
+      <DataTable label="Error groups" columns={columnsFor(sort, onSort)} pending={loading && rows.length === 0} skeletonRows={10} bodyRef={body}>
+        {rows.map((g, i) => (
+          <GroupRow key={g.id} group={g} index={i} cursorStore={cursorStore} />
+        ))}
+      </DataTable>
       {!loading && rows.length === 0 && <div className="p-4">{empty}</div>}
     </div>
   )

@@ -45,7 +45,7 @@ export function SummaryStrip() {
                 broker: {visibleText(data.brokerError).slice(0, 80)}
               </span>
             )}
-            {(data.sources ?? []).map((s) => (
+            {data.sources.map((s) => (
               <Link
                 key={s.id}
                 href={`/messages?source=${encodeURIComponent(s.id)}`}
@@ -60,7 +60,7 @@ export function SummaryStrip() {
                 </span>
               </Link>
             ))}
-            {(data.sources ?? []).length === 0 && (
+            {data.sources.length === 0 && (
               <span className="text-zinc-500">
                 No sources.{' '}
                 <Link href="/sources" className="text-brand underline underline-offset-2">

@@ -4,8 +4,8 @@ import { useMemo, useState } from 'react'
 import { Button } from '@/components/ui/button'
 import { Tabs } from '@/components/ui/tabs'
 import { formatBytes, visibleText } from '@/lib/client/format'
-import type { MessageDetail } from '@/lib/client/types'
 import { useCan } from '@/lib/client/use-session'
+import type { MessageDetailDto } from '@/lib/shared/schemas/message'
 import { base64ToBytes, hexDump } from './hex-dump'
 import { JsonTree } from './json-tree'
 
@@ -34,7 +34,7 @@ function utf8Text(base64: string, truncated: boolean): string | null {
 }
 
 /** The body as pretty JSON, text or a hex dump; the API sends at most 256 KiB inline. */
-export function BodyViewer({ id, body }: { id: string; body: MessageDetail['body'] }) {
+export function BodyViewer({ id, body }: { id: string; body: MessageDetailDto['body'] }) {
   const canRaw = useCan('messages:raw')
   const json = useMemo(() => (body.encoding === 'json' && !body.truncated ? parseJson(body.text) : ({ ok: false } as const)), [body])
   const text = useMemo(() => body.text ?? utf8Text(body.base64 ?? '', body.truncated), [body])

@@ -7,15 +7,16 @@ import type { ReactNode } from 'react'
 import { FailedAgainNotice, MessageReplays } from '@/components/replays/message-replays'
 import { ReplayActions } from '@/components/replays/replay-actions'
 import { Badge, KindBadge, StatusBadge } from '@/components/ui/badge'
+import { DataTable, type DataColumn } from '@/components/ui/data-table'
 import { Panel } from '@/components/ui/panel'
-import { Skeleton } from '@/components/ui/skeleton'
+import { DetailSkeleton } from '@/components/ui/skeleton'
 import { ClampedText } from '@/components/ui/clamped-text'
 import { EmptyState, ErrorState } from '@/components/ui/states'
 import { AbsoluteTime, RelativeTime } from '@/components/ui/time'
 import { ApiError } from '@/lib/client/api'
 import { formatBytes, formatCount, visibleText } from '@/lib/client/format'
-import type { MessageDetail as MessageDetailData } from '@/lib/client/types'
 import { useMessage } from '@/lib/client/use-messages'
+import type { MessageDetailDto } from '@/lib/shared/schemas/message'
 import { BodyViewer } from './body-viewer'
 import { RelatedMessages } from './related-messages'
 import { HeadersTable, TypedValueView } from './typed-headers'
@@ -40,7 +41,7 @@ function Fields({ items }: { items: [string, ReactNode][] }) {
   )
 }
 
-function derivedFields(m: MessageDetailData): [string, ReactNode][] {
+function derivedFields(m: MessageDetailDto): [string, ReactNode][] {
   const entity = text(m.entityKey)
   return [
     ['Source', <Link key="s" href={`/messages?source=${m.source.id}`} className="hover:underline">{visibleText(m.source.queue)}</Link>],
@@ -62,7 +63,7 @@ function derivedFields(m: MessageDetailData): [string, ReactNode][] {
     ['Seen', m.seenCount > 1 ? `${formatCount(m.seenCount)} times` : 'once'],
     ['Body', `${formatBytes(m.body.size)} · ${m.body.encoding}`],
     ['Flags', m.flags.length ? m.flags.map((f) => <Badge key={f} tone="amber" className="mr-1">{visibleText(f)}</Badge>) : null],
-    ['Replayed', m.lineage?.replayCount ? `${m.lineage.replayCount} times${m.lineage.originId ? ` (origin ${visibleText(m.lineage.originId)})` : ''}` : null],
+    ['Replayed', m.lineage.replayCount ? `${m.lineage.replayCount} times${m.lineage.originId ? ` (origin ${visibleText(m.lineage.originId)})` : ''}` : null],
   ]
 }
 
@@ -72,39 +73,35 @@ const timestampIso = (seconds: number) => {
   return Number.isNaN(d.getTime()) ? 'invalid time' : d.toISOString()
 }
 
+const PROPERTY_COLUMNS: DataColumn[] = [{ width: 'w-[38%]' }, {}]
+
 function PropertiesTable({ properties }: { properties: Record<string, unknown> }) {
   const entries = Object.entries(properties).filter(([k, v]) => k !== 'headers' && v !== undefined && v !== null)
   if (entries.length === 0) return <p className="text-zinc-500">No properties set.</p>
   return (
-    <table className="w-full table-fixed border-collapse text-left">
-      <colgroup>
-        <col className="w-[38%]" />
-        <col />
-      </colgroup>
-      <tbody>
-        {entries.map(([k, v]) => (
-          <tr key={k} className="align-top">
-            <td className="border-b border-zinc-100 px-2 py-1 font-mono text-xs text-zinc-500">{visibleText(k)}</td>
-            <td className="border-b border-zinc-100 px-2 py-1 font-mono text-xs break-all text-zinc-900">
-              {typeof v === 'object' && v !== null && 't' in v ? (
-                <TypedValueView value={v} />
-              ) : k === 'timestamp' && typeof v === 'number' ? (
-                <>
-                  {v} <span className="text-zinc-500">({timestampIso(v)})</span>
-                </>
-              ) : (
-                visibleText(typeof v === 'string' ? v : JSON.stringify(v))
-              )}
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <DataTable label="Properties" columns={PROPERTY_COLUMNS} variant="fields">
+      {entries.map(([k, v]) => (
+        <tr key={k} className="align-top">
+          <td className="border-b border-zinc-100 px-2 py-1 font-mono text-xs text-zinc-500">{visibleText(k)}</td>
+          <td className="border-b border-zinc-100 px-2 py-1 font-mono text-xs break-all text-zinc-900">
+            {typeof v === 'object' && v !== null && 't' in v ? (
+              <TypedValueView value={v} />
+            ) : k === 'timestamp' && typeof v === 'number' ? (
+              <>
+                {v} <span className="text-zinc-500">({timestampIso(v)})</span>
+              </>
+            ) : (
+              visibleText(typeof v === 'string' ? v : JSON.stringify(v))
+            )}
+          </td>
+        </tr>
+      ))}
+    </DataTable>
   )
 }
 
 /** Why the message has its status: a resolve's reason, or why its last replay left it dead. */
-function StatusNote({ message: m }: { message: MessageDetailData }) {
+function StatusNote({ message: m }: { message: MessageDetailDto }) {
   if (!m.statusReason && !(m.status !== 'dead' && m.statusChangedBy)) return null
   const reason = m.statusReason ? visibleText(m.statusReason) : null
   const lead = m.status === 'dead' ? 'Back to dead after a replay' : m.status[0]!.toUpperCase() + m.status.slice(1)
@@ -127,21 +124,9 @@ function StatusNote({ message: m }: { message: MessageDetailData }) {
   )
 }
 
-function DetailSkeleton() {
-  return (
-    <div className="space-y-3" aria-busy>
-      <Skeleton className="h-3 w-40" />
-      <Skeleton className="h-5 w-3/4" />
-      <Skeleton className="h-28 w-full" />
-      <Skeleton className="h-40 w-full" />
-      <Skeleton className="h-64 w-full" />
-    </div>
-  )
-}
-
 export function MessageDetail({ id }: { id: string }) {
   const { data: m, error, isPending, refetch } = useMessage(id)
-  if (isPending) return <DetailSkeleton />
+  if (isPending) return <DetailSkeleton crumb="w-40" title="w-3/4" panels={['h-28', 'h-40', 'h-64']} />
   if (error instanceof ApiError && error.status === 404) {
     return (
       <EmptyState title={`Message ${id} not found`}>
@@ -154,10 +139,9 @@ export function MessageDetail({ id }: { id: string }) {
   if (error || !m) return <ErrorState title="Could not load this message" error={error} onRetry={() => void refetch()} />
 
   const errorHead = [text(m.error.type), text(m.error.message)].filter(Boolean).join(': ')
-  const sameGroup = m.related?.sameGroup?.filter((r) => r.id !== m.id) ?? []
-  const sameEntity = m.related?.sameEntity?.filter((r) => r.id !== m.id) ?? []
-  const replays = m.replays ?? []
-  const failedAgain = m.replayedFrom ?? null
+  const sameGroup = m.related.sameGroup.filter((r) => r.id !== m.id)
+  const sameEntity = m.related.sameEntity.filter((r) => r.id !== m.id)
+  const { replays, replayedFrom: failedAgain } = m
   const actionable = m.status === 'dead'
 
   return (
@@ -221,14 +205,14 @@ export function MessageDetail({ id }: { id: string }) {
 
       <div className="grid gap-3 xl:grid-cols-2">
         <Panel title="Headers" bodyClassName="p-0 pb-1">
-          <HeadersTable headers={(m.headersTyped as Record<string, unknown> | undefined) ?? m.headers ?? {}} />
+          <HeadersTable headers={m.headersTyped} />
         </Panel>
         <div className="min-w-0 space-y-3">
           <Panel title="x-death">
-            <XDeathTimeline entries={m.xDeath ?? []} />
+            <XDeathTimeline entries={m.xDeath} />
           </Panel>
           <Panel title="Properties" bodyClassName="p-0 pb-1">
-            <PropertiesTable properties={m.properties ?? {}} />
+            <PropertiesTable properties={m.properties} />
           </Panel>
         </div>
       </div>
@@ -239,11 +223,11 @@ export function MessageDetail({ id }: { id: string }) {
 
       <div className="grid gap-3 xl:grid-cols-2">
         <Panel title="Same group">
-          <RelatedMessages messages={sameGroup} empty={m.related ? 'No other messages in this group.' : 'Related messages unavailable.'} moreHref={`/messages?group=${m.groupId}`} />
+          <RelatedMessages messages={sameGroup} empty="No other messages in this group." moreHref={`/messages?group=${m.groupId}`} />
         </Panel>
         <Panel title="Same entity">
           {m.entityKey ? (
-            <RelatedMessages messages={sameEntity} empty={m.related ? 'No other messages for this entity.' : 'Related messages unavailable.'} moreHref={`/messages?entity=${encodeURIComponent(m.entityKey)}`} />
+            <RelatedMessages messages={sameEntity} empty="No other messages for this entity." moreHref={`/messages?entity=${encodeURIComponent(m.entityKey)}`} />
           ) : (
             <p className="text-zinc-500">
               This message has no entity key. Entity-key rules are set per source on the{' '}

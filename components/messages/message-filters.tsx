@@ -8,7 +8,7 @@ import { SearchBox } from '@/components/ui/search-box'
 import { TIME_RANGES, type MessageFilterKey } from '@/lib/client/filters'
 import { absoluteTime, visibleText } from '@/lib/client/format'
 import { useSources } from '@/lib/client/use-sources'
-import { FAILURE_KINDS, MESSAGE_STATUSES } from '@/lib/shared/schemas/message'
+import { FAILURE_KINDS, MESSAGE_STATUSES } from '@/lib/shared/schemas/message-filter'
 
 type Values = Partial<Record<MessageFilterKey, string>>
 type Update = (changes: Record<string, string | null>, mode?: 'push' | 'replace') => void

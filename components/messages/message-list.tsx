@@ -3,13 +3,14 @@
 import { useRouter } from 'next/navigation'
 import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore, type ReactNode } from 'react'
 import { Button } from '@/components/ui/button'
-import { EmptyState, ErrorState, InlineError } from '@/components/ui/states'
+import { LoadMore } from '@/components/ui/load-more'
+import { EmptyState, ErrorState } from '@/components/ui/states'
 import { toApiParams } from '@/lib/client/filters'
-import { formatCount, plural } from '@/lib/client/format'
+import { formatCount } from '@/lib/client/format'
 import { createSelectionStore, SelectionContext, toBulkSelection, useSelectionState, type BulkSelection, type SelectionStore } from '@/lib/client/selection-store'
 import { useMessageCount, useMessages } from '@/lib/client/use-messages'
 import { useRowCursor } from '@/lib/client/use-row-cursor'
-import type { MessageCount } from '@/lib/client/types'
+import type { MessageCountDto } from '@/lib/shared/schemas/message'
 import type { QueryParams } from '@/lib/shared/query-keys'
 import { MessagesTable } from './messages-table'
 
@@ -23,9 +24,9 @@ type MessageListProps = {
 
 export type SelectionInfo = { count: number | null; estimated: boolean; clear: () => void }
 
-const countLabel = (count: MessageCount | undefined) => (count ? `${count.estimated ? '~' : ''}${formatCount(count.count)}` : null)
+const countLabel = (count: MessageCountDto | undefined) => (count ? `${count.estimated ? '~' : ''}${formatCount(count.count)}` : null)
 
-function SelectionBar({ store, loadedIds, count, more, filter, renderActions }: { store: SelectionStore; loadedIds: string[]; count: MessageCount | undefined; more: boolean; filter: Record<string, string>; renderActions?: MessageListProps['renderActions'] }) {
+function SelectionBar({ store, loadedIds, count, more, filter, renderActions }: { store: SelectionStore; loadedIds: string[]; count: MessageCountDto | undefined; more: boolean; filter: Record<string, string>; renderActions?: MessageListProps['renderActions'] }) {
   const state = useSelectionState()
   const selection = toBulkSelection(state)
   const pageSelected = !state.all && loadedIds.length > 0 && loadedIds.every((id) => state.ids.has(id))
@@ -129,15 +130,7 @@ export function MessageList({ params, empty, renderActions }: MessageListProps) 
           </div>
         )}
         {!query.isPending && !query.error && messages.length === 0 && <div className="p-4">{empty ?? <EmptyState title="No messages match" />}</div>}
-        {(query.hasNextPage || query.isFetchingNextPage || (query.error && messages.length > 0)) && (
-          <div className="flex h-11 items-center justify-center gap-3 border-t border-zinc-100">
-            {query.error && messages.length > 0 && <InlineError error={query.error} />}
-            <Button onClick={() => void query.fetchNextPage()} disabled={query.isFetchingNextPage}>
-              {query.isFetchingNextPage ? 'Loading…' : 'Load more'}
-            </Button>
-            <span className="text-xs text-zinc-500 tabular-nums">{plural(messages.length, 'message')} loaded</span>
-          </div>
-        )}
+        <LoadMore pages={query} loaded={messages.length} one="message" />
       </div>
     </SelectionContext.Provider>
   )

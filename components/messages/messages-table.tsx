@@ -4,30 +4,28 @@ import Link from 'next/link'
 import { memo, useEffect, useMemo, useRef } from 'react'
 import { KindBadge, StatusBadge } from '@/components/ui/badge'
 import { Checkbox } from '@/components/ui/fields'
-import { SkeletonRows } from '@/components/ui/skeleton'
+import { DataTable, type DataColumn } from '@/components/ui/data-table'
 import { AbsoluteTime } from '@/components/ui/time'
 import { visibleText } from '@/lib/client/format'
 import { useIsSelected, useSelectionState } from '@/lib/client/selection-store'
 import { useIsCursor, useScrollCursorIntoView, type CursorStore } from '@/lib/client/use-row-cursor'
-import type { MessageItem } from '@/lib/client/types'
+import type { MessageSummaryDto } from '@/lib/shared/schemas/message'
 
 type MessagesTableProps = {
-  messages: MessageItem[]
+  messages: MessageSummaryDto[]
   loading: boolean
   cursorStore: CursorStore
   onCheck: (id: string, shift: boolean) => void
   onCheckPage: (selected: boolean) => void
 }
 
-const COLUMNS = 9
-
-export function errorSummary(m: Pick<MessageItem, 'errorType' | 'errorMessage' | 'deathReason'>): { type: string; message: string } {
+export function errorSummary(m: Pick<MessageSummaryDto, 'errorType' | 'errorMessage' | 'deathReason'>): { type: string; message: string } {
   const type = m.errorType ? visibleText(m.errorType) : ''
   const message = m.errorMessage ? visibleText(m.errorMessage) : type ? '' : m.deathReason ? `dead-lettered: ${m.deathReason}` : '(no error recorded)'
   return { type, message }
 }
 
-const MessageRow = memo(function MessageRow({ message, index, cursorStore, onCheck }: { message: MessageItem; index: number; cursorStore: CursorStore; onCheck: (id: string, shift: boolean) => void }) {
+const MessageRow = memo(function MessageRow({ message, index, cursorStore, onCheck }: { message: MessageSummaryDto; index: number; cursorStore: CursorStore; onCheck: (id: string, shift: boolean) => void }) {
   const selected = useIsSelected(message.id)
   const cursor = useIsCursor(cursorStore, index)
   const { type, message: text } = errorSummary(message)
@@ -99,41 +97,25 @@ export const MessagesTable = memo(function MessagesTable({ messages, loading, cu
   const body = useRef<HTMLTableSectionElement>(null)
   useScrollCursorIntoView(cursorStore, body)
   const ids = useMemo(() => messages.map((m) => m.id), [messages])
+  const columns = useMemo<DataColumn[]>(
+    () => [
+      { header: <PageCheckbox ids={ids} onCheckPage={onCheckPage} />, width: 'w-8' },
+      { header: 'Failed at', width: 'w-44' },
+      { header: 'Source', width: 'w-44' },
+      { header: 'Error' },
+      { header: 'Kind', width: 'w-28' },
+      { header: 'Status', width: 'w-24' },
+      { header: 'Service', width: 'w-44' },
+      { header: 'Entity', width: 'w-40' },
+      { header: 'Attempts', width: 'w-24', align: 'right' },
+    ],
+    [ids, onCheckPage],
+  )
   return (
-    <table className="data-table" aria-label="Messages" aria-busy={loading || undefined}>
-      <colgroup>
-        <col className="w-8" />
-        <col className="w-44" />
-        <col className="w-44" />
-        <col />
-        <col className="w-28" />
-        <col className="w-24" />
-        <col className="w-44" />
-        <col className="w-40" />
-        <col className="w-24" />
-      </colgroup>
-      <thead>
-        <tr>
-          <th>
-            <PageCheckbox ids={ids} onCheckPage={onCheckPage} />
-          </th>
-          <th>Failed at</th>
-          <th>Source</th>
-          <th>Error</th>
-          <th>Kind</th>
-          <th>Status</th>
-          <th>Service</th>
-          <th>Entity</th>
-          <th className="text-right">Attempts</th>
-        </tr>
-      </thead>
-      <tbody ref={body}>
-        {loading && messages.length === 0 ? (
-          <SkeletonRows columns={COLUMNS} rows={12} />
-        ) : (
-          messages.map((m, i) => <MessageRow key={m.id} message={m} index={i} cursorStore={cursorStore} onCheck={onCheck} />)
-        )}
-      </tbody>
-    </table>
+    <DataTable label="Messages" columns={columns} pending={loading && messages.length === 0} skeletonRows={12} bodyRef={body}>
+      {messages.map((m, i) => (
+        <MessageRow key={m.id} message={m} index={i} cursorStore={cursorStore} onCheck={onCheck} />
+      ))}
+    </DataTable>
   )
 })

@@ -2,11 +2,11 @@ import Link from 'next/link'
 import { KindBadge } from '@/components/ui/badge'
 import { RelativeTime } from '@/components/ui/time'
 import { visibleText } from '@/lib/client/format'
-import type { MessageItem } from '@/lib/client/types'
+import type { MessageSummaryDto } from '@/lib/shared/schemas/message'
 import { errorSummary } from './messages-table'
 
 /** A few neighbours of a message: one line each, linking to their detail. */
-export function RelatedMessages({ messages, empty, moreHref }: { messages: MessageItem[]; empty: string; moreHref?: string }) {
+export function RelatedMessages({ messages, empty, moreHref }: { messages: MessageSummaryDto[]; empty: string; moreHref?: string }) {
   if (messages.length === 0) return <p className="text-zinc-500">{empty}</p>
   return (
     <>

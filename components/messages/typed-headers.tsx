@@ -1,5 +1,6 @@
 'use client'
 
+import { DataTable, type DataColumn } from '@/components/ui/data-table'
 import { visibleText } from '@/lib/client/format'
 import { base64ToBytes } from './hex-dump'
 
@@ -129,44 +130,36 @@ export function TypedValueView({ value }: { value: unknown }) {
   }
 }
 
+const HEADER_COLUMNS: DataColumn[] = [
+  { header: 'Name', width: 'w-[30%]' },
+  { header: 'Type', width: 'w-24' },
+  { header: 'Value' },
+]
+
 /** Every header with its AMQP type; `x-death` is folded since it has its own timeline. */
 export function HeadersTable({ headers }: { headers: Record<string, unknown> }) {
   const entries = Object.entries(headers)
   if (entries.length === 0) return <p className="text-zinc-500">No headers.</p>
   return (
-    <table className="w-full table-fixed border-collapse text-left">
-      <colgroup>
-        <col className="w-[30%]" />
-        <col className="w-24" />
-        <col />
-      </colgroup>
-      <thead>
-        <tr className="text-[11px] tracking-wide text-zinc-500 uppercase">
-          <th className="border-b border-zinc-200 px-2 py-1 font-medium">Name</th>
-          <th className="border-b border-zinc-200 px-2 py-1 font-medium">Type</th>
-          <th className="border-b border-zinc-200 px-2 py-1 font-medium">Value</th>
-        </tr>
-      </thead>
-      <tbody>
-        {entries.map(([name, value]) => (
-          <tr key={name} className="align-top">
-            <td className="border-b border-zinc-100 px-2 py-1 font-mono text-xs break-all text-zinc-800">
-              <div className="max-h-24 overflow-auto">{visibleText(name)}</div>
-            </td>
-            <td className="border-b border-zinc-100 px-2 py-1 text-xs text-zinc-500">{typeName(value)}</td>
-            <td className="min-w-0 border-b border-zinc-100 px-2 py-1 text-xs">
-              {name === 'x-death' && isTyped(value) && value.t === 'A' ? (
-                <details>
-                  <summary className="cursor-pointer text-zinc-500 select-none hover:text-zinc-900">see the x-death timeline (raw entries)</summary>
-                  <TypedValueView value={value} />
-                </details>
-              ) : (
+    <DataTable label="Headers" columns={HEADER_COLUMNS} variant="fields">
+      {entries.map(([name, value]) => (
+        <tr key={name} className="align-top">
+          <td className="border-b border-zinc-100 px-2 py-1 font-mono text-xs break-all text-zinc-800">
+            <div className="max-h-24 overflow-auto">{visibleText(name)}</div>
+          </td>
+          <td className="border-b border-zinc-100 px-2 py-1 text-xs text-zinc-500">{typeName(value)}</td>
+          <td className="min-w-0 border-b border-zinc-100 px-2 py-1 text-xs">
+            {name === 'x-death' && isTyped(value) && value.t === 'A' ? (
+              <details>
+                <summary className="cursor-pointer text-zinc-500 select-none hover:text-zinc-900">see the x-death timeline (raw entries)</summary>
                 <TypedValueView value={value} />
-              )}
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+              </details>
+            ) : (
+              <TypedValueView value={value} />
+            )}
+          </td>
+        </tr>
+      ))}
+    </DataTable>
   )
 }

@@ -4,18 +4,15 @@ import { useState } from 'react'
 import { Button } from '@/components/ui/button'
 import { Checkbox, Field, Input, Select } from '@/components/ui/fields'
 import { ApiError, errorMessage } from '@/lib/client/api'
-import { visibleText } from '@/lib/client/format'
 import { useCreatePause } from '@/lib/client/use-pauses'
-import { useSources } from '@/lib/client/use-sources'
-
-const HOLD_QUEUE = 'lazarus.hold'
+import { useSourceOptions } from '@/lib/client/use-sources'
 
 /**
  * Pauses one entity (or a whole consumer queue) by hand. Guards in front of that queue's consumers then hold
  * the entity's messages until it is resumed.
  */
 export function PauseForm() {
-  const sources = useSources()
+  const { options, isPending: sourcesPending } = useSourceOptions()
   const create = useCreatePause()
   const [sourceId, setSourceId] = useState('')
   const [queue, setQueue] = useState('')
@@ -24,7 +21,6 @@ export function PauseForm() {
   const [reason, setReason] = useState('')
   const [tried, setTried] = useState(false)
 
-  const options = (sources.data?.sources ?? []).filter((s) => s.queue !== HOLD_QUEUE).map((s) => ({ value: s.id, label: visibleText(s.vhost === '/' ? s.queue : `${s.vhost}/${s.queue}`) }))
   const fields = create.error instanceof ApiError ? create.error.fieldErrors() : {}
   const local = {
     sourceId: tried && !sourceId ? 'choose the source' : undefined,
@@ -64,7 +60,7 @@ export function PauseForm() {
           value={sourceId}
           onChange={(e) => setSourceId(e.target.value)}
           options={options}
-          placeholder={sources.isPending ? 'Loading…' : 'Choose a source'}
+          placeholder={sourcesPending ? 'Loading…' : 'Choose a source'}
           invalid={Boolean(local.sourceId ?? fields.sourceId)}
           className="max-w-none"
         />

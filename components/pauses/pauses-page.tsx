@@ -4,11 +4,11 @@ import Link from 'next/link'
 import { useMemo, useState } from 'react'
 import { Badge } from '@/components/ui/badge'
 import { Button } from '@/components/ui/button'
-import { Dialog } from '@/components/ui/dialog'
+import { ConfirmDialog } from '@/components/ui/dialog'
 import { Checkbox } from '@/components/ui/fields'
 import { Panel } from '@/components/ui/panel'
 import { DataTable, type DataColumn } from '@/components/ui/data-table'
-import { EmptyState, ErrorState, InlineError } from '@/components/ui/states'
+import { EmptyState, ErrorState } from '@/components/ui/states'
 import { RelativeTime } from '@/components/ui/time'
 import { cn } from '@/lib/client/cn'
 import { formatCount, plural, timeTitle, visibleText } from '@/lib/client/format'
@@ -41,25 +41,17 @@ function entityLabel(p: PauseDto) {
 function ResumeDialog({ pause, onClose }: { pause: PauseDto; onClose: () => void }) {
   const resume = useResumePause()
   return (
-    <Dialog
+    <ConfirmDialog
       title={`Resume ${entityLabel(pause)}?`}
       description={`on ${visibleText(pause.queue)}`}
       onClose={onClose}
-      onSubmit={() => resume.mutate(pause.id, { onSuccess: onClose })}
-      canSubmit={!resume.isPending}
-      footer={
-        <>
-          {resume.error && (
-            <span className="mr-auto min-w-0 truncate text-xs">
-              <InlineError error={resume.error} />
-            </span>
-          )}
-          <Button onClick={onClose}>Keep paused</Button>
-          <Button type="submit" variant="primary" disabled={resume.isPending} data-autofocus>
-            {resume.isPending ? 'Resuming…' : 'Resume'}
-          </Button>
-        </>
-      }
+      onConfirm={() => resume.mutate(pause.id, { onSuccess: onClose })}
+      pending={resume.isPending}
+      error={resume.error}
+      keepLabel="Keep paused"
+      confirmLabel="Resume"
+      pendingLabel="Resuming…"
+      tone="primary"
     >
       <p className="text-zinc-700">
         {pause.held > 0
@@ -75,7 +67,7 @@ function ResumeDialog({ pause, onClose }: { pause: PauseDto; onClose: () => void
           , which resumes it by itself when it ends.
         </p>
       )}
-    </Dialog>
+    </ConfirmDialog>
   )
 }
 

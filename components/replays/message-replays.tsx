@@ -1,6 +1,7 @@
 'use client'
 
 import Link from 'next/link'
+import { DataTable, type DataColumn } from '@/components/ui/data-table'
 import { AbsoluteTime } from '@/components/ui/time'
 import { visibleText } from '@/lib/client/format'
 import type { MessageReplayDto, ReplayedFromDto } from '@/lib/shared/schemas/replay'
@@ -28,59 +29,48 @@ export function FailedAgainNotice({ failedAgain }: { failedAgain: ReplayedFromDt
   )
 }
 
+const COLUMNS: DataColumn[] = [
+  { header: 'Job', width: 'w-28' },
+  { header: 'Outcome', width: 'w-28' },
+  { header: 'When', width: 'w-40' },
+  { header: 'By', width: 'w-32' },
+  { header: 'Published to', width: 'w-[26%]' },
+  { header: 'Error' },
+]
+
 /** The replays (and releases) this message took part in, oldest first as the API lists them. */
 export function MessageReplays({ replays }: { replays: MessageReplayDto[] }) {
   if (replays.length === 0) return <p className="text-zinc-500">Never replayed.</p>
   return (
-    <table className="data-table" aria-label="Replay history">
-      <colgroup>
-        <col className="w-28" />
-        <col className="w-28" />
-        <col className="w-40" />
-        <col className="w-32" />
-        <col className="w-[26%]" />
-        <col />
-      </colgroup>
-      <thead>
-        <tr>
-          <th>Job</th>
-          <th>Outcome</th>
-          <th>When</th>
-          <th>By</th>
-          <th>Published to</th>
-          <th>Error</th>
-        </tr>
-      </thead>
-      <tbody>
-        {replays.map((r, i) => {
-          const to = r.exchange === null ? '—' : `${exchangeText(r.exchange)}${r.routingKey ? ` → ${visibleText(r.routingKey)}` : ''}`
-          return (
-            <tr key={`${r.jobId}-${r.replayId}-${i}`} data-job-id={r.jobId} data-status={r.status}>
-              <td className="font-mono text-xs">
-                <Link href={`/replays/${r.jobId}`} className="text-brand hover:underline">
-                  #{r.jobId}
-                </Link>
-                {r.kind === 'release' && <span className="ml-1 text-zinc-500">release</span>}
-              </td>
-              <td>
-                <ItemStatusBadge status={r.status} />
-              </td>
-              <td className="truncate text-xs text-zinc-600 tabular-nums">
-                <AbsoluteTime iso={r.finishedAt ?? r.publishedAt ?? r.createdAt} />
-              </td>
-              <td className="truncate text-xs" title={visibleText(r.createdBy)}>
-                {visibleText(r.createdBy)}
-              </td>
-              <td className="truncate font-mono text-xs text-zinc-700" title={to}>
-                {to}
-              </td>
-              <td className="truncate text-xs text-red-700" title={r.error ? visibleText(r.error) : undefined}>
-                {r.error ? visibleText(r.error) : <span className="text-zinc-400">—</span>}
-              </td>
-            </tr>
-          )
-        })}
-      </tbody>
-    </table>
+    <DataTable label="Replay history" columns={COLUMNS}>
+      {replays.map((r, i) => {
+        const to = r.exchange === null ? '—' : `${exchangeText(r.exchange)}${r.routingKey ? ` → ${visibleText(r.routingKey)}` : ''}`
+        return (
+          <tr key={`${r.jobId}-${r.replayId}-${i}`} data-job-id={r.jobId} data-status={r.status}>
+            <td className="font-mono text-xs">
+              <Link href={`/replays/${r.jobId}`} className="text-brand hover:underline">
+                #{r.jobId}
+              </Link>
+              {r.kind === 'release' && <span className="ml-1 text-zinc-500">release</span>}
+            </td>
+            <td>
+              <ItemStatusBadge status={r.status} />
+            </td>
+            <td className="truncate text-xs text-zinc-600 tabular-nums">
+              <AbsoluteTime iso={r.finishedAt ?? r.publishedAt ?? r.createdAt} />
+            </td>
+            <td className="truncate text-xs" title={visibleText(r.createdBy)}>
+              {visibleText(r.createdBy)}
+            </td>
+            <td className="truncate font-mono text-xs text-zinc-700" title={to}>
+              {to}
+            </td>
+            <td className="truncate text-xs text-red-700" title={r.error ? visibleText(r.error) : undefined}>
+              {r.error ? visibleText(r.error) : <span className="text-zinc-400">—</span>}
+            </td>
+          </tr>
+        )
+      })}
+    </DataTable>
   )
 }

@@ -4,11 +4,13 @@ import Link from 'next/link'
 import { useEffect, useMemo, useRef, useState } from 'react'
 import { Badge } from '@/components/ui/badge'
 import { Button } from '@/components/ui/button'
+import { DataTable, type DataColumn } from '@/components/ui/data-table'
 import { ConfirmDialog } from '@/components/ui/dialog'
 import { Select } from '@/components/ui/fields'
 import { Panel } from '@/components/ui/panel'
-import { Skeleton, SkeletonRows } from '@/components/ui/skeleton'
-import { EmptyState, ErrorState, InlineError } from '@/components/ui/states'
+import { DetailSkeleton } from '@/components/ui/skeleton'
+import { LoadMore } from '@/components/ui/load-more'
+import { EmptyState, ErrorState } from '@/components/ui/states'
 import { AbsoluteTime, RelativeTime } from '@/components/ui/time'
 import { ApiError } from '@/lib/client/api'
 import { cn } from '@/lib/client/cn'
@@ -48,7 +50,7 @@ function Numbers({ job }: { job: ReplayJobDetailDto }) {
     { label: 'Failed', value: formatCount(job.failed), testId: 'count-failed', tone: job.failed > 0 ? 'text-red-700' : undefined, title: 'Nacked, timed out or refused before publishing. The message stays dead.' },
     { label: 'Skipped', value: formatCount(job.skipped), testId: 'count-skipped', title: 'No longer dead when its turn came (resolved or replayed elsewhere).' },
     { label: 'Released', value: formatCount(job.released), testId: 'count-released', title: 'Held messages of paused entities, released after the replay in arrival order.' },
-    { label: 'Cancelled', value: formatCount(job.cancelled ?? 0), testId: 'count-cancelled', tone: job.cancelled ? 'text-amber-700' : undefined, title: 'Not published because the job was cancelled. The message stays dead.' },
+    { label: 'Cancelled', value: formatCount(job.cancelled), testId: 'count-cancelled', tone: job.cancelled ? 'text-amber-700' : undefined, title: 'Not published because the job was cancelled. The message stays dead.' },
     {
       label: 'Rate',
       value: rate === null ? '—' : `${formatCount(Math.round(rate))}/s`,
@@ -196,7 +198,16 @@ function ItemRow({ item }: { item: ReplayItemDto }) {
   )
 }
 
-const ITEM_COLUMNS = 8
+const ITEM_COLUMNS: DataColumn[] = [
+  { header: '#', width: 'w-14', align: 'right' },
+  { header: 'Message', width: 'w-36' },
+  { header: 'Error type', width: 'w-[18%]' },
+  { header: 'Entity', width: 'w-[14%]' },
+  { header: 'Outcome', width: 'w-28' },
+  { header: 'Published to', width: 'w-[18%]' },
+  { header: 'Reason' },
+  { header: 'At', width: 'w-40' },
+]
 
 function Items({ job }: { job: ReplayJobDetailDto }) {
   const { values, update } = useUrlState(ITEM_KEYS)
@@ -229,56 +240,16 @@ function Items({ job }: { job: ReplayJobDetailDto }) {
         </div>
       ) : (
         <div className={stale ? 'opacity-60 transition-opacity' : undefined}>
-          <table className="data-table" aria-label="Replay items" aria-busy={query.isPending || undefined}>
-            <colgroup>
-              <col className="w-14" />
-              <col className="w-36" />
-              <col className="w-[18%]" />
-              <col className="w-[14%]" />
-              <col className="w-28" />
-              <col className="w-[18%]" />
-              <col />
-              <col className="w-40" />
-            </colgroup>
-            <thead>
-              <tr>
-                <th className="text-right">#</th>
-                <th>Message</th>
-                <th>Error type</th>
-                <th>Entity</th>
-                <th>Outcome</th>
-                <th>Published to</th>
-                <th>Reason</th>
-                <th>At</th>
-              </tr>
-            </thead>
-            <tbody>{query.isPending ? <SkeletonRows columns={ITEM_COLUMNS} rows={6} /> : items.map((item) => <ItemRow key={`${item.kind}-${item.id}`} item={item} />)}</tbody>
-          </table>
+          <DataTable label="Replay items" columns={ITEM_COLUMNS} pending={query.isPending} skeletonRows={6}>
+            {items.map((item) => (
+              <ItemRow key={`${item.kind}-${item.id}`} item={item} />
+            ))}
+          </DataTable>
           {!query.isPending && items.length === 0 && <p className="px-3 py-6 text-center text-zinc-500">{status ? `No message with outcome “${status.replace('_', ' ')}”.` : 'This replay has no messages.'}</p>}
         </div>
       )}
-      {(query.hasNextPage || query.isFetchingNextPage) && (
-        <div className="flex h-11 items-center justify-center gap-3 border-t border-zinc-100">
-          {query.error && items.length > 0 && <InlineError error={query.error} />}
-          <Button onClick={() => void query.fetchNextPage()} disabled={query.isFetchingNextPage}>
-            {query.isFetchingNextPage ? 'Loading…' : 'Load more'}
-          </Button>
-          <span className="text-xs text-zinc-500 tabular-nums">{plural(items.length, 'message')} loaded</span>
-        </div>
-      )}
+      <LoadMore pages={query} loaded={items.length} one="message" />
     </Panel>
-  )
-}
-
-function DetailSkeleton() {
-  return (
-    <div className="space-y-3" aria-busy>
-      <Skeleton className="h-3 w-32" />
-      <Skeleton className="h-5 w-64" />
-      <Skeleton className="h-[124px] w-full" />
-      <Skeleton className="h-[150px] w-full" />
-      <Skeleton className="h-64 w-full" />
-    </div>
   )
 }
 
@@ -298,7 +269,7 @@ export function ReplayDetail({ id }: { id: string }) {
     wasActive.current = active
   }, [job, active, refreshAfterJob])
 
-  if (isPending) return <DetailSkeleton />
+  if (isPending) return <DetailSkeleton title="w-64" panels={['h-[124px]', 'h-[150px]', 'h-64']} />
   if (error instanceof ApiError && error.status === 404) {
     return (
       <EmptyState title={`Replay ${id} not found`}>

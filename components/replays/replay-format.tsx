@@ -75,7 +75,7 @@ export type JobCounts = Pick<ReplayJobDto, 'status' | 'total' | 'confirmed' | 'r
  * (appended when the replay items are done), confirmed releases count as `released`.
  */
 export function doneCount(job: JobCounts): number {
-  return job.confirmed + job.released + job.unroutable + job.failed + job.skipped + (job.cancelled ?? 0)
+  return job.confirmed + job.released + job.unroutable + job.failed + job.skipped + job.cancelled
 }
 
 /** 0–100; a completed job is 100. */

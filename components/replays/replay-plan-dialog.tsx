@@ -7,6 +7,7 @@ import { Badge } from '@/components/ui/badge'
 import { Button } from '@/components/ui/button'
 import { Dialog } from '@/components/ui/dialog'
 import { Checkbox, Field, Input } from '@/components/ui/fields'
+import { DataTable, type DataColumn } from '@/components/ui/data-table'
 import { Skeleton } from '@/components/ui/skeleton'
 import { ErrorState, InlineError } from '@/components/ui/states'
 import { ApiError } from '@/lib/client/api'
@@ -119,53 +120,44 @@ function queuesText(t: ReplayPlanTargetDto): string {
   return plural(t.queues, 'queue')
 }
 
+const TARGET_COLUMNS: DataColumn[] = [
+  { header: 'Exchange' },
+  { header: 'Routing key', width: 'w-[28%]' },
+  { header: 'Messages', width: 'w-24', align: 'right' },
+  { header: 'Reaches', width: 'w-[30%]' },
+]
+
 function TargetsTable({ targets }: { targets: ReplayPlanTargetDto[] }) {
   if (targets.length === 0) return <p className="text-zinc-500">Nothing to publish.</p>
   const shown = targets.slice(0, 8)
   return (
     <div className="overflow-hidden rounded-md border border-zinc-200">
-      <table className="data-table" aria-label="Targets">
-        <colgroup>
-          <col />
-          <col className="w-[28%]" />
-          <col className="w-24" />
-          <col className="w-[30%]" />
-        </colgroup>
-        <thead>
-          <tr>
-            <th>Exchange</th>
-            <th>Routing key</th>
-            <th className="text-right">Messages</th>
-            <th>Reaches</th>
-          </tr>
-        </thead>
-        <tbody>
-          {shown.map((t, i) => {
-            const names = t.queueNames.map(visibleText)
-            return (
-              <tr key={`${t.exchange}|${t.routingKey}|${i}`} data-fans-out={t.fansOut || undefined}>
-                <td className="truncate font-mono text-xs" title={exchangeText(t.exchange)}>
-                  {exchangeText(t.exchange)}
-                  {t.alternateExchange && <span className="ml-1 text-zinc-500" title="Alternate exchange: unroutable messages go there instead of being returned">(AE {visibleText(t.alternateExchange)})</span>}
-                </td>
-                <td className="truncate font-mono text-xs text-zinc-700" title={t.routingKey === null ? 'each message’s original routing key' : visibleText(t.routingKey)}>
-                  {t.routingKey === null ? <span className="font-sans text-zinc-500">{t.exchange === '' ? 'failed queue names' : 'original keys'}</span> : visibleText(t.routingKey) || <span className="font-sans text-zinc-500">(empty)</span>}
-                </td>
-                <td className="text-right tabular-nums">{formatCount(t.messages)}</td>
-                <td className="truncate text-xs" title={names.join(', ')}>
-                  <span className={cn('font-medium tabular-nums', t.exists === false || t.queues === 0 ? 'text-red-700' : t.fansOut ? 'text-amber-700' : 'text-zinc-800')}>{queuesText(t)}</span>
-                  {names.length > 0 && <span className="ml-1.5 font-mono text-zinc-500">{names.slice(0, 2).join(', ')}{names.length > 2 ? ` +${names.length - 2}` : ''}</span>}
-                  {t.fansOut && (
-                    <Badge tone="amber" className="ml-1.5">
-                      fan-out
-                    </Badge>
-                  )}
-                </td>
-              </tr>
-            )
-          })}
-        </tbody>
-      </table>
+      <DataTable label="Targets" columns={TARGET_COLUMNS}>
+        {shown.map((t, i) => {
+          const names = t.queueNames.map(visibleText)
+          return (
+            <tr key={`${t.exchange}|${t.routingKey}|${i}`} data-fans-out={t.fansOut || undefined}>
+              <td className="truncate font-mono text-xs" title={exchangeText(t.exchange)}>
+                {exchangeText(t.exchange)}
+                {t.alternateExchange && <span className="ml-1 text-zinc-500" title="Alternate exchange: unroutable messages go there instead of being returned">(AE {visibleText(t.alternateExchange)})</span>}
+              </td>
+              <td className="truncate font-mono text-xs text-zinc-700" title={t.routingKey === null ? 'each message’s original routing key' : visibleText(t.routingKey)}>
+                {t.routingKey === null ? <span className="font-sans text-zinc-500">{t.exchange === '' ? 'failed queue names' : 'original keys'}</span> : visibleText(t.routingKey) || <span className="font-sans text-zinc-500">(empty)</span>}
+              </td>
+              <td className="text-right tabular-nums">{formatCount(t.messages)}</td>
+              <td className="truncate text-xs" title={names.join(', ')}>
+                <span className={cn('font-medium tabular-nums', t.exists === false || t.queues === 0 ? 'text-red-700' : t.fansOut ? 'text-amber-700' : 'text-zinc-800')}>{queuesText(t)}</span>
+                {names.length > 0 && <span className="ml-1.5 font-mono text-zinc-500">{names.slice(0, 2).join(', ')}{names.length > 2 ? ` +${names.length - 2}` : ''}</span>}
+                {t.fansOut && (
+                  <Badge tone="amber" className="ml-1.5">
+                    fan-out
+                  </Badge>
+                )}
+              </td>
+            </tr>
+          )
+        })}
+      </DataTable>
       {targets.length > shown.length && <p className="border-t border-zinc-100 px-2 py-1 text-xs text-zinc-500">+{targets.length - shown.length} more targets</p>}
     </div>
   )

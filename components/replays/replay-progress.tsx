@@ -32,7 +32,7 @@ export function ReplayProgress({ job, size = 'md', label = 'Replay progress', no
         className={cn('relative flex min-w-0 flex-1 overflow-hidden rounded-full bg-zinc-100', size === 'sm' ? 'h-1.5' : 'h-3')}
       >
         {SEGMENTS.map((s) => (
-          <span key={s.key} title={`${formatCount(job[s.key] ?? 0)} ${s.label}`} className={cn('h-full transition-[width] duration-700 ease-out', s.className)} style={{ width: width(job[s.key] ?? 0, job.total) }} />
+          <span key={s.key} title={`${formatCount(job[s.key])} ${s.label}`} className={cn('h-full transition-[width] duration-700 ease-out', s.className)} style={{ width: width(job[s.key], job.total) }} />
         ))}
         {active && <span aria-hidden className="absolute inset-0 animate-pulse bg-white/20" />}
       </div>

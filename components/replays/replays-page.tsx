@@ -4,13 +4,13 @@ import Link from 'next/link'
 import { useRouter } from 'next/navigation'
 import { useMemo, useRef } from 'react'
 import { Badge } from '@/components/ui/badge'
-import { Button } from '@/components/ui/button'
 import { Select } from '@/components/ui/fields'
 import { DataTable, type DataColumn } from '@/components/ui/data-table'
-import { EmptyState, ErrorState, InlineError } from '@/components/ui/states'
+import { LoadMore } from '@/components/ui/load-more'
+import { EmptyState, ErrorState } from '@/components/ui/states'
 import { AbsoluteTime, RelativeTime } from '@/components/ui/time'
 import { cn } from '@/lib/client/cn'
-import { formatCount, plural, visibleText } from '@/lib/client/format'
+import { formatCount, visibleText } from '@/lib/client/format'
 import { useReplays } from '@/lib/client/use-replays'
 import { useIsCursor, useRowCursor, useScrollCursorIntoView, type CursorStore } from '@/lib/client/use-row-cursor'
 import { useUrlState } from '@/lib/client/use-url-state'
@@ -125,15 +125,7 @@ export function ReplaysPage() {
               )}
             </div>
           )}
-          {(query.hasNextPage || query.isFetchingNextPage) && (
-            <div className="flex h-11 items-center justify-center gap-3 border-t border-zinc-100">
-              {query.error && <InlineError error={query.error} />}
-              <Button onClick={() => void query.fetchNextPage()} disabled={query.isFetchingNextPage}>
-                {query.isFetchingNextPage ? 'Loading…' : 'Load more'}
-              </Button>
-              <span className="text-xs text-zinc-500 tabular-nums">{plural(jobs.length, 'job')} loaded</span>
-            </div>
-          )}
+          <LoadMore pages={query} loaded={jobs.length} one="job" />
         </div>
       )}
     </div>

@@ -6,26 +6,30 @@ import { Button } from '@/components/ui/button'
 import { Panel } from '@/components/ui/panel'
 import { ErrorState, InlineError } from '@/components/ui/states'
 import { apiGet, apiSend } from '@/lib/client/api'
+import { settingsKeys } from '@/lib/shared/query-keys'
 
-type AllowListEditorProps = {
+/** The keys of a settings DTO that hold a list of strings. */
+type ListField<Dto> = { [K in keyof Dto]: Dto[K] extends string[] ? K : never }[keyof Dto] & string
+
+type AllowListEditorProps<Dto> = {
   title: string
-  /** GET and PUT endpoint. */
+  /** GET and PUT endpoint; both answer `Dto`. */
   path: string
   /** The field holding the stored list, and the one holding the environment's (read-only) entries. */
-  field: string
-  environmentField: string
+  field: ListField<Dto>
+  environmentField: ListField<Dto>
   help: string
   placeholder: string
 }
 
 /** One entry per line; what the environment adds is shown but only changeable there. */
-export function AllowListEditor({ title, path, field, environmentField, help, placeholder }: AllowListEditorProps) {
+export function AllowListEditor<Dto>({ title, path, field, environmentField, help, placeholder }: AllowListEditorProps<Dto>) {
   const client = useQueryClient()
-  const query = useQuery({ queryKey: ['settings', path], queryFn: ({ signal }) => apiGet<Record<string, unknown>>(path, { signal }) })
+  const query = useQuery({ queryKey: settingsKeys.allowList(path), queryFn: ({ signal }) => apiGet<Dto>(path, { signal }) })
   const save = useMutation({
-    mutationFn: (entries: string[]) => apiSend<Record<string, unknown>>('PUT', path, { [field]: entries }),
+    mutationFn: (entries: string[]) => apiSend<Dto>('PUT', path, { [field]: entries }),
     onSuccess: (data) => {
-      client.setQueryData(['settings', path], data)
+      client.setQueryData(settingsKeys.allowList(path), data)
       setDraft(null)
     },
   })

@@ -132,9 +132,7 @@ function Editor({ settings }: { settings: RedactionSettingsDto }) {
   const generalError = (save.error ?? preview.error) && errors.size === 0 ? (save.error ?? preview.error) : null
 
   const submit = () =>
-    save.mutate(rules, {
-      onSuccess: (next) => setDraft(draftOf(next)),
-    })
+    save.mutate({ rules }, { onSuccess: (next) => setDraft(draftOf(next)) })
 
   return (
     <div className="space-y-3">

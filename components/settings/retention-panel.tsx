@@ -1,5 +1,6 @@
 'use client'
 
+import { DataTable, type DataColumn } from '@/components/ui/data-table'
 import { Panel, Stat } from '@/components/ui/panel'
 import { Skeleton } from '@/components/ui/skeleton'
 import { ErrorState } from '@/components/ui/states'
@@ -73,6 +74,13 @@ export function RetentionPanel({ className }: { className?: string }) {
   )
 }
 
+const STORE_COLUMNS: DataColumn[] = [
+  { header: 'Table', width: 'w-48' },
+  {},
+  { header: 'Rows (est.)', width: 'w-28', align: 'right' },
+  { header: 'Size', width: 'w-24', align: 'right' },
+]
+
 function RetentionBody({ status }: { status: RetentionStatusDto }) {
   const off = status.retentionDays === 0
   const largest = Math.max(1, ...status.store.tables.map((t) => t.bytes))
@@ -94,39 +102,23 @@ function RetentionBody({ status }: { status: RetentionStatusDto }) {
           Last run failed: {visibleText(status.lastRun.error)}
         </p>
       )}
-      <table className="data-table" aria-label="Store size by table">
-        <colgroup>
-          <col className="w-48" />
-          <col />
-          <col className="w-28" />
-          <col className="w-24" />
-        </colgroup>
-        <thead>
-          <tr>
-            <th>Table</th>
-            <th />
-            <th className="text-right">Rows (est.)</th>
-            <th className="text-right">Size</th>
+      <DataTable label="Store size by table" columns={STORE_COLUMNS}>
+        {status.store.tables.map((t) => (
+          <tr key={t.name} data-table={t.name}>
+            <td className="truncate font-mono text-xs">{t.name}</td>
+            <td>
+              <span aria-hidden className="block h-1.5 rounded-full bg-brand/40" style={{ width: `${Math.max((t.bytes / largest) * 100, 0.5)}%` }} />
+            </td>
+            {/* The planner's estimate: 0 also for a table not analysed yet, so it reads as "unknown". */}
+            <td className="text-right text-zinc-600 tabular-nums" title={t.rows > 0 ? `about ${formatCount(t.rows)} rows` : 'no estimate yet'}>
+              {t.rows > 0 ? compactCount(t.rows) : '—'}
+            </td>
+            <td className="text-right font-medium tabular-nums" title={`${formatCount(t.bytes)} bytes`}>
+              {humanBytes(t.bytes)}
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {status.store.tables.map((t) => (
-            <tr key={t.name} data-table={t.name}>
-              <td className="truncate font-mono text-xs">{t.name}</td>
-              <td>
-                <span aria-hidden className="block h-1.5 rounded-full bg-brand/40" style={{ width: `${Math.max((t.bytes / largest) * 100, 0.5)}%` }} />
-              </td>
-              {/* The planner's estimate: 0 also for a table not analysed yet, so it reads as "unknown". */}
-              <td className="text-right text-zinc-600 tabular-nums" title={t.rows > 0 ? `about ${formatCount(t.rows)} rows` : 'no estimate yet'}>
-                {t.rows > 0 ? compactCount(t.rows) : '—'}
-              </td>
-              <td className="text-right font-medium tabular-nums" title={`${formatCount(t.bytes)} bytes`}>
-                {humanBytes(t.bytes)}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </DataTable>
       <p className="text-xs text-zinc-500">
         {off ? (
           'Retention is off (LAZARUS_RETENTION_DAYS=0): no stored message is ever deleted.'

@@ -1,6 +1,8 @@
 'use client'
 
 import Link from 'next/link'
+import type { ReplayTargetSettingsDto } from '@/lib/shared/schemas/replay-targets'
+import type { WebhookSettingsDto } from '@/lib/shared/schemas/webhook-settings'
 import { AllowListEditor } from './allow-list-editor'
 import { RedactionSettings } from './redaction-settings'
 import { RetentionPanel } from './retention-panel'
@@ -42,7 +44,7 @@ export function SettingsPage() {
           What Lazarus may be aimed at
         </h2>
         <div className="grid gap-3 xl:grid-cols-2">
-          <AllowListEditor
+          <AllowListEditor<ReplayTargetSettingsDto>
             title="Custom replay targets"
             path="/api/settings/replay-targets"
             field="customTargetPatterns"
@@ -50,7 +52,7 @@ export function SettingsPage() {
             help="Exchanges a custom replay target may name, one pattern per line (* matches anything). Empty: only the original exchange or the failed queue. amq.* and Lazarus' own exchanges are never allowed."
             placeholder={'orders.*\nbilling.retry'}
           />
-          <AllowListEditor
+          <AllowListEditor<WebhookSettingsDto>
             title="Private webhook hosts"
             path="/api/settings/webhooks"
             field="allowedHosts"

@@ -5,12 +5,10 @@ import { Button } from '@/components/ui/button'
 import { Checkbox, Field, Input, Select } from '@/components/ui/fields'
 import { ApiError, errorMessage } from '@/lib/client/api'
 import { useUpdateSource } from '@/lib/client/use-sources'
-import type { EntityKeyRuleInput, SourceDto, UpdateSourceInput } from '@/lib/shared/schemas/source'
-
-const PROPERTY_NAMES = ['correlationId', 'messageId', 'type', 'appId', 'userId', 'replyTo'] as const
+import { ENTITY_KEY_PROPERTIES, type EntityKeyRule, type SourceDto, type UpdateSourceInput } from '@/lib/shared/schemas/source'
 
 type Draft = {
-  entityKind: '' | EntityKeyRuleInput['kind']
+  entityKind: '' | EntityKeyRule['kind']
   propertyName: string
   headerName: string
   pointer: string
@@ -42,7 +40,7 @@ function toInput(d: Draft): UpdateSourceInput {
     d.entityKind === ''
       ? null
       : d.entityKind === 'property'
-        ? { kind: 'property' as const, name: d.propertyName as (typeof PROPERTY_NAMES)[number] }
+        ? { kind: 'property' as const, name: d.propertyName as (typeof ENTITY_KEY_PROPERTIES)[number] }
         : d.entityKind === 'header'
           ? { kind: 'header' as const, name: d.headerName }
           : { kind: 'jsonPointer' as const, pointer: d.pointer }
@@ -89,7 +87,7 @@ export function SourceSettingsForm({ source, onDone }: { source: SourceDto; onDo
           </Field>
           {draft.entityKind === 'property' && (
             <Field label="Property" error={entityError} className="w-40">
-              <Select aria-label="Property name" value={draft.propertyName} onChange={(e) => set({ propertyName: e.target.value })} options={PROPERTY_NAMES.map((p) => ({ value: p, label: p }))} invalid={Boolean(entityError)} />
+              <Select aria-label="Property name" value={draft.propertyName} onChange={(e) => set({ propertyName: e.target.value })} options={ENTITY_KEY_PROPERTIES.map((p) => ({ value: p, label: p }))} invalid={Boolean(entityError)} />
             </Field>
           )}
           {draft.entityKind === 'header' && (

@@ -3,8 +3,8 @@
 import { Fragment, useState } from 'react'
 import { Badge } from '@/components/ui/badge'
 import { Button } from '@/components/ui/button'
+import { DataTable, type DataColumn } from '@/components/ui/data-table'
 import { Panel } from '@/components/ui/panel'
-import { SkeletonRows } from '@/components/ui/skeleton'
 import { EmptyState, ErrorState } from '@/components/ui/states'
 import { RelativeTime } from '@/components/ui/time'
 import { cn } from '@/lib/client/cn'
@@ -15,7 +15,17 @@ import { useCan } from '@/lib/client/use-session'
 import { AddSourceForm } from './add-source-form'
 import { SourceSettingsForm } from './source-settings-form'
 
-const COLUMNS = 9
+const COLUMNS: DataColumn[] = [
+  { header: 'Queue' },
+  { header: 'State', width: 'w-24' },
+  { header: 'Depth', width: 'w-24', align: 'right' },
+  { header: 'Drained', width: 'w-24', align: 'right' },
+  { header: 'Last drain', width: 'w-28' },
+  { header: 'Entity key', width: 'w-52' },
+  { header: 'Order', width: 'w-28' },
+  { header: 'Replay target', width: 'w-48' },
+  { width: 'w-20' },
+]
 
 function ruleText(rule: SourceDto['entityKey']): string {
   if (!rule) return '—'
@@ -57,91 +67,61 @@ export function SourcesPage() {
         <ErrorState title="Could not load sources" error={error} onRetry={() => void refetch()} />
       ) : (
         <div className="overflow-hidden rounded-md border border-zinc-200 bg-white">
-          <table className="data-table" aria-label="Sources">
-            <colgroup>
-              <col />
-              <col className="w-24" />
-              <col className="w-24" />
-              <col className="w-24" />
-              <col className="w-28" />
-              <col className="w-52" />
-              <col className="w-28" />
-              <col className="w-48" />
-              <col className="w-20" />
-            </colgroup>
-            <thead>
-              <tr>
-                <th>Queue</th>
-                <th>State</th>
-                <th className="text-right">Depth</th>
-                <th className="text-right">Drained</th>
-                <th>Last drain</th>
-                <th>Entity key</th>
-                <th>Order</th>
-                <th>Replay target</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {isPending ? (
-                <SkeletonRows columns={COLUMNS} rows={3} />
-              ) : (
-                sources.map((s) => (
-                  <Fragment key={s.id}>
-                    <tr data-source={s.queue} className={cn(editing === s.id && 'bg-zinc-50')}>
-                      <td className="truncate font-mono text-xs" title={`${s.vhost} ${s.queue}`}>
-                        {s.vhost !== '/' && <span className="text-zinc-400">{visibleText(s.vhost)}/</span>}
-                        {visibleText(s.queue)}
-                        {s.kind === 'hold' && (
-                          <Badge tone="sky" className="ml-1.5" title="Messages pause guards hold; stored as held and released after the pause">
-                            hold
-                          </Badge>
-                        )}
-                      </td>
-                      <td>
-                        <State source={s} />
-                      </td>
-                      <td className={cn('text-right font-medium tabular-nums', (s.depth ?? 0) > 0 ? 'text-amber-700' : 'text-zinc-700')} data-testid="depth">
-                        {s.depth === null ? '—' : formatCount(s.depth)}
-                      </td>
-                      <td className="text-right tabular-nums">{formatCount(s.drained)}</td>
-                      <td className="text-zinc-600">
-                        <RelativeTime iso={s.lastDrainAt} />
-                      </td>
-                      <td className="truncate font-mono text-xs text-zinc-700" title={ruleText(s.entityKey)}>
-                        {ruleText(s.entityKey)}
-                      </td>
-                      <td>{s.orderSensitive ? <Badge tone="violet">sensitive</Badge> : <span className="text-zinc-400">—</span>}</td>
-                      <td className="truncate text-xs text-zinc-700" title={targetText(s.defaultTarget)}>
-                        {targetText(s.defaultTarget)}
-                      </td>
-                      <td className="text-right">
-                        {isAdmin && (
-                          <Button variant="ghost" aria-expanded={editing === s.id} onClick={() => setEditing(editing === s.id ? null : s.id)}>
-                            {editing === s.id ? 'Close' : 'Edit'}
-                          </Button>
-                        )}
-                      </td>
-                    </tr>
-                    {s.error && (
-                      <tr>
-                        <td colSpan={COLUMNS} className="h-auto! py-1 text-xs break-words text-red-700">
-                          {visibleText(s.error)}
-                        </td>
-                      </tr>
+          <DataTable label="Sources" columns={COLUMNS} pending={isPending} skeletonRows={3}>
+            {sources.map((s) => (
+              <Fragment key={s.id}>
+                <tr data-source={s.queue} className={cn(editing === s.id && 'bg-zinc-50')}>
+                  <td className="truncate font-mono text-xs" title={`${s.vhost} ${s.queue}`}>
+                    {s.vhost !== '/' && <span className="text-zinc-400">{visibleText(s.vhost)}/</span>}
+                    {visibleText(s.queue)}
+                    {s.kind === 'hold' && (
+                      <Badge tone="sky" className="ml-1.5" title="Messages pause guards hold; stored as held and released after the pause">
+                        hold
+                      </Badge>
                     )}
-                    {editing === s.id && (
-                      <tr>
-                        <td colSpan={COLUMNS} className="h-auto! p-0!">
-                          <SourceSettingsForm source={s} onDone={() => setEditing(null)} />
-                        </td>
-                      </tr>
+                  </td>
+                  <td>
+                    <State source={s} />
+                  </td>
+                  <td className={cn('text-right font-medium tabular-nums', (s.depth ?? 0) > 0 ? 'text-amber-700' : 'text-zinc-700')} data-testid="depth">
+                    {s.depth === null ? '—' : formatCount(s.depth)}
+                  </td>
+                  <td className="text-right tabular-nums">{formatCount(s.drained)}</td>
+                  <td className="text-zinc-600">
+                    <RelativeTime iso={s.lastDrainAt} />
+                  </td>
+                  <td className="truncate font-mono text-xs text-zinc-700" title={ruleText(s.entityKey)}>
+                    {ruleText(s.entityKey)}
+                  </td>
+                  <td>{s.orderSensitive ? <Badge tone="violet">sensitive</Badge> : <span className="text-zinc-400">—</span>}</td>
+                  <td className="truncate text-xs text-zinc-700" title={targetText(s.defaultTarget)}>
+                    {targetText(s.defaultTarget)}
+                  </td>
+                  <td className="text-right">
+                    {isAdmin && (
+                      <Button variant="ghost" aria-expanded={editing === s.id} onClick={() => setEditing(editing === s.id ? null : s.id)}>
+                        {editing === s.id ? 'Close' : 'Edit'}
+                      </Button>
                     )}
-                  </Fragment>
-                ))
-              )}
-            </tbody>
-          </table>
+                  </td>
+                </tr>
+                {s.error && (
+                  <tr>
+                    <td colSpan={COLUMNS.length} className="h-auto! py-1 text-xs break-words text-red-700">
+                      {visibleText(s.error)}
+                    </td>
+                  </tr>
+                )}
+                {editing === s.id && (
+                  <tr>
+                    <td colSpan={COLUMNS.length} className="h-auto! p-0!">
+                      <SourceSettingsForm source={s} onDone={() => setEditing(null)} />
+                    </td>
+                  </tr>
+                )}
+              </Fragment>
+            ))}
+          </DataTable>
           {!isPending && sources.length === 0 && (
             <div className="p-4">
               <EmptyState title="No sources yet">Add the terminal DLQs Lazarus should drain below, or set LAZARUS_SOURCES.</EmptyState>

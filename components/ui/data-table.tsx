@@ -2,46 +2,63 @@ import type { ReactNode, Ref } from 'react'
 import { cn } from '@/lib/client/cn'
 import { SkeletonRows } from './skeleton'
 
-/** One column of a DataTable: its header and its fixed width (a Tailwind width class; none takes the rest). */
-export type DataColumn = { header?: ReactNode; width?: string; align?: 'right'; title?: string }
+/**
+ * One column of a DataTable: its header and its fixed width (a Tailwind width class; none takes the rest). `sort`
+ * marks the column the rows are sorted by (aria-sort); a header that changes the sort brings its own button.
+ */
+export type DataColumn = { header?: ReactNode; width?: string; align?: 'right'; title?: string; sort?: 'ascending' | 'descending' | 'none' }
+
+const VARIANTS = {
+  /** One line per row, 32 px high, a grey header band (app/globals.css `.data-table`). */
+  rows: { table: 'data-table', headRow: undefined, th: undefined },
+  /** Name and value: rows as tall as their values (a message's headers and properties); the cells bring their padding. */
+  fields: { table: 'w-full table-fixed border-collapse text-left', headRow: 'text-[11px] tracking-wide text-zinc-500 uppercase', th: 'border-b border-zinc-200 px-2 py-1 font-medium' },
+} as const
 
 /**
- * The dense, fixed-layout table of the list pages: widths set once in a colgroup (rows never reflow as data
- * arrives), skeleton rows of the real row height while the first page loads, aria-busy meanwhile.
+ * The fixed-layout table of every list, breakdown and field listing: widths set once in a colgroup (rows never
+ * reflow as data arrives), skeleton rows of the real row height while the first page loads (`pending`), aria-busy
+ * meanwhile. The rows are the caller's own `<tr>`s, so each keeps its data attributes, cursor and details row.
+ * Columns without any header make a table without a header row.
  */
 export function DataTable({
   label,
   columns,
-  pending,
+  pending = false,
   skeletonRows = 8,
   bodyRef,
+  variant = 'rows',
   className,
   children,
 }: {
   label: string
   columns: readonly DataColumn[]
-  pending: boolean
+  pending?: boolean
   skeletonRows?: number
   bodyRef?: Ref<HTMLTableSectionElement>
+  variant?: keyof typeof VARIANTS
   className?: string
   children: ReactNode
 }) {
+  const style = VARIANTS[variant]
   return (
-    <table className={cn('data-table', className)} aria-label={label} aria-busy={pending || undefined}>
+    <table className={cn(style.table, className)} aria-label={label} aria-busy={pending || undefined}>
       <colgroup>
         {columns.map((column, i) => (
           <col key={i} className={column.width} />
         ))}
       </colgroup>
-      <thead>
-        <tr>
-          {columns.map((column, i) => (
-            <th key={i} className={column.align === 'right' ? 'text-right' : undefined} title={column.title}>
-              {column.header}
-            </th>
-          ))}
-        </tr>
-      </thead>
+      {columns.some((column) => column.header !== undefined) && (
+        <thead>
+          <tr className={style.headRow}>
+            {columns.map((column, i) => (
+              <th key={i} className={cn(style.th, column.align === 'right' && 'text-right') || undefined} title={column.title} aria-sort={column.sort}>
+                {column.header}
+              </th>
+            ))}
+          </tr>
+        </thead>
+      )}
       <tbody ref={bodyRef}>{pending ? <SkeletonRows columns={columns.length} rows={skeletonRows} /> : children}</tbody>
     </table>
   )

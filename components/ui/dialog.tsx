@@ -109,8 +109,9 @@ export function Dialog({ title, description, onClose, onSubmit, canSubmit = true
 }
 
 /**
- * A dialog that asks before a destructive action: a "keep" button, a danger button that submits (with Enter too),
- * the action's error beside them, and both disabled while it runs.
+ * The one dialog that asks before an action: a "keep" button, a confirm button that submits (with Enter too), the
+ * action's error beside them, and the confirm button disabled while it runs. `tone` is 'danger' for what destroys or
+ * stops something (delete, cancel), 'primary' for what only carries on (resume a pause).
  */
 export function ConfirmDialog({
   title,
@@ -122,6 +123,7 @@ export function ConfirmDialog({
   keepLabel,
   confirmLabel,
   pendingLabel,
+  tone = 'danger',
   children,
 }: {
   title: string
@@ -133,6 +135,7 @@ export function ConfirmDialog({
   keepLabel: string
   confirmLabel: string
   pendingLabel: string
+  tone?: 'danger' | 'primary'
   children: ReactNode
 }) {
   return (
@@ -150,7 +153,7 @@ export function ConfirmDialog({
             </span>
           ) : null}
           <Button onClick={onClose}>{keepLabel}</Button>
-          <Button type="submit" variant="danger" disabled={pending} data-autofocus>
+          <Button type="submit" variant={tone} disabled={pending} data-autofocus>
             {pending ? pendingLabel : confirmLabel}
           </Button>
         </>

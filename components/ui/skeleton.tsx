@@ -23,3 +23,19 @@ export function SkeletonRows({ rows = 8, columns, rowClassName = 'h-8' }: { rows
     </>
   )
 }
+
+/**
+ * A detail page while it loads: its breadcrumb, its title and its panels, each as high as the page draws them, so
+ * nothing jumps when the data arrives. `title` is the title line's width; `panels` are the panels' heights.
+ */
+export function DetailSkeleton({ crumb = 'w-32', title, panels }: { crumb?: string; title: string; panels: readonly string[] }) {
+  return (
+    <div className="space-y-3" aria-busy>
+      <Skeleton className={cn('h-3', crumb)} />
+      <Skeleton className={cn('h-5', title)} />
+      {panels.map((height, i) => (
+        <Skeleton key={i} className={cn(height, 'w-full')} />
+      ))}
+    </div>
+  )
+}

@@ -2,17 +2,17 @@
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { accessKeys } from '@/lib/shared/query-keys'
-import type { ApiTokenDto, CreateTokenInput, CreateUserInput, UpdateUserInput, UserDto } from '@/lib/shared/schemas/user'
+import type { ApiTokenDto, ApiTokenListDto, CreatedApiTokenDto, CreatedUserDto, CreateTokenInput, CreateUserInput, UpdateUserInput, UserDto, UserListDto } from '@/lib/shared/schemas/user'
 import { apiGet, apiSend } from './api'
 
 export function useUsers(enabled: boolean) {
-  return useQuery({ queryKey: accessKeys.users(), queryFn: ({ signal }) => apiGet<{ users: UserDto[] }>('/api/users', { signal }), enabled })
+  return useQuery({ queryKey: accessKeys.users(), queryFn: ({ signal }) => apiGet<UserListDto>('/api/users', { signal }), enabled })
 }
 
 export function useCreateUser() {
   const client = useQueryClient()
   return useMutation({
-    mutationFn: (input: Partial<CreateUserInput>) => apiSend<{ user: UserDto; setPasswordUrl: string }>('POST', '/api/users', input),
+    mutationFn: (input: Partial<CreateUserInput>) => apiSend<CreatedUserDto>('POST', '/api/users', input),
     onSuccess: () => void client.invalidateQueries({ queryKey: accessKeys.users() }),
   })
 }
@@ -26,13 +26,13 @@ export function useUpdateUser() {
 }
 
 export function useTokens() {
-  return useQuery({ queryKey: accessKeys.tokens(), queryFn: ({ signal }) => apiGet<{ tokens: ApiTokenDto[] }>('/api/tokens', { signal }) })
+  return useQuery({ queryKey: accessKeys.tokens(), queryFn: ({ signal }) => apiGet<ApiTokenListDto>('/api/tokens', { signal }) })
 }
 
 export function useCreateToken() {
   const client = useQueryClient()
   return useMutation({
-    mutationFn: (input: Partial<CreateTokenInput>) => apiSend<{ token: string; apiToken: ApiTokenDto }>('POST', '/api/tokens', input),
+    mutationFn: (input: Partial<CreateTokenInput>) => apiSend<CreatedApiTokenDto>('POST', '/api/tokens', input),
     onSuccess: () => void client.invalidateQueries({ queryKey: accessKeys.tokens() }),
   })
 }

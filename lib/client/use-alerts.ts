@@ -3,10 +3,8 @@
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import type { z } from 'zod'
 import { alertKeys } from '@/lib/shared/query-keys'
-import type { AlertEventDto, AlertRuleDto, AlertsOverviewDto, AlertWebhookDto, createAlertRuleSchema } from '@/lib/shared/schemas/alert'
+import type { AlertEventListDto, AlertRuleDto, AlertsOverviewDto, AlertWebhookDto, createAlertRuleSchema } from '@/lib/shared/schemas/alert'
 import { apiGet, apiSend, toQueryString } from './api'
-
-export type AlertEventsPage = { events: AlertEventDto[]; nextCursor: string | null }
 
 /** The body of POST /api/alerts/rules as the request spells it (window and cool-down may be left to their defaults). */
 export type CreateAlertRuleRequest = z.input<typeof createAlertRuleSchema>
@@ -29,7 +27,7 @@ export function useAlertEvents() {
   return useInfiniteQuery({
     queryKey: alertKeys.events(),
     initialPageParam: null as string | null,
-    queryFn: ({ signal, pageParam }) => apiGet<AlertEventsPage>(`/api/alerts/events${toQueryString({ cursor: pageParam })}`, { signal }),
+    queryFn: ({ signal, pageParam }) => apiGet<AlertEventListDto>(`/api/alerts/events${toQueryString({ cursor: pageParam })}`, { signal }),
     getNextPageParam: (last) => last.nextCursor ?? undefined,
     refetchInterval: 15_000,
   })

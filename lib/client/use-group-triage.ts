@@ -2,9 +2,8 @@
 
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { auditKeys, groupKeys } from '@/lib/shared/query-keys'
-import type { GroupDto, UpdateGroupInput } from '@/lib/shared/schemas/group'
+import type { GroupDetailDto, GroupDto, UpdateGroupInput } from '@/lib/shared/schemas/group'
 import { apiSend } from './api'
-import type { GroupDetailResponse } from './types'
 
 /**
  * Saves a group's triage state (PATCH /api/groups/{id}: status, note, ticket link; null clears). The group's
@@ -16,7 +15,7 @@ export function useUpdateGroupTriage(id: string) {
   return useMutation({
     mutationFn: (input: UpdateGroupInput) => apiSend<GroupDto>('PATCH', `/api/groups/${encodeURIComponent(id)}`, input),
     onSuccess: (updated) => {
-      client.setQueriesData<GroupDetailResponse>({ queryKey: [...groupKeys.details(), id] }, (old) =>
+      client.setQueriesData<GroupDetailDto>({ queryKey: [...groupKeys.details(), id] }, (old) =>
         old ? { ...old, group: { ...old.group, status: updated.status, note: updated.note, ticketUrl: updated.ticketUrl } } : old,
       )
       void client.invalidateQueries({ queryKey: groupKeys.lists() })

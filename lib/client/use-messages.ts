@@ -2,9 +2,9 @@
 
 import { keepPreviousData, useInfiniteQuery, useQuery } from '@tanstack/react-query'
 import { messageKeys, type QueryParams } from '@/lib/shared/query-keys'
+import type { MessageCountDto, MessageDetailDto, MessageListDto } from '@/lib/shared/schemas/message'
 import { apiGet, toQueryString } from './api'
 import { toApiParams } from './filters'
-import type { MessageCount, MessageDetail, MessagesPage } from './types'
 
 /** Keyset pages of the message list; each "Load more" asks for the page after the last cursor. */
 export function useMessages(params: QueryParams) {
@@ -12,7 +12,7 @@ export function useMessages(params: QueryParams) {
     queryKey: messageKeys.list(params),
     initialPageParam: null as string | null,
     queryFn: ({ signal, pageParam }) =>
-      apiGet<MessagesPage>(`/api/messages${toQueryString({ ...toApiParams(params), cursor: pageParam })}`, { signal }),
+      apiGet<MessageListDto>(`/api/messages${toQueryString({ ...toApiParams(params), cursor: pageParam })}`, { signal }),
     getNextPageParam: (last) => last.nextCursor ?? undefined,
     placeholderData: keepPreviousData,
   })
@@ -25,7 +25,7 @@ export function useMessageCount(params: QueryParams, options: { enabled?: boolea
   const { limit: _limit, ...filter } = params
   return useQuery({
     queryKey: messageKeys.count(filter),
-    queryFn: ({ signal }) => apiGet<MessageCount>(`/api/messages/count${toQueryString(toApiParams(filter))}`, { signal }),
+    queryFn: ({ signal }) => apiGet<MessageCountDto>(`/api/messages/count${toQueryString(toApiParams(filter))}`, { signal }),
     enabled: options.enabled ?? true,
     retry: false,
   })
@@ -34,6 +34,6 @@ export function useMessageCount(params: QueryParams, options: { enabled?: boolea
 export function useMessage(id: string) {
   return useQuery({
     queryKey: messageKeys.detail(id),
-    queryFn: ({ signal }) => apiGet<MessageDetail>(`/api/messages/${encodeURIComponent(id)}`, { signal }),
+    queryFn: ({ signal }) => apiGet<MessageDetailDto>(`/api/messages/${encodeURIComponent(id)}`, { signal }),
   })
 }

@@ -30,7 +30,7 @@ export function useCreatePause() {
 export function useResumePause() {
   const client = useQueryClient()
   return useMutation({
-    mutationFn: (id: string) => apiSend<unknown>('DELETE', `/api/pauses/${encodeURIComponent(id)}`),
+    mutationFn: (id: string) => apiSend<PauseDto>('DELETE', `/api/pauses/${encodeURIComponent(id)}`),
     onSettled: () => {
       void client.invalidateQueries({ queryKey: pauseKeys.all })
       void client.invalidateQueries({ queryKey: replayKeys.lists() })

@@ -1,17 +1,14 @@
 'use client'
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import type { RedactionPreviewDto, RedactionRuleInput, RedactionSettingsDto } from '@/lib/shared/schemas/redaction'
+import type { z } from 'zod'
+import { settingsKeys } from '@/lib/shared/query-keys'
+import type { RedactionPreviewDto, RedactionSettingsDto, redactionPreviewSchema, updateRedactionSchema } from '@/lib/shared/schemas/redaction'
 import { apiGet, apiSend } from './api'
-
-/** Query keys of the settings page (kept here: only these hooks use them). */
-export const redactionKeys = {
-  all: ['settings', 'redaction'] as const,
-}
 
 export function useRedactionSettings() {
   return useQuery({
-    queryKey: redactionKeys.all,
+    queryKey: settingsKeys.redaction(),
     queryFn: ({ signal }) => apiGet<RedactionSettingsDto>('/api/settings/redaction', { signal }),
   })
 }
@@ -19,14 +16,14 @@ export function useRedactionSettings() {
 export function useSaveRedactionRules() {
   const client = useQueryClient()
   return useMutation({
-    mutationFn: (rules: RedactionRuleInput[]) => apiSend<RedactionSettingsDto>('PUT', '/api/settings/redaction', { rules }),
-    onSuccess: (settings) => client.setQueryData(redactionKeys.all, settings),
+    mutationFn: (input: z.input<typeof updateRedactionSchema>) => apiSend<RedactionSettingsDto>('PUT', '/api/settings/redaction', input),
+    onSuccess: (settings) => client.setQueryData(settingsKeys.redaction(), settings),
   })
 }
 
 /** What the given (unsaved) rules make of a sample; a mutation, since every keystroke is a new question. */
 export function useRedactionPreview() {
   return useMutation({
-    mutationFn: (input: { sample: string; rules: RedactionRuleInput[] }) => apiSend<RedactionPreviewDto>('POST', '/api/settings/redaction/preview', input),
+    mutationFn: (input: z.input<typeof redactionPreviewSchema>) => apiSend<RedactionPreviewDto>('POST', '/api/settings/redaction/preview', input),
   })
 }

@@ -4,13 +4,20 @@ import { useCallback } from 'react'
 import { keepPreviousData, useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import type { z } from 'zod'
 import { auditKeys, groupKeys, messageKeys, pauseKeys, replayKeys, summaryKeys, type QueryParams } from '@/lib/shared/query-keys'
-import type { createReplaySchema, ReplayItemDto, ReplayJobDetailDto, ReplayJobDto, ReplayPlanDto, ResolveResultDto, selectionSchema } from '@/lib/shared/schemas/replay'
+import type {
+  createReplaySchema,
+  ReplayCreatedDto,
+  ReplayDryRunDto,
+  ReplayItemListDto,
+  ReplayJobDetailDto,
+  ReplayJobDto,
+  ReplayListDto,
+  ReplayPlanDto,
+  ResolveResultDto,
+  selectionSchema,
+} from '@/lib/shared/schemas/replay'
 import { apiGet, apiSend, toQueryString } from './api'
 import type { BulkSelection } from './selection-store'
-
-export type ReplaysPage = { replays: ReplayJobDto[]; nextCursor: string | null }
-export type ReplayItemsPage = { items: ReplayItemDto[]; nextCursor: string | null }
-export type CreatedReplay = { id: string; status: ReplayJobDto['status']; plan: ReplayPlanDto }
 
 /** A selection as the request body spells it (dates as ISO strings). */
 export type SelectionInput = z.input<typeof selectionSchema>
@@ -36,7 +43,7 @@ export const isActiveJob = (job: Pick<ReplayJobDto, 'status'> | undefined) => Bo
 export function useReplayPlan(request: ReplayRequest, options: { enabled?: boolean } = {}) {
   return useQuery<ReplayPlanDto>({
     queryKey: replayKeys.plan(request),
-    queryFn: ({ signal }) => apiSend<{ plan: ReplayPlanDto }>('POST', '/api/replays', { ...request, dryRun: true }, { signal }).then((r) => r.plan),
+    queryFn: ({ signal }) => apiSend<ReplayDryRunDto>('POST', '/api/replays', { ...request, dryRun: true }, { signal }).then((r) => r.plan),
     placeholderData: keepPreviousData,
     enabled: options.enabled ?? true,
     staleTime: 0,
@@ -56,7 +63,7 @@ function invalidateMessageViews(client: ReturnType<typeof useQueryClient>) {
 export function useCreateReplay() {
   const client = useQueryClient()
   return useMutation({
-    mutationFn: (request: ReplayRequest) => apiSend<CreatedReplay>('POST', '/api/replays', request),
+    mutationFn: (request: ReplayRequest) => apiSend<ReplayCreatedDto>('POST', '/api/replays', request),
     onSuccess: () => {
       invalidateMessageViews(client)
       void client.invalidateQueries({ queryKey: replayKeys.lists() })
@@ -69,7 +76,7 @@ export function useReplays(params: QueryParams) {
   return useInfiniteQuery({
     queryKey: replayKeys.list(params),
     initialPageParam: null as string | null,
-    queryFn: ({ signal, pageParam }) => apiGet<ReplaysPage>(`/api/replays${toQueryString({ ...params, cursor: pageParam })}`, { signal }),
+    queryFn: ({ signal, pageParam }) => apiGet<ReplayListDto>(`/api/replays${toQueryString({ ...params, cursor: pageParam })}`, { signal }),
     getNextPageParam: (last) => last.nextCursor ?? undefined,
     placeholderData: keepPreviousData,
     // Progress columns move while any listed job runs.
@@ -91,7 +98,7 @@ export function useReplayItems(id: string, params: QueryParams, options: { live:
     queryKey: replayKeys.items(id, params),
     initialPageParam: null as string | null,
     queryFn: ({ signal, pageParam }) =>
-      apiGet<ReplayItemsPage>(`/api/replays/${encodeURIComponent(id)}/items${toQueryString({ ...params, cursor: pageParam })}`, { signal }),
+      apiGet<ReplayItemListDto>(`/api/replays/${encodeURIComponent(id)}/items${toQueryString({ ...params, cursor: pageParam })}`, { signal }),
     getNextPageParam: (last) => last.nextCursor ?? undefined,
     placeholderData: keepPreviousData,
     refetchInterval: options.live ? 2_000 : false,

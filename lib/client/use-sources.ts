@@ -2,18 +2,27 @@
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { sourceKeys, summaryKeys } from '@/lib/shared/query-keys'
-import type { CreateSourceInput, SourceDto, UpdateSourceInput } from '@/lib/shared/schemas/source'
+import type { CreateSourceInput, SourceDto, SourceListDto, UpdateSourceInput } from '@/lib/shared/schemas/source'
 import { apiGet, apiSend } from './api'
-
-export type SourcesResponse = { sources: SourceDto[]; brokerError: string | null }
+import { visibleText } from './format'
 
 /** Sources with live broker depth: polled, because depth changes without Lazarus doing anything. */
 export function useSources() {
   return useQuery({
     queryKey: sourceKeys.list(),
-    queryFn: ({ signal }) => apiGet<SourcesResponse>('/api/sources', { signal }),
+    queryFn: ({ signal }) => apiGet<SourceListDto>('/api/sources', { signal }),
     refetchInterval: 5_000,
   })
+}
+
+/**
+ * The sources a person points an action at (a pause, an alert rule): the DLQs, not the hold queue, whose messages
+ * are already the guards' own; labelled `vhost/queue` outside the default vhost.
+ */
+export function useSourceOptions(): { options: { value: string; label: string }[]; isPending: boolean } {
+  const { data, isPending } = useSources()
+  const options = (data?.sources ?? []).filter((s) => s.kind !== 'hold').map((s) => ({ value: s.id, label: visibleText(s.vhost === '/' ? s.queue : `${s.vhost}/${s.queue}`) }))
+  return { options, isPending }
 }
 
 export function useCreateSource() {
@@ -32,7 +41,7 @@ export function useUpdateSource(id: string) {
   return useMutation({
     mutationFn: (input: UpdateSourceInput) => apiSend<SourceDto>('PATCH', `/api/sources/${encodeURIComponent(id)}`, input),
     onSuccess: (updated) => {
-      client.setQueryData<SourcesResponse>(sourceKeys.list(), (old) =>
+      client.setQueryData<SourceListDto>(sourceKeys.list(), (old) =>
         old ? { ...old, sources: old.sources.map((s) => (s.id === updated.id ? { ...s, ...updated, depth: s.depth, consumers: s.consumers } : s)) } : old,
       )
       void client.invalidateQueries({ queryKey: sourceKeys.all })

@@ -28,9 +28,15 @@ export const REPLAY_ID_HEADER = 'x-lazarus-replay-id'
 /** The entity header Lazarus reads when a source has no entity-key rule. */
 export const DEFAULT_ENTITY_HEADER = 'x-entity-key'
 
-/** How a message's entity key is found (the source's rule, copied into each pause). */
+/** The AMQP properties an entity-key rule may read. */
+export const ENTITY_KEY_PROPERTIES = ['correlationId', 'messageId', 'type', 'appId', 'userId', 'replyTo'] as const
+
+/**
+ * How a message's entity key is found (the source's rule, copied into each pause). The one definition: Lazarus'
+ * API schema (lib/shared/schemas/source.ts) takes it from here, since the guard may import nothing of Lazarus.
+ */
 export type EntityKeyRule =
-  | { kind: 'property'; name: 'correlationId' | 'messageId' | 'type' | 'appId' | 'userId' | 'replyTo' }
+  | { kind: 'property'; name: (typeof ENTITY_KEY_PROPERTIES)[number] }
   | { kind: 'header'; name: string }
   | { kind: 'jsonPointer'; pointer: string }
 
@@ -52,15 +58,13 @@ export type PauseList = { version: number; pauses: GuardPause[] }
 /** Query parameters of a guard's poll, GET /api/pauses?…; the poll is also the guard's heartbeat. */
 export type PausePollQuery = { queue: string; vhost: string; instance: string; guardVersion: string }
 
-const PROPERTY_NAMES = ['correlationId', 'messageId', 'type', 'appId', 'userId', 'replyTo']
-
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 function parseRule(value: unknown): EntityKeyRule | null {
   if (!isRecord(value)) return null
-  if (value.kind === 'property' && typeof value.name === 'string' && PROPERTY_NAMES.includes(value.name)) {
+  if (value.kind === 'property' && typeof value.name === 'string' && (ENTITY_KEY_PROPERTIES as readonly string[]).includes(value.name)) {
     return { kind: 'property', name: value.name as Extract<EntityKeyRule, { kind: 'property' }>['name'] }
   }
   if (value.kind === 'header' && typeof value.name === 'string' && value.name !== '') return { kind: 'header', name: value.name }

@@ -57,8 +57,12 @@ export const alertKeys = {
   events: () => [...alertKeys.all, 'events'] as const,
 }
 
-export const retentionKeys = {
-  all: ['settings', 'retention'] as const,
+/** The settings page's sections; an allow-list is keyed by its endpoint (replay targets, webhook hosts). */
+export const settingsKeys = {
+  all: ['settings'] as const,
+  redaction: () => [...settingsKeys.all, 'redaction'] as const,
+  retention: () => [...settingsKeys.all, 'retention'] as const,
+  allowList: (path: string) => [...settingsKeys.all, path] as const,
 }
 
 export const accessKeys = {

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { readBody } from '@/lib/server/ingest/normalise/delivery-body'
 import { extractEntityKey, parseJsonPointer } from '@/lib/server/ingest/normalise/entity-key'
 import { normaliseDelivery } from '@/lib/server/ingest/normalise/normalise-delivery'
-import type { DeliveryView, EntityKeyRule } from '@/lib/server/ingest/types'
+import type { DeliveryView } from '@/lib/server/ingest/types'
+import type { EntityKeyRule } from '@/lib/shared/schemas/source'
 
 const NOW = new Date('2024-03-01T12:00:00Z')
 

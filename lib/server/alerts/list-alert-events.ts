@@ -1,7 +1,7 @@
 import 'server-only'
 import type { z } from 'zod'
 import { getDb } from '@/lib/server/db'
-import type { AlertEventDto, listAlertEventsQuerySchema } from '@/lib/shared/schemas/alert'
+import type { AlertEventListDto, listAlertEventsQuerySchema } from '@/lib/shared/schemas/alert'
 import { ALERT_EVENT_COLUMNS, toAlertEventDto, visibleDelivery, type AlertEventRow, type DeliveryErrorVisibility } from './alert-dto'
 
 /**
@@ -11,7 +11,7 @@ import { ALERT_EVENT_COLUMNS, toAlertEventDto, visibleDelivery, type AlertEventR
 export async function listAlertEvents(
   query: z.infer<typeof listAlertEventsQuerySchema>,
   visibility: DeliveryErrorVisibility = {},
-): Promise<{ events: AlertEventDto[]; nextCursor: string | null }> {
+): Promise<AlertEventListDto> {
   const { sql } = await getDb()
   const { rows } = await sql.query<AlertEventRow>(
     `SELECT ${ALERT_EVENT_COLUMNS} FROM alert_events WHERE ($1::bigint IS NULL OR id < $1::bigint) ORDER BY id DESC LIMIT $2`,

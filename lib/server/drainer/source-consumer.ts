@@ -6,7 +6,7 @@ import type { Sql } from '@/lib/server/db/sql'
 import { isConnectionError, isRetryableSqlError } from '@/lib/server/db/sql'
 import { buildRow } from '@/lib/server/ingest/build-row'
 import { storeBatch, type IngestRow } from '@/lib/server/ingest/store-batch'
-import type { EntityKeyRule } from '@/lib/server/ingest/types'
+import type { EntityKeyRule } from '@/lib/shared/schemas/source'
 import type { Logger } from '@/lib/server/log'
 import { drainConsumerTag } from './consumer-tag'
 

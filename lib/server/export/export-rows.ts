@@ -5,7 +5,7 @@ import { afterCursorSql, keysetSql, listOrderSql, MESSAGES_FROM, messageFilterSq
 import type { TypedTable, TypedValue } from '@/lib/server/amqp/typed-fields'
 import type { Redactor } from '@/lib/server/redaction/redactor'
 import { allowedSourceIds } from '@/lib/server/sources/source-scope'
-import type { MessageFilter } from '@/lib/shared/schemas/message'
+import type { MessageFilter } from '@/lib/shared/schemas/message-filter'
 
 /**
  * Every stored column of a dead letter, plus its source queue and group title. Timestamps are ISO 8601 text with the

@@ -9,7 +9,7 @@ import { listOrderSql, MESSAGES_FROM, STATUS_SQL } from '@/lib/server/messages/m
 import { xDeathDto } from '@/lib/server/messages/to-message-dto'
 import type { Redactor } from '@/lib/server/redaction/redactor'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
-import type { MessageFilter } from '@/lib/shared/schemas/message'
+import type { MessageFilter } from '@/lib/shared/schemas/message-filter'
 import { EXPORT_JOINS, queryExportRows, redactedBody, SEARCH_JOIN, storedXDeath, selectionFilter, selectionWhere, type ExportRow, type ExportSelection } from './export-rows'
 import { apiHeaders } from './csv'
 import { codeBlock, escapeInline, firstLines, formatCount, inlineCode, link, truncate } from './markdown'

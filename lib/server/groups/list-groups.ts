@@ -1,6 +1,6 @@
 import 'server-only'
 import { getDb } from '@/lib/server/db'
-import type { GroupDto, ListGroupsQuery } from '@/lib/shared/schemas/group'
+import type { GroupListDto, ListGroupsQuery } from '@/lib/shared/schemas/group'
 import { HELD_SIGNATURE } from '@/lib/server/pauses/held-row'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import { queryGroups } from './query-groups'
@@ -14,7 +14,7 @@ export type ListGroupsOptions = ListGroupsQuery & { now?: Date }
  * `scope.sourceIds`, only groups with messages in those sources, their counts, rates, facets and sources limited to
  * them (every filter and sort applies to those figures).
  */
-export async function listGroups(query: ListGroupsOptions, scope: SourceScope = {}): Promise<{ groups: GroupDto[] }> {
+export async function listGroups(query: ListGroupsOptions, scope: SourceScope = {}): Promise<GroupListDto> {
   const { sql } = await getDb()
   const params: unknown[] = []
   const where: string[] = ['g.count > 0']

@@ -5,7 +5,8 @@ import { getTooDeepHeaders, getTypedHeaders, getTypedHeadersError, typedTableToP
 import { asHeldRow } from '@/lib/server/pauses/held-row'
 import { normaliseDelivery } from './normalise/normalise-delivery'
 import { PREVIEW_CHARS, type IngestRow } from './store-batch'
-import type { AmqpProperties, DeliveryView, DerivedFailure, EntityKeyRule } from './types'
+import type { EntityKeyRule } from '@/lib/shared/schemas/source'
+import type { AmqpProperties, DeliveryView, DerivedFailure } from './types'
 
 /** Error texts are kept whole in the stored headers; the derived columns are capped for display and search. */
 const ERROR_TEXT_CAP = 64 * 1024

@@ -2,6 +2,7 @@
  * Contracts between the drainer, the typed AMQP codec and the normaliser.
  * Pure types: safe to import anywhere on the server.
  */
+import type { EntityKeyRule } from '@/lib/shared/schemas/source'
 
 /** A header value as the normaliser sees it: lossy but convenient (the exact typed form is stored separately). */
 export type PlainValue =
@@ -34,12 +35,6 @@ export type AmqpProperties = {
   appId?: string
   clusterId?: string
 }
-
-/** How a source finds the business entity a message is about. */
-export type EntityKeyRule =
-  | { kind: 'property'; name: 'correlationId' | 'messageId' | 'type' | 'appId' | 'userId' | 'replyTo' }
-  | { kind: 'header'; name: string }
-  | { kind: 'jsonPointer'; pointer: string }
 
 /** One delivery from a terminal DLQ, as the normaliser receives it. */
 export type DeliveryView = {

@@ -2,7 +2,7 @@ import 'server-only'
 import { getDb } from '@/lib/server/db'
 import type { Sql } from '@/lib/server/db/sql'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
-import type { ListMessagesQuery, MessageSummaryDto } from '@/lib/shared/schemas/message'
+import type { ListMessagesQuery, MessageListDto } from '@/lib/shared/schemas/message'
 import { decodeCursor, encodeCursor, type Cursor } from './message-cursor'
 import { afterCursorSql, listOrderSql, MESSAGES_FROM, messageFilterSql, rowSearchTextSql, searchPattern } from './message-filter-sql'
 import { redactSummaryRow } from './redact-rows'
@@ -30,7 +30,7 @@ export type ListMessagesOptions = {
 export async function listMessages(
   query: ListMessagesQuery,
   options: ListMessagesOptions = {},
-): Promise<{ messages: MessageSummaryDto[]; nextCursor: string | null }> {
+): Promise<MessageListDto> {
   const { sql } = await getDb()
   const cursor = query.cursor ? decodeCursor(query.cursor) : null
   const sourceIds = allowedSourceIds(options)

@@ -1,5 +1,5 @@
 import 'server-only'
-import type { MessageFilter } from '@/lib/shared/schemas/message'
+import type { MessageFilter } from '@/lib/shared/schemas/message-filter'
 
 /**
  * The text `q` searches: error type, the first 512 characters of the error message, entity key and the first 512

@@ -5,7 +5,7 @@ import { AppError, notFound } from '@/lib/server/errors/app-error'
 import { parseId } from '@/lib/server/http/parse-id'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import { DEFAULT_ENTITY_HEADER } from '@/lib/guard/protocol'
-import { entityKeyRuleSchema, type EntityKeyRuleInput } from '@/lib/shared/schemas/source'
+import { entityKeyRuleSchema, type EntityKeyRule } from '@/lib/shared/schemas/source'
 import type { CreatePauseInput, PauseDto } from '@/lib/shared/schemas/pause'
 import { publishControlEvents } from './control-events'
 import { describePause, findOpenPauses, insertPauses } from './insert-pause'
@@ -71,7 +71,7 @@ export async function createPause({ input, actor, allowAnyQueue = false, ...scop
 }
 
 /** The source's entity-key rule; without one Lazarus (and so the guard) reads the x-entity-key header. */
-export function ruleOf(stored: unknown): EntityKeyRuleInput {
+export function ruleOf(stored: unknown): EntityKeyRule {
   const rule = entityKeyRuleSchema.safeParse(stored)
   return rule.success ? rule.data : { kind: 'header', name: DEFAULT_ENTITY_HEADER }
 }

@@ -1,6 +1,6 @@
 import 'server-only'
 import type { Sql } from '@/lib/server/db/sql'
-import type { EntityKeyRuleInput } from '@/lib/shared/schemas/source'
+import type { EntityKeyRule } from '@/lib/shared/schemas/source'
 import type { PauseDto } from '@/lib/shared/schemas/pause'
 import { recordAudits } from './pause-audit'
 import { lockRegistry, selectPauses } from './pause-row'
@@ -10,7 +10,7 @@ export type NewPause = {
   vhost: string
   queue: string
   entityKey: string | null
-  entityKeyRule: EntityKeyRuleInput | null
+  entityKeyRule: EntityKeyRule | null
   reason: string | null
 }
 

@@ -1,12 +1,7 @@
 import 'server-only'
-
-/** Key names compare case-insensitively with separators ignored: `X-Api-Key`, `api_key` and `apiKey` are one name. */
-export const normalizeKey = (key: string) => key.toLowerCase().replace(/[-_.\s]+/g, '')
+import { globFragments, normalizeKey } from '@/lib/shared/schemas/redaction'
 
 const escapeRegex = (text: string) => text.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&')
-
-/** The literal parts of a key glob (normalised): a key can match only if it contains each of them. */
-export const globFragments = (glob: string) => normalizeKey(glob).split('*').filter(Boolean)
 
 export type KeyMatcher = {
   /** True when a key of this name holds a secret. */

@@ -2,13 +2,13 @@ import 'server-only'
 import { getDb } from '@/lib/server/db'
 import { listQueues, type QueueInfo } from '@/lib/server/rabbit/management'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
-import type { SourceDto } from '@/lib/shared/schemas/source'
+import type { SourceListDto } from '@/lib/shared/schemas/source'
 import { toSourceDto } from './to-source-dto'
 
 export type ListSourcesOptions = { withDepth?: boolean } & SourceScope
 
 /** Sources with their drained counts and, when the management API answers, live broker depth. */
-export async function listSources({ withDepth = true, ...scope }: ListSourcesOptions = {}): Promise<{ sources: SourceDto[]; brokerError: string | null }> {
+export async function listSources({ withDepth = true, ...scope }: ListSourcesOptions = {}): Promise<SourceListDto> {
   const { prisma } = await getDb()
   const sourceIds = allowedSourceIds(scope)
   const rows = await prisma.source.findMany({ where: sourceIds ? { id: { in: sourceIds.map(BigInt) } } : undefined, orderBy: [{ vhost: 'asc' }, { queue: 'asc' }] })

@@ -6,7 +6,7 @@ import { newSecret, secretHash } from '@/lib/server/auth/secret-token'
 import type { Db } from '@/lib/server/db'
 import { AppError } from '@/lib/server/errors/app-error'
 import type { RoleBinding } from '@/lib/shared/roles'
-import type { ApiTokenDto, CreateTokenInput } from '@/lib/shared/schemas/user'
+import type { CreatedApiTokenDto, CreateTokenInput } from '@/lib/shared/schemas/user'
 import { getApiToken } from './list-api-tokens'
 
 export type CreateApiTokenOptions = { db: Db; principal: SignedIn; input: CreateTokenInput }
@@ -18,7 +18,7 @@ const DEFAULT_DAYS = 90
  * to the user named; it may grant no more than its owner holds, now and at every use. Tokens themselves cannot
  * create tokens: that needs a person (or the provisioning token, for someone else).
  */
-export async function createApiToken({ db, principal, input }: CreateApiTokenOptions): Promise<{ token: string; apiToken: ApiTokenDto }> {
+export async function createApiToken({ db, principal, input }: CreateApiTokenOptions): Promise<CreatedApiTokenDto> {
   if (principal.kind === 'token' && principal.tokenId !== null) throw new AppError('forbidden', 'API tokens cannot create tokens; sign in')
   const forOther = input.userId !== undefined && input.userId !== principal.userId
   if (forOther && !hasPermission(principal, 'admin')) throw new AppError('forbidden', 'Only admins create tokens for other users')

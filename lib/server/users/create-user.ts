@@ -3,7 +3,7 @@ import { recordAudit } from '@/lib/server/audit/record-audit'
 import { createOneTimeLink } from '@/lib/server/auth/one-time-links'
 import type { Db } from '@/lib/server/db'
 import { AppError } from '@/lib/server/errors/app-error'
-import type { CreateUserInput, UserDto } from '@/lib/shared/schemas/user'
+import type { CreatedUserDto, CreateUserInput } from '@/lib/shared/schemas/user'
 import { getUser } from './get-user'
 import { replaceManualBindings } from './role-bindings'
 
@@ -16,7 +16,7 @@ const INVITE_VALID_HOURS = 7 * 24
  * Adds a local account with the given roles and returns a one-time link for its owner to set a password with (shown
  * to the admin once, to pass on). Users of single sign-on or a proxy need no account: they appear at first sign-in.
  */
-export async function createUser({ db, actor, input, baseUrl }: CreateUserOptions): Promise<{ user: UserDto; setPasswordUrl: string }> {
+export async function createUser({ db, actor, input, baseUrl }: CreateUserOptions): Promise<CreatedUserDto> {
   return db.sql.transaction(async (tx) => {
     const existing = await tx.query('SELECT 1 FROM users WHERE lower(email) = lower($1)', [input.email])
     if (existing.rowCount > 0) throw new AppError('conflict', `A user with the e-mail address ${input.email} exists`)

@@ -4,7 +4,7 @@ import { hasPermission } from '@/lib/server/auth/principal'
 import type { Db } from '@/lib/server/db'
 import type { Sql } from '@/lib/server/db/sql'
 import { notFound } from '@/lib/server/errors/app-error'
-import type { ApiTokenDto } from '@/lib/shared/schemas/user'
+import type { ApiTokenDto, ApiTokenListDto } from '@/lib/shared/schemas/user'
 
 type TokenRow = {
   id: string
@@ -50,7 +50,7 @@ export async function getApiToken(sql: Sql, id: string): Promise<ApiTokenDto> {
 }
 
 /** The caller's own tokens; an admin sees everyone's. Never the secret: it was shown once, at creation. */
-export async function listApiTokens({ db, principal }: { db: Db; principal: SignedIn }): Promise<{ tokens: ApiTokenDto[] }> {
+export async function listApiTokens({ db, principal }: { db: Db; principal: SignedIn }): Promise<ApiTokenListDto> {
   const all = hasPermission(principal, 'admin')
   const { rows } = await db.sql.query<TokenRow>(
     `SELECT ${COLUMNS} FROM api_tokens t JOIN users u ON u.id = t.user_id

@@ -73,5 +73,8 @@ export type AlertEventDto = {
   at: string
 }
 
+/** GET /api/alerts/events, newest first. */
+export type AlertEventListDto = { events: AlertEventDto[]; nextCursor: string | null }
+
 /** GET /api/alerts: the banner's data and the settings. */
 export type AlertsOverviewDto = { firing: AlertEventDto[]; rules: AlertRuleDto[]; webhooks: AlertWebhookDto[] }

@@ -1,6 +1,6 @@
 import { z } from 'zod'
-import { isInt8Id } from './fields'
-import { FROM_BEFORE_TO, fromBeforeTo, messageFilterSchema } from './message'
+import { FROM_BEFORE_TO, fromBeforeTo, isInt8Id } from './fields'
+import { messageFilterSchema } from './message-filter'
 
 export const EXPORT_FORMATS = ['jsonl', 'csv', 'md'] as const
 export type ExportFormat = (typeof EXPORT_FORMATS)[number]

@@ -53,3 +53,7 @@ export const isoDateSchema = z
   .string()
   .refine((value) => parseIsoDate(value) !== null, 'must be an ISO 8601 date such as 2026-11-30 or 2026-11-30T10:00:00Z')
   .transform((value) => parseIsoDate(value)!)
+
+/** For `.refine(fromBeforeTo, FROM_BEFORE_TO)` on any query with an optional from/to window. */
+export const fromBeforeTo = (value: { from?: Date; to?: Date }) => !value.from || !value.to || value.from < value.to
+export const FROM_BEFORE_TO = { message: 'from must be before to', path: ['from'] }

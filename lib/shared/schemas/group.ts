@@ -1,6 +1,5 @@
 import { z } from 'zod'
-import { isoDateSchema, text } from './fields'
-import { FROM_BEFORE_TO, fromBeforeTo } from './message'
+import { FROM_BEFORE_TO, fromBeforeTo, isoDateSchema, text } from './fields'
 
 export const GROUP_STATUSES = ['open', 'acknowledged', 'resolved', 'muted'] as const
 export const GROUP_RANGES = ['24h', '7d', '30d'] as const
@@ -67,6 +66,9 @@ export type GroupDto = {
   replayedCount: number
   resolvedCount: number
 }
+
+/** GET /api/groups */
+export type GroupListDto = { groups: GroupDto[] }
 
 export type ArrivalBucketDto = { t: string; count: number }
 export type BreakdownEntryDto = { value: string | null; count: number }

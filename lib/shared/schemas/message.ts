@@ -1,28 +1,7 @@
 import { z } from 'zod'
-import { idSchema as id, isoDateSchema, text } from './fields'
+import { FROM_BEFORE_TO, fromBeforeTo, text } from './fields'
+import { messageFilterSchema } from './message-filter'
 import type { MessageReplayDto, ReplayedFromDto } from './replay'
-
-export const MESSAGE_STATUSES = ['dead', 'replaying', 'replayed', 'resolved', 'held'] as const
-export const FAILURE_KINDS = ['invalid', 'transient', 'exhausted', 'expired', 'overflow', 'delivery-limit', 'unknown'] as const
-
-export { isoDateSchema }
-
-/** For `.refine(fromBeforeTo, FROM_BEFORE_TO)` on any query with an optional from/to window. */
-export const fromBeforeTo = (value: { from?: Date; to?: Date }) => !value.from || !value.to || value.from < value.to
-export const FROM_BEFORE_TO = { message: 'from must be before to', path: ['from'] }
-
-export const messageFilterSchema = z.object({
-  group: id.optional(),
-  source: id.optional(),
-  status: z.enum(MESSAGE_STATUSES).optional(),
-  failureKind: z.enum(FAILURE_KINDS).optional(),
-  service: text().min(1).max(256).optional(),
-  serviceVersion: text().min(1).max(128).optional(),
-  entity: text().min(1).max(1024).optional(),
-  q: text().trim().min(1).max(200).optional(),
-  from: isoDateSchema.optional(),
-  to: isoDateSchema.optional(),
-})
 
 export const listMessagesQuerySchema = messageFilterSchema
   .extend({
@@ -35,7 +14,6 @@ export const listMessagesQuerySchema = messageFilterSchema
 /** GET /api/messages/count takes exactly the list's filters, without paging. */
 export const countMessagesQuerySchema = messageFilterSchema.strict().refine(fromBeforeTo, FROM_BEFORE_TO)
 
-export type MessageFilter = z.infer<typeof messageFilterSchema>
 export type ListMessagesQuery = z.infer<typeof listMessagesQuerySchema>
 
 /** Header values JSON cannot hold exactly travel tagged (docs/ARCHITECTURE.md#the-api-contract). */
@@ -67,6 +45,9 @@ export type MessageSummaryDto = {
   seenCount: number
   flags: string[]
 }
+
+/** GET /api/messages, newest failure first. */
+export type MessageListDto = { messages: MessageSummaryDto[]; nextCursor: string | null }
 
 export type MessageDetailDto = MessageSummaryDto & {
   /** Shown redacted, as exports are: the caller has no raw access to this message's source (a viewer). */

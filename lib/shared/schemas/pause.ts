@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { idSchema as id, text } from './fields'
+import type { EntityKeyRule } from './source'
 
 // POST /api/pauses: pause one entity (or the whole queue when entityKey is null) of a source's consumer queue.
 export const createPauseSchema = z
@@ -43,8 +44,8 @@ export type PauseDto = {
   vhost: string
   queue: string
   entityKey: string | null
-  /** How guards find a message's entity key (copied from the source's rule). */
-  entityKeyRule: unknown
+  /** How guards find a message's entity key (copied from the source's rule); null for a whole-queue pause. */
+  entityKeyRule: EntityKeyRule | null
   status: 'active' | 'releasing' | 'resumed'
   reason: string | null
   createdBy: string

@@ -34,6 +34,59 @@ export const redactionRuleInputSchema = z
 export type RedactionRuleInput = z.input<typeof redactionRuleInputSchema>
 export type RedactionRuleParsed = z.infer<typeof redactionRuleInputSchema>
 
+/** Key names compare case-insensitively with separators ignored: `X-Api-Key`, `api_key` and `apiKey` are one name. */
+export const normalizeKey = (key: string) => key.toLowerCase().replace(/[-_.\s]+/g, '')
+
+/** The literal parts of a key glob (normalised): a key can match only if it contains each of them. */
+export const globFragments = (glob: string) => normalizeKey(glob).split('*').filter(Boolean)
+
+/**
+ * Why a key or detector rule is malformed, or null. What a pattern makes of RE2 (whether it compiles, whether it
+ * matches the empty string) is asked on the server, where RE2 runs (lib/server/redaction/redaction-rules.ts).
+ */
+export function redactionRuleProblem(rule: RedactionRuleParsed): string | null {
+  if (rule.kind === 'key') return globFragments(rule.value).length === 0 ? 'a key rule needs at least one letter or digit besides *' : null
+  if (rule.kind === 'detector') {
+    return (REDACTION_DETECTORS as readonly string[]).includes(rule.value) ? null : `unknown detector; one of ${REDACTION_DETECTORS.join(', ')}`
+  }
+  return null
+}
+
+const ruleList = z.array(redactionRuleInputSchema).max(MAX_REDACTION_RULES)
+
+function addRuleProblems(rules: readonly RedactionRuleParsed[], ctx: z.RefinementCtx, { duplicates }: { duplicates: boolean }): void {
+  const seen = new Map<string, number>()
+  rules.forEach((rule, index) => {
+    const problem = redactionRuleProblem(rule)
+    if (problem) ctx.addIssue({ code: 'custom', path: ['rules', index, 'value'], message: problem })
+    if (!duplicates) return
+    const identity = `${rule.kind}:${rule.kind === 'key' ? normalizeKey(rule.value) : rule.value}`
+    const first = seen.get(identity)
+    if (first !== undefined) ctx.addIssue({ code: 'custom', path: ['rules', index, 'value'], message: `duplicates rule ${first + 1}` })
+    else seen.set(identity, index)
+  })
+}
+
+/** PUT /api/settings/redaction: the whole rule set, replacing the stored one. */
+export const updateRedactionSchema = z
+  .object({ rules: ruleList })
+  .strict()
+  .superRefine((input, ctx) => addRuleProblems(input.rules, ctx, { duplicates: true }))
+export type UpdateRedactionInput = z.infer<typeof updateRedactionSchema>
+
+/** POST /api/settings/redaction/preview: what the rules (the stored ones, or `rules` if given) make of `sample`. */
+export const redactionPreviewSchema = z
+  .object({
+    sample: z.string().max(65_536),
+    /** Unsaved rules to try; the stored ones when absent. */
+    rules: ruleList.optional(),
+  })
+  .strict()
+  .superRefine((input, ctx) => {
+    if (input.rules) addRuleProblems(input.rules, ctx, { duplicates: false })
+  })
+export type RedactionPreviewInput = z.infer<typeof redactionPreviewSchema>
+
 export type RedactionRuleDto = { id: string; kind: RedactionRuleKind; value: string; enabled: boolean; description: string | null }
 
 export type RedactionDetectorDto = { name: RedactionDetector; label: string; description: string; example: string }
@@ -46,5 +99,5 @@ export type RedactionSettingsDto = {
   updatedBy: string | null
 }
 
-/** POST /api/settings/redaction/preview: what the rules (the stored ones, or `rules` if given) make of `sample`. */
+/** The answer to POST /api/settings/redaction/preview. */
 export type RedactionPreviewDto = { redacted: string; changed: boolean }

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { idSchema as id, text } from './fields'
-import { messageFilterSchema } from './message'
+import { messageFilterSchema } from './message-filter'
 import { replayTargetSchema } from './source'
 
 export { replayTargetSchema }

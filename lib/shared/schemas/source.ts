@@ -1,8 +1,13 @@
 import { z } from 'zod'
+// The guard owns the rule's definition: it runs inside applications and imports nothing of Lazarus, so Lazarus
+// imports from it. tests/unit/entity-key-rule.test.ts checks that the schema accepts exactly that type.
+import { ENTITY_KEY_PROPERTIES, type EntityKeyRule } from '@/lib/guard/protocol'
 import { text } from './fields'
 
+export { ENTITY_KEY_PROPERTIES, type EntityKeyRule }
+
 export const entityKeyRuleSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('property'), name: z.enum(['correlationId', 'messageId', 'type', 'appId', 'userId', 'replyTo']) }),
+  z.object({ kind: z.literal('property'), name: z.enum(ENTITY_KEY_PROPERTIES) }),
   z.object({ kind: z.literal('header'), name: text().min(1).max(255) }),
   z.object({ kind: z.literal('jsonPointer'), pointer: text().regex(/^(\/([^~/]|~[01])*)+$/, 'must be an RFC 6901 JSON pointer such as /order/id') }),
 ])
@@ -34,7 +39,6 @@ export const updateSourceSchema = createSourceSchema.omit({ vhost: true, queue: 
 
 export type CreateSourceInput = z.infer<typeof createSourceSchema>
 export type UpdateSourceInput = z.infer<typeof updateSourceSchema>
-export type EntityKeyRuleInput = z.infer<typeof entityKeyRuleSchema>
 
 /** A source as the API returns it (docs/ARCHITECTURE.md#the-api-contract). */
 export type SourceDto = {
@@ -43,7 +47,7 @@ export type SourceDto = {
   kind: 'dlq' | 'hold'
   vhost: string
   queue: string
-  entityKey: EntityKeyRuleInput | null
+  entityKey: EntityKeyRule | null
   orderSensitive: boolean
   defaultTarget: z.infer<typeof replayTargetSchema>
   enabled: boolean
@@ -55,3 +59,6 @@ export type SourceDto = {
   errorAt: string | null
   createdAt: string
 }
+
+/** GET /api/sources: `brokerError` says why depths are missing when the management API did not answer. */
+export type SourceListDto = { sources: SourceDto[]; brokerError: string | null }

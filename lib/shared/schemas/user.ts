@@ -95,6 +95,16 @@ export type ApiTokenDto = {
   createdAt: string
 }
 
+/** GET /api/users */
+export type UserListDto = { users: UserDto[] }
+/** POST /api/users: the account and the one-time link its owner sets a password with. */
+export type CreatedUserDto = { user: UserDto; setPasswordUrl: string }
+
+/** GET /api/tokens */
+export type ApiTokenListDto = { tokens: ApiTokenDto[] }
+/** POST /api/tokens: the secret, shown this once, and the token's record. */
+export type CreatedApiTokenDto = { token: string; apiToken: ApiTokenDto }
+
 /** GET /api/auth/session: who is signed in, and what the browser should offer them. */
 export type SessionDto = {
   signedIn: boolean

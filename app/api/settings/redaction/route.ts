@@ -1,5 +1,6 @@
 import { json, readJson, route } from '@/lib/server/http/handle-route'
-import { getRedactionSettings, updateRedactionRules, updateRedactionSchema } from '@/lib/server/redaction/redaction-rules'
+import { getRedactionSettings, updateRedactionRules } from '@/lib/server/redaction/redaction-rules'
+import { updateRedactionSchema } from '@/lib/shared/schemas/redaction'
 
 export const dynamic = 'force-dynamic'
 

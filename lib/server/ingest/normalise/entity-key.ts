@@ -1,5 +1,5 @@
 import 'server-only'
-import type { EntityKeyRule } from '../types'
+import { ENTITY_KEY_PROPERTIES, type EntityKeyRule } from '@/lib/shared/schemas/source'
 import { asText, getField } from './header-values'
 import type { ParsedJson } from './delivery-body'
 // The guard's pointer functions (dependency-free, so applications can run them): one definition of what a rule finds.
@@ -9,8 +9,6 @@ export { parseJsonPointer, resolveJsonPointer }
 
 /** Longer values are payloads, not keys; grouping or pausing by them would be meaningless. */
 export const MAX_ENTITY_KEY_LENGTH = 1024
-
-const PROPERTY_NAMES = ['correlationId', 'messageId', 'type', 'appId', 'userId', 'replyTo'] as const
 
 export type EntityKeySource = {
   properties: unknown
@@ -30,7 +28,7 @@ function keyText(value: unknown): string | null {
 
 export function isValidEntityKeyRule(rule: unknown): rule is EntityKeyRule {
   const kind = getField(rule, 'kind')
-  if (kind === 'property') return (PROPERTY_NAMES as readonly unknown[]).includes(getField(rule, 'name'))
+  if (kind === 'property') return (ENTITY_KEY_PROPERTIES as readonly unknown[]).includes(getField(rule, 'name'))
   if (kind === 'header') return typeof getField(rule, 'name') === 'string' && getField(rule, 'name') !== ''
   if (kind === 'jsonPointer') {
     const pointer = getField(rule, 'pointer')

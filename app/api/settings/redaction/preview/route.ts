@@ -1,5 +1,6 @@
 import { json, readJson, route } from '@/lib/server/http/handle-route'
-import { previewRedaction, redactionPreviewSchema } from '@/lib/server/redaction/redaction-rules'
+import { previewRedaction } from '@/lib/server/redaction/redaction-rules'
+import { redactionPreviewSchema } from '@/lib/shared/schemas/redaction'
 
 export const dynamic = 'force-dynamic'
 
