@@ -30,7 +30,6 @@ describe('replay size limits', () => {
     rows[4] = { ...rows[4], headersJson: hugeHeaders }
     await storeBulk(db.sql, uniqueName('lim_dlq'), rows)
     ids = (await db.sql.query<{ id: string }>('SELECT id::text FROM dead_letters ORDER BY id')).rows.map((r) => r.id)
-    executor = startTestExecutor(db.sql, { maxBodyBytes: 2048 })
   })
 
   const full = uniqueName('lim_full')
@@ -57,6 +56,8 @@ describe('replay size limits', () => {
     const created = (await createReplay({ input: { selection: { ids: ids.slice(0, 4) } }, actor: 'a', settings: loose })) as ReplayCreatedDto
     expect(created.plan.replayable).toBe(4)
     await db.sql.query('UPDATE dead_letters SET headers = $2::json WHERE id = $1::bigint', [ids[1], hugeHeaders])
+    // Started only now: an executor polling meanwhile could claim the job before the header table grew.
+    executor = startTestExecutor(db.sql, { maxBodyBytes: 2048 })
     executor.wake()
     const job = await waitForJob(db.sql, created.id)
     expect(job).toMatchObject({ status: 'completed', confirmed: 2, skipped: 2, failed: 0 })
