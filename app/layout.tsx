@@ -6,7 +6,7 @@ import './globals.css'
 
 export const metadata: Metadata = { title: { default: 'Lazarus', template: '%s · Lazarus' }, description: 'Triage and replay dead-lettered RabbitMQ messages' }
 
-// Every page is rendered per request: each response carries its own CSP nonce (lib/server/front), which Next puts on
+// Every page is rendered per request: each response carries its own CSP nonce (lib/server/platform/http/front.ts), which Next puts on
 // its scripts; a page prerendered at build time would carry none and its scripts would be blocked.
 export default async function RootLayout({ children }: { children: ReactNode }) {
   await connection()

@@ -5,7 +5,7 @@ import { visibleText } from '@/lib/client/format'
 import { base64ToBytes } from './hex-dump'
 
 /**
- * Header values in the tagged form the server stores (`{t, v}` or `{t, b64}`, lib/server/amqp/typed-fields.ts):
+ * Header values in the tagged form the server stores (`{t, v}` or `{t, b64}`, lib/server/platform/broker/typed-fields.ts):
  * shown with their AMQP type, since the type matters to consumers and to an exact replay.
  */
 type Typed = { t: string; v?: unknown; b64?: string }

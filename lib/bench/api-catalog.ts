@@ -266,7 +266,7 @@ function xDeathTemplate(reason: string): string {
   })
 }
 
-/** Typed headers (lib/server/amqp/typed-fields.ts) as each framework leaves them; x-death as the broker writes it. */
+/** Typed headers (lib/server/platform/broker/typed-fields.ts) as each framework leaves them; x-death as the broker writes it. */
 function headersTemplate(g: RawGroup, d: Domain, reason: string): string {
   // The row's own source fills these: a group can fail in several queues.
   const source = { exchange: slot('exchange'), originQueue: slot('origin_queue'), routingKey: slot('routing_key'), domain: g.domain }

@@ -3,8 +3,8 @@
  * request sent captured on the way, then the same SQL replayed bare through pg and through EXPLAIN ANALYZE.
  */
 import pg from 'pg'
-import type { Db } from '@/lib/server/db'
-import type { Sql } from '@/lib/server/db/sql'
+import type { Db } from '@/lib/server/platform/db'
+import type { Sql } from '@/lib/server/platform/db/sql'
 
 export type Captured = { text: string; params: unknown[] }
 

@@ -15,7 +15,7 @@ import { AMQP_URL, coresAt, cpuSample, cpuUse, fmt, freshDatabase, machineCores,
 
 const total = Number(process.env.BENCH_MESSAGES ?? 100_000)
 const batch = Number(process.env.LAZARUS_DRAIN_BATCH ?? 500)
-// Lazarus' own defaults (lib/server/config.ts), used for the raw consumer too.
+// Lazarus' own defaults (lib/server/platform/config.ts), used for the raw consumer too.
 const prefetch = Number(process.env.LAZARUS_DRAIN_PREFETCH ?? 2000)
 const suffix = randomBytes(3).toString('hex')
 

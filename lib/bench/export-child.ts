@@ -4,7 +4,7 @@
  * figure is the export's alone. Arguments: database URL, the export's query string.
  */
 import * as exportRoute from '@/app/api/export/route'
-import { openDb, setDb } from '@/lib/server/db'
+import { openDb, setDb } from '@/lib/server/platform/db'
 
 const [url, query] = process.argv.slice(2)
 const db = await openDb({ databaseUrl: url, migrate: false })

@@ -11,7 +11,7 @@
 import { spawn } from 'node:child_process'
 import { API_TOKEN_PREFIX } from '@/lib/server/auth/api-tokens'
 import { newSecret, secretHash } from '@/lib/server/auth/secret-token'
-import { openDb } from '@/lib/server/db'
+import { openDb } from '@/lib/server/platform/db'
 import { loadDataset } from './api-load'
 import { fmt, freshDatabase, sleep } from './bench-support'
 

@@ -1,8 +1,8 @@
 import { isLoopbackHostname } from '@/lib/server/auth/addresses'
 import { oidcEnabled } from '@/lib/server/auth/oidc'
-import type { Config } from '@/lib/server/config'
-import { openDb } from '@/lib/server/db'
-import { logger } from '@/lib/server/log'
+import type { Config } from '@/lib/server/platform/config'
+import { openDb } from '@/lib/server/platform/db'
+import { logger } from '@/lib/server/platform/log'
 
 /**
  * The address to listen on. HOSTNAME must name an address (or `localhost`) to leave loopback: shells and containers

@@ -1,7 +1,7 @@
 /** `npm run db:migrate`: apply pending SQL migrations to DATABASE_URL (or the embedded database). */
-import { openDb } from '@/lib/server/db'
-import { applyMigrations } from '@/lib/server/db/migrate'
-import { logger } from '@/lib/server/log'
+import { openDb } from '@/lib/server/platform/db'
+import { applyMigrations } from '@/lib/server/platform/db/migrate'
+import { logger } from '@/lib/server/platform/log'
 
 const db = await openDb({ migrate: false })
 try {

@@ -1,6 +1,6 @@
 /**
  * The web server process (`npm start` runs it after migrating and building; `npm run dev` with --dev): Next.js
- * behind Lazarus' HTTP front (lib/server/front), in one process. The front owns the listening socket, so no request
+ * behind Lazarus' HTTP front (lib/server/platform/http/front.ts), in one process. The front owns the listening socket, so no request
  * reaches Next without passing it.
  */
 import { readFileSync } from 'node:fs'
@@ -8,11 +8,11 @@ import { createServer } from 'node:http'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { isLoopbackHostname } from '@/lib/server/auth/addresses'
-import { getConfigOrExit } from '@/lib/server/config'
-import { openDb } from '@/lib/server/db'
-import { createFront } from '@/lib/server/front/front'
-import { MAX_JSON_BYTES } from '@/lib/server/http/handle-route'
-import { logger } from '@/lib/server/log'
+import { getConfigOrExit } from '@/lib/server/platform/config'
+import { openDb } from '@/lib/server/platform/db'
+import { createFront } from '@/lib/server/platform/http/front'
+import { MAX_JSON_BYTES } from '@/lib/server/platform/http/handle-route'
+import { logger } from '@/lib/server/platform/log'
 import { listenAddress, refuseUnsafeListen } from './listen'
 
 const log = logger('serve')

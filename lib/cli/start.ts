@@ -5,9 +5,9 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import path from 'node:path'
-import { getConfigOrExit } from '@/lib/server/config'
-import { openDb } from '@/lib/server/db'
-import { logger } from '@/lib/server/log'
+import { getConfigOrExit } from '@/lib/server/platform/config'
+import { openDb } from '@/lib/server/platform/db'
+import { logger } from '@/lib/server/platform/log'
 import { listenAddress, refuseUnsafeListen } from './listen'
 
 const root = process.cwd()

@@ -1,7 +1,7 @@
-import { getConfigOrExit } from '@/lib/server/config'
-import { getDb } from '@/lib/server/db'
-import { logger } from '@/lib/server/log'
-import { installShutdown, startBackground } from '@/lib/server/runtime/background'
+import { getConfigOrExit } from '@/lib/server/platform/config'
+import { getDb } from '@/lib/server/platform/db'
+import { logger } from '@/lib/server/platform/log'
+import { installShutdown, startBackground } from '@/lib/server/platform/runtime/background'
 
 const log = logger('worker')
 

@@ -3,7 +3,7 @@
  * (LAZARUS_ADMIN_TOKEN, set for every test process by tests/setup-env.ts); tests about who did what create real users
  * with API tokens, as a script would.
  */
-import type { Db } from '@/lib/server/db'
+import type { Db } from '@/lib/server/platform/db'
 import type { Principal } from '@/lib/server/auth/principal'
 import { createApiToken } from '@/lib/server/users/create-api-token'
 import { createUser } from '@/lib/server/users/create-user'

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 // Through the app's wrapper: it must patch amqplib's codec before anything loads amqplib; its plain view is stock.
-import { connect } from '@/lib/server/amqp/amqplib'
+import { connect } from '@/lib/server/platform/broker/amqplib'
 
 export const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
 

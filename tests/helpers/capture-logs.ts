@@ -1,4 +1,4 @@
-import { setLogOutput } from '@/lib/server/log'
+import { setLogOutput } from '@/lib/server/platform/log'
 
 /** One line of the process logger, as JSON: what a log collector reads. */
 export type LogEntry = { level: string; time: string; scope: string; msg: string; requestId?: string } & Record<string, unknown>

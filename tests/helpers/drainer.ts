@@ -1,5 +1,5 @@
-import { startDrainer, type Drainer } from '@/lib/server/drainer/drainer'
-import type { Sql } from '@/lib/server/db/sql'
+import { startDrainer, type Drainer } from '@/lib/server/engines/drainer/drainer'
+import type { Sql } from '@/lib/server/platform/db/sql'
 import { AMQP_URL } from './broker'
 
 /** Registers queues as sources and starts an in-process drainer on them. */

@@ -1,4 +1,4 @@
-import { getConfig } from '@/lib/server/config'
+import { getConfig } from '@/lib/server/platform/config'
 import { AMQP_URL, brokerConnection, uniqueName } from './broker'
 
 /**

@@ -1,5 +1,5 @@
 import { get_dmmf } from '@prisma/prisma-schema-wasm'
-import type { Sql } from '@/lib/server/db/sql'
+import type { Sql } from '@/lib/server/platform/db/sql'
 
 /**
  * Compares prisma/schema.prisma with a migrated PostgreSQL database, for tests/integration/prisma-schema-drift.test.ts.

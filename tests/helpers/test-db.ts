@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
-import { openDb, setDb, type Db } from '@/lib/server/db'
+import { openDb, setDb, type Db } from '@/lib/server/platform/db'
 
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 

@@ -1,4 +1,4 @@
-import type { TypedTable } from '@/lib/server/amqp/typed-fields'
+import type { TypedTable } from '@/lib/server/platform/broker/typed-fields'
 
 export const b64 = (bytes: number[] | Buffer) => Buffer.from(bytes).toString('base64')
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver'
 import { createTestDb, type TestDb } from '../helpers/test-db'
-import { storeBatch } from '@/lib/server/ingest/store-batch'
+import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
 import { ingestRow } from '../helpers/ingest-row'
-import { evaluateAlerts } from '@/lib/server/alerts/evaluate-alerts'
+import { evaluateAlerts } from '@/lib/server/engines/alert-evaluator/evaluate-alerts'
 import { updateWebhookSettings } from '@/lib/server/alerts/webhook-settings'
 
 const MINUTE = 60_000

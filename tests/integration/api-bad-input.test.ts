@@ -25,7 +25,7 @@ import * as sourceRoute from '@/app/api/sources/[id]/route'
 import * as sourcesRoute from '@/app/api/sources/route'
 import * as tokensRoute from '@/app/api/tokens/route'
 import * as usersRoute from '@/app/api/users/route'
-import { storeBatch } from '@/lib/server/ingest/store-batch'
+import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
 
 /**
  * Input that used to end in a 500 (or in a 200 that was wrong): NUL characters and lone surrogates, which PostgreSQL's

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { callRoute, methodsOf, type HttpMethod, type RouteModule, type RouteParams } from '../helpers/call-route'
 import { ingestRow } from '../helpers/ingest-row'
 import { createTestDb, type TestDb } from '../helpers/test-db'
-import { storeBatch } from '@/lib/server/ingest/store-batch'
+import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
 
 /**
  * Every route under app/api, every exported method, called with hostile path params, query params and JSON bodies:

@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from '@/lib/server/amqp/amqplib'
+import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from '@/lib/server/platform/broker/amqplib'
 import { HELD_FROM_HEADER, HELD_ID_HEADER } from '@/lib/guard/protocol'
-import { classifyAmqpError } from '@/lib/server/broker/amqp-errors'
-import { BROKER_PROCESS_TAG, BrokerConnection } from '@/lib/server/broker/connection'
-import type { Drainer } from '@/lib/server/drainer/drainer'
+import { classifyAmqpError } from '@/lib/server/platform/broker/amqp-errors'
+import { BROKER_PROCESS_TAG, BrokerConnection } from '@/lib/server/platform/broker/connection'
+import type { Drainer } from '@/lib/server/engines/drainer/drainer'
 import { getHealth, type Health } from '@/lib/server/health/get-health'
 import { closeControlPublisher } from '@/lib/server/pauses/control-events'
 import { createPause } from '@/lib/server/pauses/create-pause'
-import { startPauseRuntime, type PauseRuntime } from '@/lib/server/pauses/pause-runtime'
+import { startPauseRuntime, type PauseRuntime } from '@/lib/server/engines/release/pause-runtime'
 import { resumePause } from '@/lib/server/pauses/resume-pause'
 import { createReplay } from '@/lib/server/replay/create-replay'
-import type { ReplayExecutor } from '@/lib/server/replay/executor'
+import type { ReplayExecutor } from '@/lib/server/engines/replay-executor/executor'
 import type { ReplayCreatedDto } from '@/lib/shared/schemas/replay'
 import { AMQP_URL, brokerConnection, queueDepth, uniqueName, waitFor } from '../helpers/broker'
 import { drainQueues } from '../helpers/drainer'
@@ -20,7 +20,7 @@ import { bulkRows, collect, jobState, replayIdOf, startTestExecutor, storeBulk, 
 import { createTestDb, type TestDb } from '../helpers/test-db'
 
 /**
- * lib/server/broker under fire: the pause topology is deleted (durable objects survive a dropped connection, so only a
+ * lib/server/platform/broker under fire: the pause topology is deleted (durable objects survive a dropped connection, so only a
  * re-declaration brings them back), then every broker connection of this process is closed by the broker (management
  * API), while the drainer drains, a replay publishes, control events go out and health is polled. Everything must
  * recover and re-declare; messages are counted in and out.

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Channel, ChannelModel } from '@/lib/server/amqp/amqplib'
+import type { Channel, ChannelModel } from '@/lib/server/platform/broker/amqplib'
 import { brokerConnection, queueDepth, uniqueName, waitFor } from '../helpers/broker'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 import { drainQueues, storedCount } from '../helpers/drainer'
-import type { Drainer } from '@/lib/server/drainer/drainer'
+import type { Drainer } from '@/lib/server/engines/drainer/drainer'
 
 // Messages dead-lettered by RabbitMQ itself, through a real DLX, for each reason the broker knows.
 describe('draining broker dead letters', () => {

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Channel, ChannelModel } from '@/lib/server/amqp/amqplib'
-import { encodeTypedTable, withTypedHeaders, type TypedTable } from '@/lib/server/amqp/typed-fields'
+import type { Channel, ChannelModel } from '@/lib/server/platform/broker/amqplib'
+import { encodeTypedTable, withTypedHeaders, type TypedTable } from '@/lib/server/platform/broker/typed-fields'
 import { brokerConnection, uniqueName, waitFor } from '../helpers/broker'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 import { b64, EVERY_BROKER_TYPE } from '../helpers/typed-headers'
 import { drainQueues, storedCount } from '../helpers/drainer'
-import type { Drainer } from '@/lib/server/drainer/drainer'
+import type { Drainer } from '@/lib/server/engines/drainer/drainer'
 
 const everyType: TypedTable = {
   'zz-key-order-kept': { t: 'S', v: 'first in the table' },

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { ChannelModel, ConfirmChannel } from '@/lib/server/amqp/amqplib'
+import type { ChannelModel, ConfirmChannel } from '@/lib/server/platform/broker/amqplib'
 import { brokerConnection, queueDepth, uniqueName, waitFor } from '../helpers/broker'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 import { exited, spawnWorker } from '../helpers/worker-process'

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { ChannelModel, ConfirmChannel } from '@/lib/server/amqp/amqplib'
-import { openDb, type Db } from '@/lib/server/db'
+import type { ChannelModel, ConfirmChannel } from '@/lib/server/platform/broker/amqplib'
+import { openDb, type Db } from '@/lib/server/platform/db'
 import { brokerConnection, queueDepth, uniqueName, waitFor } from '../helpers/broker'
 import { drainQueues } from '../helpers/drainer'
 import { createScratchPostgres, type ScratchPostgres } from '../helpers/scratch-postgres'
-import type { Drainer } from '@/lib/server/drainer/drainer'
+import type { Drainer } from '@/lib/server/engines/drainer/drainer'
 
 const TOTAL = 6_000
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { degradeRow } from '@/lib/server/drainer/source-consumer'
-import { storeBatch } from '@/lib/server/ingest/store-batch'
+import { degradeRow } from '@/lib/server/engines/drainer/source-consumer'
+import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
 import { getMessage } from '@/lib/server/messages/get-message'
 import { ingestRow } from '../helpers/ingest-row'
 import { createTestDb, type TestDb } from '../helpers/test-db'

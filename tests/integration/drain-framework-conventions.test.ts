@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Channel, ChannelModel, Options } from '@/lib/server/amqp/amqplib'
+import type { Channel, ChannelModel, Options } from '@/lib/server/platform/broker/amqplib'
 import { brokerConnection, uniqueName, waitFor } from '../helpers/broker'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 import { drainQueues, storedCount } from '../helpers/drainer'
-import type { Drainer } from '@/lib/server/drainer/drainer'
+import type { Drainer } from '@/lib/server/engines/drainer/drainer'
 
 const now = Math.floor(Date.now() / 1000)
 const xDeath = (queue: string, exchange: string, keys: string[], count = 1) => [

@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process'
 import { ADMIN_AUTH } from '../helpers/auth'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { ChannelModel, ConfirmChannel } from '@/lib/server/amqp/amqplib'
+import type { ChannelModel, ConfirmChannel } from '@/lib/server/platform/broker/amqplib'
 import { brokerConnection, queueDepth, uniqueName, waitFor } from '../helpers/broker'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 import { drainQueues, storedCount } from '../helpers/drainer'
-import type { Drainer } from '@/lib/server/drainer/drainer'
+import type { Drainer } from '@/lib/server/engines/drainer/drainer'
 import * as sourcesRoute from '@/app/api/sources/route'
 
 const MANAGEMENT = 'http://127.0.0.1:15672'

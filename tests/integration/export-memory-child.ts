@@ -5,7 +5,7 @@
  */
 import * as exportRoute from '@/app/api/export/route'
 import { ADMIN_AUTH } from '../helpers/auth'
-import { openDb, setDb } from '@/lib/server/db'
+import { openDb, setDb } from '@/lib/server/platform/db'
 
 const [url, query] = process.argv.slice(2)
 const db = await openDb({ databaseUrl: url, migrate: false })

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ADMIN_AUTH, createTestUser, tokenActor, type TestUser } from '../helpers/auth'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 import * as groupRoute from '@/app/api/groups/[id]/route'
-import { storeBatch } from '@/lib/server/ingest/store-batch'
+import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
 import { ingestRow } from '../helpers/ingest-row'
 
 const row = () => ingestRow({ signature: 'v1:group-triage', title: 'Boom: boom' })

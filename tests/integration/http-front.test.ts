@@ -6,12 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import * as health from '@/app/api/health/route'
 import * as session from '@/app/api/auth/session/route'
 import * as sources from '@/app/api/sources/route'
-import { createFront } from '@/lib/server/front/front'
+import { createFront } from '@/lib/server/platform/http/front'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 import type { RouteModule } from '../helpers/call-route'
 
 /*
- * Lazarus' HTTP front (lib/server/front) over real sockets, in front of the real route handlers (a small adapter
+ * Lazarus' HTTP front (lib/server/platform/http/front.ts) over real sockets, in front of the real route handlers (a small adapter
  * stands in for Next.js): every header a client could forge, the Host check, the body limit and the security headers.
  * Proxy sign-in is trusted from 127.0.0.2 only; the tests connect from 127.0.0.1 (untrusted) or bind 127.0.0.2.
  */

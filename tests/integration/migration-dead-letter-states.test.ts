@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openDb, type Db } from '@/lib/server/db'
-import { applyMigrations, loadMigrations } from '@/lib/server/db/migrate'
+import { openDb, type Db } from '@/lib/server/platform/db'
+import { applyMigrations, loadMigrations } from '@/lib/server/platform/db/migrate'
 
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const STATES_MIGRATION = '20261203000000_dead_letter_states'

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openDb, type Db } from '@/lib/server/db'
-import { applyMigrations, loadMigrations } from '@/lib/server/db/migrate'
-import { storeBatch } from '@/lib/server/ingest/store-batch'
+import { openDb, type Db } from '@/lib/server/platform/db'
+import { applyMigrations, loadMigrations } from '@/lib/server/platform/db/migrate'
+import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
 import { ingestRow } from '../helpers/ingest-row'
 
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'

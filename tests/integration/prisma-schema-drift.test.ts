@@ -19,7 +19,7 @@ const SCHEMA_PATH = path.resolve(import.meta.dirname, '../../prisma/schema.prism
 /** What the migrations create that the schema cannot describe, and why. Each is named in a schema comment too (checked for tables and indexes). */
 const ALLOWANCES: Allowances = {
   sqlOnlyTables: {
-    _lazarus_migrations: 'the migration runner\'s own ledger (lib/server/db/migrate.ts), created before any migration runs',
+    _lazarus_migrations: 'the migration runner\'s own ledger (lib/server/platform/db/migrate.ts), created before any migration runs',
     message_statuses: 'a view for ad-hoc SQL and reports (every message with its status); the application joins dead_letter_states itself',
   },
   sqlOnlyIndexes: {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { getMessage } from '@/lib/server/messages/get-message'
 import { createReplay } from '@/lib/server/replay/create-replay'
-import { claimItems, recordOutcomes } from '@/lib/server/replay/job-store'
+import { claimItems, recordOutcomes } from '@/lib/server/engines/replay-executor/job-store'
 import { listReplayItems } from '@/lib/server/replay/list-replay-items'
 import type { ReplayCreatedDto } from '@/lib/shared/schemas/replay'
 import { uniqueName } from '../helpers/broker'

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Channel, ChannelModel } from '@/lib/server/amqp/amqplib'
+import type { Channel, ChannelModel } from '@/lib/server/platform/broker/amqplib'
 import { createReplay } from '@/lib/server/replay/create-replay'
 import { ITEM_STATUS_SQL } from '@/lib/server/replay/item-status-sql'
 import type { ReplayCreatedDto } from '@/lib/shared/schemas/replay'

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ADMIN_AUTH } from '../helpers/auth'
 import { createTestDb, type TestDb } from '../helpers/test-db'
-import { storeBatch } from '@/lib/server/ingest/store-batch'
+import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
 import { ingestRow } from '../helpers/ingest-row'
-import { runRetention } from '@/lib/server/retention/run-retention'
-import { indexSearchBacklog } from '@/lib/server/search/index-search-backlog'
+import { runRetention } from '@/lib/server/engines/retention/run-retention'
+import { indexSearchBacklog } from '@/lib/server/engines/search-indexer/index-search-backlog'
 import * as retentionRoute from '@/app/api/settings/retention/route'
 
 const DAY = 86_400_000

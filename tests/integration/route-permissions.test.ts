@@ -6,7 +6,7 @@ import { ADMIN_AUTH, createTestUser, type TestUser } from '../helpers/auth'
 import { callRoute, methodsOf, type RouteModule } from '../helpers/call-route'
 import { ingestRow } from '../helpers/ingest-row'
 import { createTestDb, type TestDb } from '../helpers/test-db'
-import { storeBatch } from '@/lib/server/ingest/store-batch'
+import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
 
 /*
  * Every route under app/api, called as every kind of caller (docs/security.md, "Roles"). The table below is the

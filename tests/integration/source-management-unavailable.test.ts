@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { toHttpError } from '@/lib/server/http/handle-route'
+import { toHttpError } from '@/lib/server/platform/http/handle-route'
 import { createSource } from '@/lib/server/sources/create-source'
 import { updateSource } from '@/lib/server/sources/update-source'
 import { createSourceSchema, updateSourceSchema } from '@/lib/shared/schemas/source'

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Channel, ChannelModel } from '@/lib/server/amqp/amqplib'
-import type { Drainer } from '@/lib/server/drainer/drainer'
-import { toHttpError } from '@/lib/server/http/handle-route'
+import type { Channel, ChannelModel } from '@/lib/server/platform/broker/amqplib'
+import type { Drainer } from '@/lib/server/engines/drainer/drainer'
+import { toHttpError } from '@/lib/server/platform/http/handle-route'
 import { workQueueEvidence } from '@/lib/server/sources/check-source-queue'
 import { createSource, ensureSources } from '@/lib/server/sources/create-source'
 import { updateSource } from '@/lib/server/sources/update-source'
@@ -77,10 +77,13 @@ describe('sources refuse work queues', () => {
         if (++acked === 3) resolve()
       })
     })
+    // The broker folds a channel's acks into the queue's statistics on its next stats tick; a channel closed before
+    // that tick takes its counts with it. So the worker stays until the acks show, and leaves afterwards.
+    await waitForQueueStats(q.consumed, (s) => (s.message_stats?.ack ?? 0) === 3, 'three acks on the consumed queue')
     await worker.close()
+    await waitForQueueStats(q.consumed, (s) => (s.consumers ?? 0) === 0, 'the worker gone from the consumed queue')
     await waitForQueueStats(q.work, (s) => (s.consumers ?? 0) === 1, 'the worker on the work queue in the statistics')
     await waitForQueueStats(q.dlxWork, (s) => (s.consumers ?? 0) === 1, 'the worker on the DLX work queue in the statistics')
-    await waitForQueueStats(q.consumed, (s) => (s.message_stats?.ack ?? 0) === 3 && (s.consumers ?? 0) === 0, 'three acks on the consumed queue')
   })
 
   afterAll(async () => {

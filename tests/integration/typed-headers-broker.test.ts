@@ -6,7 +6,7 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import { runInThisContext } from 'node:vm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { connect, type Channel, type ChannelModel, type ConsumeMessage } from '@/lib/server/amqp/amqplib'
+import { connect, type Channel, type ChannelModel, type ConsumeMessage } from '@/lib/server/platform/broker/amqplib'
 import {
   decodeTypedTable,
   encodeTypedTable,
@@ -16,7 +16,7 @@ import {
   withTypedHeaders,
   type AmqplibCodec,
   type TypedTable,
-} from '@/lib/server/amqp/typed-fields'
+} from '@/lib/server/platform/broker/typed-fields'
 
 /*
  * What RabbitMQ 3.10.8 does to each field type, found with this file:
@@ -230,13 +230,13 @@ describe('typed headers through RabbitMQ', () => {
   })
 })
 
-describe('lib/server/amqp/amqplib.ts', () => {
+describe('lib/server/platform/broker/amqplib.ts', () => {
   it('patches the codec instance amqplib uses, once, however often the module is evaluated', async () => {
     const codec = nodeRequire(codecFile) as AmqplibCodec
     expect(isTypedCodecInstalled(codec)).toBe(true)
     const { decodeFields, encodeTable } = codec
     vi.resetModules()
-    await import('@/lib/server/amqp/amqplib')
+    await import('@/lib/server/platform/broker/amqplib')
     expect(codec.decodeFields).toBe(decodeFields)
     expect(codec.encodeTable).toBe(encodeTable)
   })
@@ -251,13 +251,13 @@ describe('lib/server/amqp/amqplib.ts', () => {
     const script = `
       import { createRequire } from 'node:module'
       createRequire(process.cwd() + '/')('amqplib')
-      await import('./lib/server/amqp/amqplib.ts')`
+      await import('./lib/server/platform/broker/amqplib.ts')`
     await expect(runNode(script)).rejects.toThrow(/amqplib was loaded before its header codec could be patched/)
   })
 
   it('lets later plain requires of amqplib share the patched codec', async () => {
     const script = `
-      const { connect } = await import('./lib/server/amqp/amqplib.ts')
+      const { connect } = await import('./lib/server/platform/broker/amqplib.ts')
       const { createRequire } = await import('node:module')
       const amqplib = createRequire(process.cwd() + '/')('amqplib')
       console.log(amqplib.connect === connect)`

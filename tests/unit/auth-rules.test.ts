@@ -3,8 +3,8 @@ import { ownerMayHold } from '@/lib/server/auth/api-tokens'
 import { addressInRanges, isLoopbackHostname } from '@/lib/server/auth/addresses'
 import { bindingsForGroups, parseGroupRoles } from '@/lib/server/auth/group-roles'
 import { hasPermission, permittedPatterns, type Principal } from '@/lib/server/auth/principal'
-import { hostAllowed } from '@/lib/server/front/front'
-import { escapeForLog } from '@/lib/server/log'
+import { hostAllowed } from '@/lib/server/platform/http/front'
+import { escapeForLog } from '@/lib/server/platform/log'
 import { sourcePatternMatches } from '@/lib/shared/roles'
 
 const user = (bindings: { role: 'viewer' | 'operator' | 'admin'; sourcePattern: string | null }[], scope: 'metrics' | 'guard' | null = null): Principal => ({

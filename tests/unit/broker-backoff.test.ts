@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { Backoff, backoffDelay, RECONNECT_BACKOFF, type BackoffPolicy } from '@/lib/server/broker/backoff'
+import { Backoff, backoffDelay, RECONNECT_BACKOFF, type BackoffPolicy } from '@/lib/server/platform/broker/backoff'
 
 const policy: BackoffPolicy = { initialMs: 100, maxMs: 2_000, factor: 2, jitter: 0.2 }
 const middle = () => 0.5

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { IllegalOperationError } from '@/lib/server/amqp/amqplib'
-import { classifyAmqpError, isRecoverable, REPLY, replyCodeOf, type AmqpErrorKind } from '@/lib/server/broker/amqp-errors'
+import { IllegalOperationError } from '@/lib/server/platform/broker/amqplib'
+import { classifyAmqpError, isRecoverable, REPLY, replyCodeOf, type AmqpErrorKind } from '@/lib/server/platform/broker/amqp-errors'
 
 /** Shaped as amqplib builds them: the broker's reply code on `code`, the method it answered on `classId`/`methodId`. */
 const closedByBroker = (code: number, text: string, classId = 50, methodId = 10) =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { TYPED_TABLE, type TypedTable } from '@/lib/server/amqp/typed-fields'
+import { TYPED_TABLE, type TypedTable } from '@/lib/server/platform/broker/typed-fields'
 import { buildRow, classifyBody } from '@/lib/server/ingest/build-row'
 
 function message(body: Buffer, typed: TypedTable = {}, properties: Record<string, unknown> = {}) {

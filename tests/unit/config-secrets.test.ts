@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { listenAddress, unsafeListenProblems } from '@/lib/cli/listen'
-import { ConfigError, parseConfig } from '@/lib/server/config'
+import { ConfigError, parseConfig } from '@/lib/server/platform/config'
 
 describe('secrets and sign-in configuration', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'lazarus-secrets-'))

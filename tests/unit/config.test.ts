@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError, parseConfig } from '@/lib/server/config'
+import { ConfigError, parseConfig } from '@/lib/server/platform/config'
 
 describe('configuration from the environment', () => {
   it('has working defaults for a fresh machine', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { isConnectionError, isRetryableSqlError } from '@/lib/server/db/sql'
-import { isManagementNotFound, ManagementApiError } from '@/lib/server/rabbit/management'
+import { isConnectionError, isRetryableSqlError } from '@/lib/server/platform/db/sql'
+import { isManagementNotFound, ManagementApiError } from '@/lib/server/platform/broker/management-api'
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code })
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError, parseConfig } from '@/lib/server/config'
-import { runInRequest } from '@/lib/server/http/request-context'
-import { createLogger, type LogFormat, type LogLevel } from '@/lib/server/log'
+import { ConfigError, parseConfig } from '@/lib/server/platform/config'
+import { runInRequest } from '@/lib/server/platform/http/request-context'
+import { createLogger, type LogFormat, type LogLevel } from '@/lib/server/platform/log'
 
 function capture(format: LogFormat, level: LogLevel = 'debug') {
   const lines: string[] = []

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { TypedTable } from '@/lib/server/amqp/typed-fields'
+import type { TypedTable } from '@/lib/server/platform/broker/typed-fields'
 import { DEFAULT_REDACTION_RULES } from '@/lib/server/redaction/default-rules'
 import { createRedactor, REDACTED } from '@/lib/server/redaction/redactor'
 

@@ -1,6 +1,6 @@
 import { gzipSync, deflateRawSync, brotliCompressSync, gunzipSync, inflateRawSync, brotliDecompressSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
-import type { TypedTable } from '@/lib/server/amqp/typed-fields'
+import type { TypedTable } from '@/lib/server/platform/broker/typed-fields'
 import { DEFAULT_REDACTION_RULES } from '@/lib/server/redaction/default-rules'
 import { MASKED_BODY, MAX_DECODED_BODY_BYTES } from '@/lib/server/redaction/encoded-body'
 import { createRedactor, REDACTED } from '@/lib/server/redaction/redactor'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { InFlightWindow } from '@/lib/server/replay/in-flight-window'
+import { InFlightWindow } from '@/lib/server/engines/replay-executor/in-flight-window'
 
 describe('in-flight window', () => {
   it('opens up to its size, then stays closed until half of it is confirmed', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { RateMeter, TokenBucket } from '@/lib/server/replay/token-bucket'
+import { RateMeter, TokenBucket } from '@/lib/server/engines/replay-executor/token-bucket'
 
 /** Simulates a publisher that sleeps exactly as long as the bucket asks. */
 function simulate(rate: number, seconds: number): number[] {

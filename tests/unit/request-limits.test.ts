@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { parseConfig } from '@/lib/server/config'
-import { AppError } from '@/lib/server/errors/app-error'
-import { beginExport, beginRequest, countMutation, releaseWhenDone } from '@/lib/server/http/request-limits'
+import { parseConfig } from '@/lib/server/platform/config'
+import { AppError } from '@/lib/server/platform/errors/app-error'
+import { beginExport, beginRequest, countMutation, releaseWhenDone } from '@/lib/server/platform/http/request-limits'
 
 /* The per-caller limits (docs/security.md, "Limits"), with a configuration of small numbers. */
 

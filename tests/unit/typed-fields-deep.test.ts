@@ -22,11 +22,11 @@ import {
   type AmqplibCodec,
   type TypedTable,
   type TypedValue,
-} from '@/lib/server/amqp/typed-fields'
+} from '@/lib/server/platform/broker/typed-fields'
 import { buildRow } from '@/lib/server/ingest/build-row'
 import { DEFAULT_REDACTION_RULES } from '@/lib/server/redaction/default-rules'
 import { createRedactor } from '@/lib/server/redaction/redactor'
-import { buildPublish, replayHeaderBytes } from '@/lib/server/replay/publish-message'
+import { buildPublish, replayHeaderBytes } from '@/lib/server/engines/replay-executor/publish-message'
 
 /** A private, unpatched copy of amqplib's codec.js: the reference for "what stock amqplib does". */
 function loadStockCodec(): AmqplibCodec {

@@ -22,7 +22,7 @@ import {
   type AmqplibCodec,
   type TypedTable,
   type TypedValue,
-} from '@/lib/server/amqp/typed-fields'
+} from '@/lib/server/platform/broker/typed-fields'
 
 /** A private, unpatched copy of amqplib's codec.js: the reference for "what stock amqplib does". */
 function loadStockCodec(): AmqplibCodec {

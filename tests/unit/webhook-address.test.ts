@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError, parseConfig } from '@/lib/server/config'
+import { ConfigError, parseConfig } from '@/lib/server/platform/config'
 import { classifyAddress } from '@/lib/server/alerts/webhook-address'
 import { createWebhookPolicy, type Resolve } from '@/lib/server/alerts/webhook-policy'
 import { parseAllowedWebhookHost, updateWebhookSettingsSchema } from '@/lib/shared/schemas/webhook-settings'

@@ -5,8 +5,8 @@ import { describeSession } from '@/lib/server/auth/describe-session'
 import { safeReturnTo } from '@/lib/server/auth/oidc'
 import { pagePrincipal } from '@/lib/server/auth/page-principal'
 import { isSignedIn } from '@/lib/server/auth/principal'
-import { getConfig } from '@/lib/server/config'
-import { getDb } from '@/lib/server/db'
+import { getConfig } from '@/lib/server/platform/config'
+import { getDb } from '@/lib/server/platform/db'
 
 export const metadata: Metadata = { title: 'Sign in' }
 

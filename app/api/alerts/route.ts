@@ -1,5 +1,5 @@
 import { hasPermission } from '@/lib/server/auth/principal'
-import { json, route } from '@/lib/server/http/handle-route'
+import { json, route } from '@/lib/server/platform/http/handle-route'
 import { listAlerts } from '@/lib/server/alerts/list-alerts'
 
 export const dynamic = 'force-dynamic'

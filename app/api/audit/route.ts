@@ -1,4 +1,4 @@
-import { json, route } from '@/lib/server/http/handle-route'
+import { json, route } from '@/lib/server/platform/http/handle-route'
 import { listAudit } from '@/lib/server/audit/list-audit'
 import { listAuditQuerySchema } from '@/lib/shared/schemas/audit'
 

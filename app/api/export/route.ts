@@ -1,6 +1,6 @@
-import { beginExport, callerKey, releaseWhenDone } from '@/lib/server/http/request-limits'
+import { beginExport, callerKey, releaseWhenDone } from '@/lib/server/platform/http/request-limits'
 import { exportMessages } from '@/lib/server/export/stream-export'
-import { route } from '@/lib/server/http/handle-route'
+import { route } from '@/lib/server/platform/http/handle-route'
 import { redactedViewFor } from '@/lib/server/messages/redacted-view'
 import { exportQuerySchema } from '@/lib/shared/schemas/export'
 

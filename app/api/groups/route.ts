@@ -1,5 +1,5 @@
 import { listGroups } from '@/lib/server/groups/list-groups'
-import { json, route } from '@/lib/server/http/handle-route'
+import { json, route } from '@/lib/server/platform/http/handle-route'
 import { listGroupsQuerySchema } from '@/lib/shared/schemas/group'
 
 export const dynamic = 'force-dynamic'

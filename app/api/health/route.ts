@@ -1,6 +1,6 @@
 import { isSignedIn } from '@/lib/server/auth/principal'
 import { getHealth } from '@/lib/server/health/get-health'
-import { json, route } from '@/lib/server/http/handle-route'
+import { json, route } from '@/lib/server/platform/http/handle-route'
 
 export const dynamic = 'force-dynamic'
 

@@ -1,4 +1,4 @@
-import { json, route } from '@/lib/server/http/handle-route'
+import { json, route } from '@/lib/server/platform/http/handle-route'
 import { listMessages } from '@/lib/server/messages/list-messages'
 import { redactedViewFor } from '@/lib/server/messages/redacted-view'
 import { listMessagesQuerySchema } from '@/lib/shared/schemas/message'

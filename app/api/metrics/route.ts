@@ -1,4 +1,4 @@
-import { route } from '@/lib/server/http/handle-route'
+import { route } from '@/lib/server/platform/http/handle-route'
 import { renderMetrics } from '@/lib/server/metrics/render-metrics'
 
 export const dynamic = 'force-dynamic'

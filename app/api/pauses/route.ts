@@ -1,5 +1,5 @@
 import { hasPermission } from '@/lib/server/auth/principal'
-import { json, readJson, route } from '@/lib/server/http/handle-route'
+import { json, readJson, route } from '@/lib/server/platform/http/handle-route'
 import { createPause } from '@/lib/server/pauses/create-pause'
 import { listPauses } from '@/lib/server/pauses/list-pauses'
 import { createPauseSchema, listPausesQuerySchema } from '@/lib/shared/schemas/pause'

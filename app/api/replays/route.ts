@@ -1,4 +1,4 @@
-import { json, readJson, route } from '@/lib/server/http/handle-route'
+import { json, readJson, route } from '@/lib/server/platform/http/handle-route'
 import { createReplay } from '@/lib/server/replay/create-replay'
 import { listReplays } from '@/lib/server/replay/list-replays'
 import { createReplaySchema, listReplaysQuerySchema } from '@/lib/shared/schemas/replay'

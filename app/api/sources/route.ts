@@ -1,4 +1,4 @@
-import { json, readJson, route } from '@/lib/server/http/handle-route'
+import { json, readJson, route } from '@/lib/server/platform/http/handle-route'
 import { createSource } from '@/lib/server/sources/create-source'
 import { listSources } from '@/lib/server/sources/list-sources'
 import { createSourceSchema } from '@/lib/shared/schemas/source'

@@ -1,4 +1,4 @@
-import { json, route } from '@/lib/server/http/handle-route'
+import { json, route } from '@/lib/server/platform/http/handle-route'
 import { getSummary } from '@/lib/server/summary/get-summary'
 
 export const dynamic = 'force-dynamic'

@@ -1,4 +1,4 @@
-import { json, readJson, route } from '@/lib/server/http/handle-route'
+import { json, readJson, route } from '@/lib/server/platform/http/handle-route'
 import { createApiToken } from '@/lib/server/users/create-api-token'
 import { listApiTokens } from '@/lib/server/users/list-api-tokens'
 import { createTokenSchema } from '@/lib/shared/schemas/user'

@@ -1,4 +1,4 @@
-import { json, readJson, route } from '@/lib/server/http/handle-route'
+import { json, readJson, route } from '@/lib/server/platform/http/handle-route'
 import { createUser } from '@/lib/server/users/create-user'
 import { listUsers } from '@/lib/server/users/list-users'
 import { createUserSchema } from '@/lib/shared/schemas/user'

@@ -1,7 +1,7 @@
 import 'server-only'
 import { recordConfigChange } from '@/lib/server/audit/record-config-change'
-import { getDb } from '@/lib/server/db'
-import { AppError } from '@/lib/server/errors/app-error'
+import { getDb } from '@/lib/server/platform/db'
+import { AppError } from '@/lib/server/platform/errors/app-error'
 import type { AlertRuleDto, CreateAlertRuleInput } from '@/lib/shared/schemas/alert'
 import { listAlerts } from './list-alerts'
 

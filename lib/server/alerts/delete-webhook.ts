@@ -1,9 +1,9 @@
 import 'server-only'
 import { recordConfigChange } from '@/lib/server/audit/record-config-change'
-import { getDb } from '@/lib/server/db'
+import { getDb } from '@/lib/server/platform/db'
 import { webhookOrigin } from './alert-dto'
-import { notFound } from '@/lib/server/errors/app-error'
-import { parseId } from '@/lib/server/http/parse-id'
+import { notFound } from '@/lib/server/platform/errors/app-error'
+import { parseId } from '@/lib/server/platform/http/parse-id'
 
 export async function deleteWebhook({ id, actor }: { id: string; actor: string }): Promise<void> {
   const { sql } = await getDb()

@@ -1,6 +1,6 @@
 import 'server-only'
 import type { z } from 'zod'
-import { getDb } from '@/lib/server/db'
+import { getDb } from '@/lib/server/platform/db'
 import type { AlertEventListDto, listAlertEventsQuerySchema } from '@/lib/shared/schemas/alert'
 import { ALERT_EVENT_COLUMNS, toAlertEventDto, visibleDelivery, type AlertEventRow, type DeliveryErrorVisibility } from './alert-dto'
 

@@ -1,5 +1,5 @@
 import 'server-only'
-import { getDb } from '@/lib/server/db'
+import { getDb } from '@/lib/server/platform/db'
 import type { AlertsOverviewDto, AlertRuleDto } from '@/lib/shared/schemas/alert'
 import { alertEventColumns, toAlertEventDto, visibleDelivery, webhookOrigin, type AlertEventRow, type DeliveryErrorVisibility } from './alert-dto'
 

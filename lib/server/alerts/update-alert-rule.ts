@@ -1,8 +1,8 @@
 import 'server-only'
 import { recordConfigChange } from '@/lib/server/audit/record-config-change'
-import { getDb } from '@/lib/server/db'
-import { notFound } from '@/lib/server/errors/app-error'
-import { parseId } from '@/lib/server/http/parse-id'
+import { getDb } from '@/lib/server/platform/db'
+import { notFound } from '@/lib/server/platform/errors/app-error'
+import { parseId } from '@/lib/server/platform/http/parse-id'
 import type { AlertRuleDto } from '@/lib/shared/schemas/alert'
 import { listAlerts } from './list-alerts'
 

@@ -1,8 +1,8 @@
 import 'server-only'
 import { recordConfigChange } from '@/lib/server/audit/record-config-change'
-import { getConfig } from '@/lib/server/config'
-import { getDb } from '@/lib/server/db'
-import type { Sql } from '@/lib/server/db/sql'
+import { getConfig } from '@/lib/server/platform/config'
+import { getDb } from '@/lib/server/platform/db'
+import type { Sql } from '@/lib/server/platform/db/sql'
 import { MAX_WEBHOOKS, type UpdateWebhookSettingsInput, type WebhookSettingsDto } from '@/lib/shared/schemas/webhook-settings'
 import { createWebhookPolicy, type Resolve, type WebhookPolicy } from './webhook-policy'
 

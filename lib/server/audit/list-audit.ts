@@ -1,6 +1,6 @@
 import 'server-only'
 import { z } from 'zod'
-import { getDb } from '@/lib/server/db'
+import { getDb } from '@/lib/server/platform/db'
 import { decodeKeysetCursor as decodeCursor } from '@/lib/server/messages/message-cursor'
 import type { AuditEntryDto, AuditListDto, listAuditQuerySchema } from '@/lib/shared/schemas/audit'
 

@@ -1,5 +1,5 @@
 import 'server-only'
-import type { Sql } from '@/lib/server/db/sql'
+import type { Sql } from '@/lib/server/platform/db/sql'
 import { atLeast, sourcePatternMatches, type Role, type RoleBinding } from '@/lib/shared/roles'
 import type { Principal } from './principal'
 import { sameHash, secretHash } from './secret-token'

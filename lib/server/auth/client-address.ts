@@ -1,7 +1,7 @@
 import 'server-only'
 import ipaddr from 'ipaddr.js'
-import type { Config } from '@/lib/server/config'
-import type { RequestFacts } from '@/lib/server/http/request-facts'
+import type { Config } from '@/lib/server/platform/config'
+import type { RequestFacts } from '@/lib/server/platform/http/request-facts'
 import { addressInRanges } from './addresses'
 
 /**

@@ -1,5 +1,5 @@
 import 'server-only'
-import type { Config } from '@/lib/server/config'
+import type { Config } from '@/lib/server/platform/config'
 
 /** Whether cookies must be Secure: the public URL is HTTPS (behind a TLS-terminating proxy, say). */
 export const secureCookies = (config: Pick<Config, 'LAZARUS_PUBLIC_URL'>) => config.LAZARUS_PUBLIC_URL?.startsWith('https:') ?? false

@@ -1,6 +1,6 @@
 import 'server-only'
-import type { Config } from '@/lib/server/config'
-import type { Db } from '@/lib/server/db'
+import type { Config } from '@/lib/server/platform/config'
+import type { Db } from '@/lib/server/platform/db'
 import type { SessionDto } from '@/lib/shared/schemas/user'
 import { oidcEnabled } from './oidc'
 import { isSignedIn, type Principal } from './principal'

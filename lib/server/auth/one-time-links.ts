@@ -1,5 +1,5 @@
 import 'server-only'
-import type { Sql } from '@/lib/server/db/sql'
+import type { Sql } from '@/lib/server/platform/db/sql'
 import { newSecret, secretHash } from './secret-token'
 
 export type LinkPurpose = 'setup' | 'set-password'

@@ -1,5 +1,5 @@
 import 'server-only'
-import type { Config } from '@/lib/server/config'
+import type { Config } from '@/lib/server/platform/config'
 import { secureCookies, serializeCookie, sessionCookieName } from './cookies'
 
 /** The Set-Cookie header that hands a new session to the browser (it lasts until the session's absolute end). */

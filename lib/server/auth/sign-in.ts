@@ -1,8 +1,8 @@
 import 'server-only'
 import { recordAudit } from '@/lib/server/audit/record-audit'
-import type { Config } from '@/lib/server/config'
-import type { Db } from '@/lib/server/db'
-import { AppError } from '@/lib/server/errors/app-error'
+import type { Config } from '@/lib/server/platform/config'
+import type { Db } from '@/lib/server/platform/db'
+import { AppError } from '@/lib/server/platform/errors/app-error'
 import { decoyHash, verifyPassword } from './passwords'
 import { createSession } from './sessions'
 

@@ -1,5 +1,5 @@
 import 'server-only'
-import { typedTableToApiJson, type TypedTable } from '@/lib/server/amqp/typed-fields'
+import { typedTableToApiJson, type TypedTable } from '@/lib/server/platform/broker/typed-fields'
 import type { Redactor } from '@/lib/server/redaction/redactor'
 import { redactedBody, type ExportRow } from './export-rows'
 

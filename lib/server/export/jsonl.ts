@@ -1,5 +1,5 @@
 import 'server-only'
-import type { TypedTable, TypedValue } from '@/lib/server/amqp/typed-fields'
+import type { TypedTable, TypedValue } from '@/lib/server/platform/broker/typed-fields'
 import { xDeathDto } from '@/lib/server/messages/to-message-dto'
 import type { Redactor } from '@/lib/server/redaction/redactor'
 import { redactedBody, storedXDeath, type ExportRow } from './export-rows'
@@ -28,7 +28,7 @@ const redactedString = (redactor: Redactor, text: string | null) => (text === nu
  * - `body.base64` is the body byte for byte (after redaction), `body.text` its UTF-8 view (null for binary bodies);
  *   `body.masked` says why the whole body was replaced (a content encoding that does not decode, or inflates past
  *   64 MiB), null when it was not.
- * - `headersTyped` is the stored typed header table (exact AMQP types, see lib/server/amqp/typed-fields.ts);
+ * - `headersTyped` is the stored typed header table (exact AMQP types, see lib/server/platform/broker/typed-fields.ts);
  *   GET /api/messages/{id} gives the plain view of the same headers.
  * - `xDeathTyped` is the stored x-death value, `xDeath` its summary as the API shows it.
  *

@@ -1,5 +1,5 @@
 import 'server-only'
-import type { Sql } from '@/lib/server/db/sql'
+import type { Sql } from '@/lib/server/platform/db/sql'
 
 export const HOUR_MS = 3_600_000
 export const DAY_MS = 86_400_000

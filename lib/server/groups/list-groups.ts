@@ -1,5 +1,5 @@
 import 'server-only'
-import { getDb } from '@/lib/server/db'
+import { getDb } from '@/lib/server/platform/db'
 import type { GroupListDto, ListGroupsQuery } from '@/lib/shared/schemas/group'
 import { HELD_SIGNATURE } from '@/lib/server/pauses/held-row'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'

@@ -1,8 +1,8 @@
 import 'server-only'
 import { recordAudit } from '@/lib/server/audit/record-audit'
-import { getDb } from '@/lib/server/db'
-import { notFound } from '@/lib/server/errors/app-error'
-import { parseId } from '@/lib/server/http/parse-id'
+import { getDb } from '@/lib/server/platform/db'
+import { notFound } from '@/lib/server/platform/errors/app-error'
+import { parseId } from '@/lib/server/platform/http/parse-id'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import type { GroupDto, UpdateGroupInput } from '@/lib/shared/schemas/group'
 import { getGroup } from './get-group'
@@ -11,7 +11,7 @@ export type UpdateGroupOptions = { id: string; input: UpdateGroupInput; actor: s
 
 /**
  * Sets a group's triage state (status, note, ticket link) and audits the change. A resolved group reopens by itself
- * when new failures arrive (lib/server/ingest/store-batch.ts); acknowledged and muted ones keep their state.
+ * when new failures arrive (lib/server/engines/drainer/store-batch.ts); acknowledged and muted ones keep their state.
  * With `sourceIds`, a group none of those sources holds a message of is not found, and the group returned is as
  * those sources show it.
  */

@@ -1,9 +1,9 @@
 import 'server-only'
-import { BrokerConnection } from '@/lib/server/broker/connection'
-import { getConfig } from '@/lib/server/config'
-import { getDb } from '@/lib/server/db'
-import { currentBackground } from '@/lib/server/runtime/background'
-import type { DrainerStatus } from '@/lib/server/drainer/drainer'
+import { BrokerConnection } from '@/lib/server/platform/broker/connection'
+import { getConfig } from '@/lib/server/platform/config'
+import { getDb } from '@/lib/server/platform/db'
+import { currentBackground } from '@/lib/server/platform/runtime/background'
+import type { DrainerStatus } from '@/lib/server/engines/drainer/drainer'
 
 export type Health = {
   status: 'ok' | 'degraded'

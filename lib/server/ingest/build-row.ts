@@ -1,10 +1,10 @@
 import 'server-only'
 import { createHash } from 'node:crypto'
-import type { ConsumeMessage } from '@/lib/server/amqp/amqplib'
-import { getTooDeepHeaders, getTypedHeaders, getTypedHeadersError, typedTableToPlain, type TypedTable } from '@/lib/server/amqp/typed-fields'
+import type { ConsumeMessage } from '@/lib/server/platform/broker/amqplib'
+import { getTooDeepHeaders, getTypedHeaders, getTypedHeadersError, typedTableToPlain, type TypedTable } from '@/lib/server/platform/broker/typed-fields'
 import { asHeldRow } from '@/lib/server/pauses/held-row'
 import { normaliseDelivery } from './normalise/normalise-delivery'
-import { PREVIEW_CHARS, type IngestRow } from './store-batch'
+import { PREVIEW_CHARS, type IngestRow } from '@/lib/server/engines/drainer/store-batch'
 import type { EntityKeyRule } from '@/lib/shared/schemas/source'
 import type { AmqpProperties, DeliveryView, DerivedFailure } from './types'
 

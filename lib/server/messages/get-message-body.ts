@@ -1,7 +1,7 @@
 import 'server-only'
-import { getDb } from '@/lib/server/db'
-import { notFound } from '@/lib/server/errors/app-error'
-import { parseId } from '@/lib/server/http/parse-id'
+import { getDb } from '@/lib/server/platform/db'
+import { notFound } from '@/lib/server/platform/errors/app-error'
+import { parseId } from '@/lib/server/platform/http/parse-id'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 
 export type MessageBody = {

@@ -1,6 +1,6 @@
 import 'server-only'
-import { getDb } from '@/lib/server/db'
-import type { Sql } from '@/lib/server/db/sql'
+import { getDb } from '@/lib/server/platform/db'
+import type { Sql } from '@/lib/server/platform/db/sql'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import type { ListMessagesQuery, MessageListDto } from '@/lib/shared/schemas/message'
 import { decodeCursor, encodeCursor, type Cursor } from './message-cursor'

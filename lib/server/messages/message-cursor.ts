@@ -1,5 +1,5 @@
 import 'server-only'
-import { AppError } from '@/lib/server/errors/app-error'
+import { AppError } from '@/lib/server/platform/errors/app-error'
 import { isInt8Id, parseIsoDate } from '@/lib/shared/schemas/fields'
 
 export type Cursor = { failedAt: string; id: string }

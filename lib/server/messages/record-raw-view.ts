@@ -1,6 +1,6 @@
 import 'server-only'
 import { recordAudit } from '@/lib/server/audit/record-audit'
-import type { Db } from '@/lib/server/db'
+import type { Db } from '@/lib/server/platform/db'
 
 /**
  * Every time someone sees a message unredacted (its detail, or its raw body downloaded) it is in the audit log

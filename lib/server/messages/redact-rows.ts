@@ -1,5 +1,5 @@
 import 'server-only'
-import type { TypedTable, TypedValue } from '@/lib/server/amqp/typed-fields'
+import type { TypedTable, TypedValue } from '@/lib/server/platform/broker/typed-fields'
 import type { Redactor } from '@/lib/server/redaction/redactor'
 import type { DetailRow, SummaryRow } from './to-message-dto'
 

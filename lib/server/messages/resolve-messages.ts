@@ -1,11 +1,11 @@
 import 'server-only'
 import type { z } from 'zod'
 import { recordAudit } from '@/lib/server/audit/record-audit'
-import { getDb } from '@/lib/server/db'
+import { getDb } from '@/lib/server/platform/db'
 import { MESSAGES_FROM, STATUS_SQL } from '@/lib/server/messages/message-filter-sql'
-import { addGroupCounts } from '@/lib/server/replay/job-store'
+import { addGroupCounts } from '@/lib/server/engines/replay-executor/job-store'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
-import { describeSelection, selectionSql } from '@/lib/server/replay/selection-sql'
+import { describeSelection, selectionSql } from '@/lib/server/selection/selection-sql'
 import type { ResolveResultDto, resolveSchema } from '@/lib/shared/schemas/replay'
 
 export type ResolveMessagesOptions = { input: z.infer<typeof resolveSchema>; actor: string } & SourceScope

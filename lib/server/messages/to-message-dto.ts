@@ -1,5 +1,5 @@
 import 'server-only'
-import { typedTableToApiJson, type TypedTable, type TypedValue } from '@/lib/server/amqp/typed-fields'
+import { typedTableToApiJson, type TypedTable, type TypedValue } from '@/lib/server/platform/broker/typed-fields'
 import type { MessageDetailDto, MessageSummaryDto, XDeathDto } from '@/lib/shared/schemas/message'
 import { STATUS_SQL } from './message-filter-sql'
 

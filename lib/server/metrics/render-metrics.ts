@@ -1,6 +1,6 @@
 import 'server-only'
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
-import { getDb } from '@/lib/server/db'
+import { getDb } from '@/lib/server/platform/db'
 import { listSources } from '@/lib/server/sources/list-sources'
 
 /** Process metrics (memory, event-loop lag, GC) keep state between scrapes, so they live in one registry per process. */

@@ -1,9 +1,9 @@
 import 'server-only'
-import type { ConfirmChannel } from '@/lib/server/amqp/amqplib'
-import { BrokerConnection } from '@/lib/server/broker/connection'
-import { getConfig, type Config } from '@/lib/server/config'
-import { outsideRequest } from '@/lib/server/http/request-context'
-import { logger } from '@/lib/server/log'
+import type { ConfirmChannel } from '@/lib/server/platform/broker/amqplib'
+import { BrokerConnection } from '@/lib/server/platform/broker/connection'
+import { getConfig, type Config } from '@/lib/server/platform/config'
+import { outsideRequest } from '@/lib/server/platform/http/request-context'
+import { logger } from '@/lib/server/platform/log'
 import type { ControlEvent } from '@/lib/shared/schemas/pause'
 
 const log = logger('pauses')

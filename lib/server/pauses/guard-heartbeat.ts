@@ -1,5 +1,5 @@
 import 'server-only'
-import type { Sql } from '@/lib/server/db/sql'
+import type { Sql } from '@/lib/server/platform/db/sql'
 
 export type GuardHeartbeat = { vhost: string; queue: string; instance: string; guardVersion: string | null }
 

@@ -1,6 +1,6 @@
 import 'server-only'
-import type { TypedTable, TypedValue } from '@/lib/server/amqp/typed-fields'
-import type { IngestRow } from '@/lib/server/ingest/store-batch'
+import type { TypedTable, TypedValue } from '@/lib/server/platform/broker/typed-fields'
+import type { IngestRow } from '@/lib/server/engines/drainer/store-batch'
 import { HELD_ENTITY_HEADER, HELD_FROM_HEADER, HELD_HEADER_PREFIX } from '@/lib/guard/protocol'
 
 /** Every held message joins this one error group, which the groups list hides unless asked (includeHeld). */

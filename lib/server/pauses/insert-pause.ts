@@ -1,5 +1,5 @@
 import 'server-only'
-import type { Sql } from '@/lib/server/db/sql'
+import type { Sql } from '@/lib/server/platform/db/sql'
 import type { EntityKeyRule } from '@/lib/shared/schemas/source'
 import type { PauseDto } from '@/lib/shared/schemas/pause'
 import { recordAudits } from './pause-audit'

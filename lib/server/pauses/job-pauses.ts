@@ -1,14 +1,14 @@
 import 'server-only'
-import type { Sql } from '@/lib/server/db/sql'
-import { AppError } from '@/lib/server/errors/app-error'
-import { logger } from '@/lib/server/log'
+import type { Sql } from '@/lib/server/platform/db/sql'
+import { AppError } from '@/lib/server/platform/errors/app-error'
+import { logger } from '@/lib/server/platform/log'
 import type { PauseDto } from '@/lib/shared/schemas/pause'
 import { publishControlEvents } from './control-events'
 import { ruleOf } from './create-pause'
 import { describePause, findOpenPauses, insertPauses, markResumed } from './insert-pause'
 import { toControlEvents } from './pause-row'
 import { claimHeldRows, insertReleaseItems, notCoveredByOtherPause } from './release-items'
-import { releaseStragglers } from './release-stragglers'
+import { releaseStragglers } from '@/lib/server/engines/release/release-stragglers'
 
 /** The functions the replay module calls (design: "Pause, guard, hold"). */
 export { publishControlEvents } from './control-events'

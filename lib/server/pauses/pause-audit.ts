@@ -1,7 +1,7 @@
 import 'server-only'
 import { recordAudit, type RecordAuditOptions } from '@/lib/server/audit/record-audit'
-import type { Sql } from '@/lib/server/db/sql'
-import { currentRequestId } from '@/lib/server/http/request-context'
+import type { Sql } from '@/lib/server/platform/db/sql'
+import { currentRequestId } from '@/lib/server/platform/http/request-context'
 
 /**
  * Audit entries for many pauses in one statement (a replay can pause thousands of entities); a single entry goes

@@ -1,5 +1,5 @@
 import 'server-only'
-import type { Sql } from '@/lib/server/db/sql'
+import type { Sql } from '@/lib/server/platform/db/sql'
 import { entityKeyRuleSchema } from '@/lib/shared/schemas/source'
 import type { ControlEvent, PauseDto } from '@/lib/shared/schemas/pause'
 import { HELD_UNEXPECTED_FLAG } from './held-row'

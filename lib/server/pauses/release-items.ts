@@ -1,7 +1,7 @@
 import 'server-only'
 import { randomUUID } from 'node:crypto'
-import { getConfig } from '@/lib/server/config'
-import type { Sql } from '@/lib/server/db/sql'
+import { getConfig } from '@/lib/server/platform/config'
+import type { Sql } from '@/lib/server/platform/db/sql'
 import type { ReplayPlanDto } from '@/lib/shared/schemas/replay'
 import { HELD_UNEXPECTED_FLAG } from './held-row'
 

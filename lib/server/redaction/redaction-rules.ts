@@ -1,8 +1,8 @@
 import 'server-only'
 import { recordConfigChange } from '@/lib/server/audit/record-config-change'
-import { getDb } from '@/lib/server/db'
-import type { Sql } from '@/lib/server/db/sql'
-import { AppError } from '@/lib/server/errors/app-error'
+import { getDb } from '@/lib/server/platform/db'
+import type { Sql } from '@/lib/server/platform/db/sql'
+import { AppError } from '@/lib/server/platform/errors/app-error'
 import type {
   RedactionPreviewDto,
   RedactionPreviewInput,

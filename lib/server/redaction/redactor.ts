@@ -1,5 +1,5 @@
 import 'server-only'
-import type { TypedTable, TypedValue } from '@/lib/server/amqp/typed-fields'
+import type { TypedTable, TypedValue } from '@/lib/server/platform/broker/typed-fields'
 import { REDACTION_DETECTORS, type RedactionDetector, type RedactionRuleKind } from '@/lib/shared/schemas/redaction'
 import { DETECTORS, HintText, isCardNumber, mask, type Detector } from './detectors'
 import { redactEncodedBody, type EncodedBodyRedaction } from './encoded-body'

@@ -1,16 +1,16 @@
 import 'server-only'
 import { recordAudit } from '@/lib/server/audit/record-audit'
-import { getDb } from '@/lib/server/db'
-import type { Sql } from '@/lib/server/db/sql'
-import { AppError } from '@/lib/server/errors/app-error'
+import { getDb } from '@/lib/server/platform/db'
+import type { Sql } from '@/lib/server/platform/db/sql'
+import { AppError } from '@/lib/server/platform/errors/app-error'
 import { MESSAGES_FROM } from '@/lib/server/messages/message-filter-sql'
 import { createJobPauses, publishControlEvents, toControlEvents } from '@/lib/server/pauses/job-pauses'
 import type { PauseDto } from '@/lib/shared/schemas/pause'
 import type { CreateReplayInput, ReplayCreatedDto, ReplayDryRunDto, ReplayPlanDto } from '@/lib/shared/schemas/replay'
 import { planReplay } from './plan-replay'
 import { replaySettings, type ReplaySettings } from './replay-settings'
-import { signalReplayWork } from './replay-signal'
-import { describeSelection } from './selection-sql'
+import { signalReplayWork } from '@/lib/server/engines/replay-executor/replay-signal'
+import { describeSelection } from '@/lib/server/selection/selection-sql'
 
 export type CreateReplayOptions = {
   input: CreateReplayInput

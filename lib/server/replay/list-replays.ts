@@ -1,6 +1,6 @@
 import 'server-only'
 import type { z } from 'zod'
-import { getDb } from '@/lib/server/db'
+import { getDb } from '@/lib/server/platform/db'
 import { decodeKeysetCursor as decodeCursor } from '@/lib/server/messages/message-cursor'
 import type { listReplaysQuerySchema, ReplayListDto } from '@/lib/shared/schemas/replay'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'

@@ -1,6 +1,6 @@
 import 'server-only'
-import { amqpVhost } from '@/lib/server/broker/amqp-url'
-import { getConfig, type Config } from '@/lib/server/config'
+import { amqpVhost } from '@/lib/server/platform/broker/amqp-url'
+import { getConfig, type Config } from '@/lib/server/platform/config'
 
 /** Everything replay reads from the configuration, in one place so tests can override a few values. */
 export type ReplaySettings = {

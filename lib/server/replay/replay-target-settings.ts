@@ -1,8 +1,8 @@
 import 'server-only'
 import { recordConfigChange } from '@/lib/server/audit/record-config-change'
-import { getConfig, type Config } from '@/lib/server/config'
-import { getDb } from '@/lib/server/db'
-import type { Sql } from '@/lib/server/db/sql'
+import { getConfig, type Config } from '@/lib/server/platform/config'
+import { getDb } from '@/lib/server/platform/db'
+import type { Sql } from '@/lib/server/platform/db/sql'
 import type { ReplayTargetSettingsDto, UpdateReplayTargetSettingsInput } from '@/lib/shared/schemas/replay-targets'
 
 type SettingsRow = { custom_target_patterns: string[]; updated_at: Date; updated_by: string | null }

@@ -1,6 +1,6 @@
 import 'server-only'
-import type { Sql } from '@/lib/server/db/sql'
-import { AppError } from '@/lib/server/errors/app-error'
+import type { Sql } from '@/lib/server/platform/db/sql'
+import { AppError } from '@/lib/server/platform/errors/app-error'
 import { exchangePatternMatches } from '@/lib/shared/schemas/replay-targets'
 import type { ReplayTarget } from '@/lib/shared/schemas/replay'
 import type { ReplaySettings } from './replay-settings'

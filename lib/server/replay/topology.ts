@@ -1,6 +1,6 @@
 import 'server-only'
 import { z } from 'zod'
-import { getJson, isManagementNotFound as is404 } from '@/lib/server/rabbit/management'
+import { getJson, isManagementNotFound as is404 } from '@/lib/server/platform/broker/management-api'
 import type { ExchangeNode } from './route-match'
 
 const exchangeSchema = z.object({

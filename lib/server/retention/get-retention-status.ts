@@ -1,6 +1,6 @@
 import 'server-only'
-import { getConfig } from '@/lib/server/config'
-import { getDb } from '@/lib/server/db'
+import { getConfig } from '@/lib/server/platform/config'
+import { getDb } from '@/lib/server/platform/db'
 import type { RetentionStatusDto } from '@/lib/shared/schemas/retention'
 
 export type { RetentionStatusDto }

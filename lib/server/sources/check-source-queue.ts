@@ -1,8 +1,8 @@
 import 'server-only'
 import { z } from 'zod'
-import { DRAIN_CONSUMER_TAG_PREFIX } from '@/lib/server/drainer/consumer-tag'
-import { AppError } from '@/lib/server/errors/app-error'
-import { getJson, isManagementNotFound } from '@/lib/server/rabbit/management'
+import { DRAIN_CONSUMER_TAG_PREFIX } from '@/lib/server/engines/drainer/consumer-tag'
+import { AppError } from '@/lib/server/platform/errors/app-error'
+import { getJson, isManagementNotFound } from '@/lib/server/platform/broker/management-api'
 
 /** RabbitMQ renders an empty table as [] in some places and versions; read both as "no keys". */
 const table = z.preprocess((v) => (Array.isArray(v) || v === null ? {} : v), z.record(z.string(), z.unknown()))

@@ -1,9 +1,9 @@
 import 'server-only'
 import { recordConfigChange } from '@/lib/server/audit/record-config-change'
-import { getDb } from '@/lib/server/db'
+import { getDb } from '@/lib/server/platform/db'
 import { toSourceDto } from './to-source-dto'
-import { AppError, notFound } from '@/lib/server/errors/app-error'
-import { parseId } from '@/lib/server/http/parse-id'
+import { AppError, notFound } from '@/lib/server/platform/errors/app-error'
+import { parseId } from '@/lib/server/platform/http/parse-id'
 
 /** Removes a source that stored nothing; one with dead letters is only disabled, never deleted with its data. */
 export async function deleteSource({ id, actor }: { id: string; actor: string }): Promise<{ id: string; deleted: true }> {

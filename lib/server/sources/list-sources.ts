@@ -1,6 +1,6 @@
 import 'server-only'
-import { getDb } from '@/lib/server/db'
-import { listQueues, type QueueInfo } from '@/lib/server/rabbit/management'
+import { getDb } from '@/lib/server/platform/db'
+import { listQueues, type QueueInfo } from '@/lib/server/platform/broker/management-api'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import type { SourceListDto } from '@/lib/shared/schemas/source'
 import { toSourceDto } from './to-source-dto'

@@ -1,7 +1,7 @@
 import 'server-only'
 import type { Source } from '@/lib/generated/prisma/client'
 import { entityKeyRuleSchema, replayTargetSchema, type SourceDto } from '@/lib/shared/schemas/source'
-import type { QueueInfo } from '@/lib/server/rabbit/management'
+import type { QueueInfo } from '@/lib/server/platform/broker/management-api'
 
 export function toSourceDto(row: Source, queue?: QueueInfo | null): SourceDto {
   const entityKey = entityKeyRuleSchema.safeParse(row.entityKey)

@@ -1,10 +1,10 @@
 import 'server-only'
 import { Prisma } from '@/lib/generated/prisma/client'
 import { recordConfigChange } from '@/lib/server/audit/record-config-change'
-import { getDb } from '@/lib/server/db'
-import { notFound } from '@/lib/server/errors/app-error'
+import { getDb } from '@/lib/server/platform/db'
+import { notFound } from '@/lib/server/platform/errors/app-error'
 import type { SourceDto, UpdateSourceInput } from '@/lib/shared/schemas/source'
-import { parseId } from '@/lib/server/http/parse-id'
+import { parseId } from '@/lib/server/platform/http/parse-id'
 import { assertDrainableQueue } from './check-source-queue'
 import { toSourceDto } from './to-source-dto'
 

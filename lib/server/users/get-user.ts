@@ -1,6 +1,6 @@
 import 'server-only'
-import type { Sql } from '@/lib/server/db/sql'
-import { notFound } from '@/lib/server/errors/app-error'
+import type { Sql } from '@/lib/server/platform/db/sql'
+import { notFound } from '@/lib/server/platform/errors/app-error'
 import type { UserDto } from '@/lib/shared/schemas/user'
 import { toUserDto, USER_COLUMNS, type UserRow } from './to-user-dto'
 

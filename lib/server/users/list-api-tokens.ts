@@ -1,9 +1,9 @@
 import 'server-only'
 import type { SignedIn } from '@/lib/server/auth/principal'
 import { hasPermission } from '@/lib/server/auth/principal'
-import type { Db } from '@/lib/server/db'
-import type { Sql } from '@/lib/server/db/sql'
-import { notFound } from '@/lib/server/errors/app-error'
+import type { Db } from '@/lib/server/platform/db'
+import type { Sql } from '@/lib/server/platform/db/sql'
+import { notFound } from '@/lib/server/platform/errors/app-error'
 import type { ApiTokenDto, ApiTokenListDto } from '@/lib/shared/schemas/user'
 
 type TokenRow = {

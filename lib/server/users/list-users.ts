@@ -1,5 +1,5 @@
 import 'server-only'
-import type { Db } from '@/lib/server/db'
+import type { Db } from '@/lib/server/platform/db'
 import type { UserListDto } from '@/lib/shared/schemas/user'
 import { toUserDto, USER_COLUMNS, type UserRow } from './to-user-dto'
 

@@ -1,8 +1,8 @@
 import 'server-only'
 import { recordAudit } from '@/lib/server/audit/record-audit'
 import { hasPermission, type SignedIn } from '@/lib/server/auth/principal'
-import type { Db } from '@/lib/server/db'
-import { notFound } from '@/lib/server/errors/app-error'
+import type { Db } from '@/lib/server/platform/db'
+import { notFound } from '@/lib/server/platform/errors/app-error'
 import type { ApiTokenDto } from '@/lib/shared/schemas/user'
 import { getApiToken } from './list-api-tokens'
 

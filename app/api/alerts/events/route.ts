@@ -1,5 +1,5 @@
 import { hasPermission } from '@/lib/server/auth/principal'
-import { json, route } from '@/lib/server/http/handle-route'
+import { json, route } from '@/lib/server/platform/http/handle-route'
 import { listAlertEvents } from '@/lib/server/alerts/list-alert-events'
 import { listAlertEventsQuerySchema } from '@/lib/shared/schemas/alert'
 

@@ -1,4 +1,4 @@
-import { json, readJson, route } from '@/lib/server/http/handle-route'
+import { json, readJson, route } from '@/lib/server/platform/http/handle-route'
 import { createAlertRule } from '@/lib/server/alerts/create-alert-rule'
 import { createAlertRuleSchema } from '@/lib/shared/schemas/alert'
 

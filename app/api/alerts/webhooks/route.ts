@@ -1,4 +1,4 @@
-import { json, readJson, route } from '@/lib/server/http/handle-route'
+import { json, readJson, route } from '@/lib/server/platform/http/handle-route'
 import { createWebhook } from '@/lib/server/alerts/create-webhook'
 import { createWebhookSchema } from '@/lib/shared/schemas/alert'
 

@@ -1,5 +1,5 @@
 import { describeSession } from '@/lib/server/auth/describe-session'
-import { json, route } from '@/lib/server/http/handle-route'
+import { json, route } from '@/lib/server/platform/http/handle-route'
 
 export const dynamic = 'force-dynamic'
 

@@ -1,7 +1,7 @@
 import { completeSetup } from '@/lib/server/auth/first-run'
 import { sessionCookie } from '@/lib/server/auth/session-cookie'
 import { startSession } from '@/lib/server/auth/sign-in'
-import { json, readJson, route } from '@/lib/server/http/handle-route'
+import { json, readJson, route } from '@/lib/server/platform/http/handle-route'
 import { setupSchema } from '@/lib/shared/schemas/user'
 
 export const dynamic = 'force-dynamic'

@@ -1,6 +1,6 @@
 import { sessionCookie } from '@/lib/server/auth/session-cookie'
 import { signInWithPassword } from '@/lib/server/auth/sign-in'
-import { json, readJson, route } from '@/lib/server/http/handle-route'
+import { json, readJson, route } from '@/lib/server/platform/http/handle-route'
 import { signInSchema } from '@/lib/shared/schemas/user'
 
 export const dynamic = 'force-dynamic'

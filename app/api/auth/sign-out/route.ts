@@ -1,6 +1,6 @@
 import { signOut } from '@/lib/server/auth/sign-out'
 import { clearedSessionCookie } from '@/lib/server/auth/session-cookie'
-import { json, route } from '@/lib/server/http/handle-route'
+import { json, route } from '@/lib/server/platform/http/handle-route'
 
 export const dynamic = 'force-dynamic'
 

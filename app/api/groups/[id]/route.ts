@@ -1,6 +1,6 @@
 import { getGroup } from '@/lib/server/groups/get-group'
 import { updateGroup } from '@/lib/server/groups/update-group'
-import { json, readJson, route } from '@/lib/server/http/handle-route'
+import { json, readJson, route } from '@/lib/server/platform/http/handle-route'
 import { groupDetailQuerySchema, updateGroupSchema } from '@/lib/shared/schemas/group'
 
 export const dynamic = 'force-dynamic'

@@ -1,4 +1,4 @@
-import { json, route } from '@/lib/server/http/handle-route'
+import { json, route } from '@/lib/server/platform/http/handle-route'
 import { getMessage } from '@/lib/server/messages/get-message'
 import { recordRawView } from '@/lib/server/messages/record-raw-view'
 import { redactedViewFor } from '@/lib/server/messages/redacted-view'

@@ -1,4 +1,4 @@
-import { json, route } from '@/lib/server/http/handle-route'
+import { json, route } from '@/lib/server/platform/http/handle-route'
 import { countMessages } from '@/lib/server/messages/count-messages'
 import { redactedViewFor } from '@/lib/server/messages/redacted-view'
 import { countMessagesQuerySchema } from '@/lib/shared/schemas/message'

@@ -1,4 +1,4 @@
-import { json, readJson, route } from '@/lib/server/http/handle-route'
+import { json, readJson, route } from '@/lib/server/platform/http/handle-route'
 import { resolveMessages } from '@/lib/server/messages/resolve-messages'
 import { resolveSchema } from '@/lib/shared/schemas/replay'
 

@@ -1,4 +1,4 @@
-import { json, route } from '@/lib/server/http/handle-route'
+import { json, route } from '@/lib/server/platform/http/handle-route'
 import { resumePause } from '@/lib/server/pauses/resume-pause'
 
 type Params = { id: string }

@@ -1,4 +1,4 @@
-import { json, route } from '@/lib/server/http/handle-route'
+import { json, route } from '@/lib/server/platform/http/handle-route'
 import { getReplay } from '@/lib/server/replay/get-replay'
 
 export const dynamic = 'force-dynamic'

@@ -1,4 +1,4 @@
-import { json, readJson, route } from '@/lib/server/http/handle-route'
+import { json, readJson, route } from '@/lib/server/platform/http/handle-route'
 import { getRedactionSettings, updateRedactionRules } from '@/lib/server/redaction/redaction-rules'
 import { updateRedactionSchema } from '@/lib/shared/schemas/redaction'
 

@@ -1,4 +1,4 @@
-import { json, readJson, route } from '@/lib/server/http/handle-route'
+import { json, readJson, route } from '@/lib/server/platform/http/handle-route'
 import { getReplayTargetSettings, updateReplayTargetSettings } from '@/lib/server/replay/replay-target-settings'
 import { updateReplayTargetSettingsSchema } from '@/lib/shared/schemas/replay-targets'
 

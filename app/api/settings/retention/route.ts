@@ -1,4 +1,4 @@
-import { json, route } from '@/lib/server/http/handle-route'
+import { json, route } from '@/lib/server/platform/http/handle-route'
 import { getRetentionStatus } from '@/lib/server/retention/get-retention-status'
 
 export const dynamic = 'force-dynamic'

@@ -1,4 +1,4 @@
-import { json, readJson, route } from '@/lib/server/http/handle-route'
+import { json, readJson, route } from '@/lib/server/platform/http/handle-route'
 import { getWebhookSettings, updateWebhookSettings } from '@/lib/server/alerts/webhook-settings'
 import { updateWebhookSettingsSchema } from '@/lib/shared/schemas/webhook-settings'
 

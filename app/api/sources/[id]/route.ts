@@ -1,4 +1,4 @@
-import { json, readJson, route } from '@/lib/server/http/handle-route'
+import { json, readJson, route } from '@/lib/server/platform/http/handle-route'
 import { deleteSource } from '@/lib/server/sources/delete-source'
 import { updateSource } from '@/lib/server/sources/update-source'
 import { updateSourceSchema } from '@/lib/shared/schemas/source'

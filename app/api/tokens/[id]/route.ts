@@ -1,5 +1,5 @@
-import { json, route } from '@/lib/server/http/handle-route'
-import { parseId } from '@/lib/server/http/parse-id'
+import { json, route } from '@/lib/server/platform/http/handle-route'
+import { parseId } from '@/lib/server/platform/http/parse-id'
 import { revokeApiToken } from '@/lib/server/users/revoke-api-token'
 
 export const dynamic = 'force-dynamic'

@@ -1,5 +1,5 @@
-import { json, readJson, route } from '@/lib/server/http/handle-route'
-import { parseId } from '@/lib/server/http/parse-id'
+import { json, readJson, route } from '@/lib/server/platform/http/handle-route'
+import { parseId } from '@/lib/server/platform/http/parse-id'
 import { updateUser } from '@/lib/server/users/update-user'
 import { updateUserSchema } from '@/lib/shared/schemas/user'
 

@@ -1,4 +1,4 @@
-import { json, readJson, route } from '@/lib/server/http/handle-route'
+import { json, readJson, route } from '@/lib/server/platform/http/handle-route'
 import { deleteAlertRule } from '@/lib/server/alerts/delete-alert-rule'
 import { updateAlertRule } from '@/lib/server/alerts/update-alert-rule'
 import { updateAlertRuleSchema } from '@/lib/shared/schemas/alert'

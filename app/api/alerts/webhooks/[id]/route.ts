@@ -1,4 +1,4 @@
-import { route } from '@/lib/server/http/handle-route'
+import { route } from '@/lib/server/platform/http/handle-route'
 import { deleteWebhook } from '@/lib/server/alerts/delete-webhook'
 
 export const dynamic = 'force-dynamic'

@@ -1,8 +1,8 @@
 import { oidcCookieName, readCookie, secureCookies, serializeCookie } from '@/lib/server/auth/cookies'
 import { finishOidcSignIn } from '@/lib/server/auth/oidc'
 import { sessionCookie } from '@/lib/server/auth/session-cookie'
-import { AppError } from '@/lib/server/errors/app-error'
-import { route } from '@/lib/server/http/handle-route'
+import { AppError } from '@/lib/server/platform/errors/app-error'
+import { route } from '@/lib/server/platform/http/handle-route'
 
 export const dynamic = 'force-dynamic'
 

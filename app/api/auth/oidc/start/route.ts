@@ -1,6 +1,6 @@
 import { oidcCookieName, secureCookies, serializeCookie } from '@/lib/server/auth/cookies'
 import { startOidcSignIn } from '@/lib/server/auth/oidc'
-import { route } from '@/lib/server/http/handle-route'
+import { route } from '@/lib/server/platform/http/handle-route'
 
 export const dynamic = 'force-dynamic'
 

@@ -1,4 +1,4 @@
-import { route } from '@/lib/server/http/handle-route'
+import { route } from '@/lib/server/platform/http/handle-route'
 import { getMessageBody } from '@/lib/server/messages/get-message-body'
 import { recordRawView } from '@/lib/server/messages/record-raw-view'
 

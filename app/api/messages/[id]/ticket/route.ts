@@ -1,6 +1,6 @@
-import { beginExport, callerKey } from '@/lib/server/http/request-limits'
+import { beginExport, callerKey } from '@/lib/server/platform/http/request-limits'
 import { buildMessageTicket } from '@/lib/server/export/ticket'
-import { route } from '@/lib/server/http/handle-route'
+import { route } from '@/lib/server/platform/http/handle-route'
 import { loadRedactor } from '@/lib/server/redaction/redaction-rules'
 
 export const dynamic = 'force-dynamic'

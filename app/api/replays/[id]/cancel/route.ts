@@ -1,4 +1,4 @@
-import { json, route } from '@/lib/server/http/handle-route'
+import { json, route } from '@/lib/server/platform/http/handle-route'
 import { cancelReplay } from '@/lib/server/replay/cancel-replay'
 
 type Params = { id: string }

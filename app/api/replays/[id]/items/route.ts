@@ -1,4 +1,4 @@
-import { json, route } from '@/lib/server/http/handle-route'
+import { json, route } from '@/lib/server/platform/http/handle-route'
 import { listReplayItems } from '@/lib/server/replay/list-replay-items'
 import { listReplayItemsQuerySchema } from '@/lib/shared/schemas/replay'
 

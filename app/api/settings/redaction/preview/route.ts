@@ -1,4 +1,4 @@
-import { json, readJson, route } from '@/lib/server/http/handle-route'
+import { json, readJson, route } from '@/lib/server/platform/http/handle-route'
 import { previewRedaction } from '@/lib/server/redaction/redaction-rules'
 import { redactionPreviewSchema } from '@/lib/shared/schemas/redaction'
 

@@ -1,0 +1,29 @@
+import 'server-only'
+import type { AlertEventDto } from '@/lib/shared/schemas/alert'
+import { postWebhook } from './post-webhook'
+import type { WebhookPolicy } from '@/lib/server/alerts/webhook-policy'
+
+export type Delivery = AlertEventDto['delivery'][number]
+
+/**
+ * POSTs one alert to each webhook: `{text, alert}`, where `text` is what Slack-compatible receivers show. `policy`
+ * decides, on each connection, which addresses may be reached (loadWebhookPolicy).
+ */
+export async function deliverWebhooks({ urls, text, alert, policy, timeoutMs = 5_000 }: { urls: string[]; text: string; alert: AlertEventDto; policy: WebhookPolicy; timeoutMs?: number }): Promise<Delivery[]> {
+  return Promise.all(
+    urls.map(async (url): Promise<Delivery> => {
+      try {
+        const response = await postWebhook({
+          url,
+          policy,
+          headers: { 'content-type': 'application/json', 'user-agent': 'lazarus-alerts' },
+          body: JSON.stringify({ text, alert }),
+          timeoutMs,
+        })
+        return { url, ok: response.ok, status: response.status, error: response.ok ? null : `HTTP ${response.status}` }
+      } catch (error) {
+        return { url, ok: false, status: null, error: (error as Error).message }
+      }
+    }),
+  )
+}
