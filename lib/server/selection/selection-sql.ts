@@ -1,6 +1,6 @@
 import 'server-only'
 import { messageFilterSql } from '@/lib/server/messages/message-filter-sql'
-import type { Selection } from '@/lib/shared/schemas/replay'
+import type { Selection } from '@/lib/shared/schemas/selection'
 
 /**
  * The WHERE condition for a replay or resolve selection over MESSAGES_FROM (`d`, `st`): explicit ids, a whole group,
