@@ -1,7 +1,8 @@
 import { Badge, type Tone } from '@/components/ui/badge'
 import { formatCount, visibleText } from '@/lib/client/format'
 import type { SelectionInput } from '@/lib/client/use-replays'
-import type { ExclusionReason, ReplayJobDto, ReplayTarget, Selection } from '@/lib/shared/schemas/replay'
+import type { ExclusionReason, ReplayJobDto, ReplayTarget } from '@/lib/shared/schemas/replay'
+import type { Selection } from '@/lib/shared/schemas/selection'
 
 /** Why a message of the selection will not be published, in the operator's words. */
 export const EXCLUSION_LABELS: Record<ExclusionReason, string> = {

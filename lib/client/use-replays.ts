@@ -14,8 +14,8 @@ import type {
   ReplayListDto,
   ReplayPlanDto,
   ResolveResultDto,
-  selectionSchema,
 } from '@/lib/shared/schemas/replay'
+import type { selectionSchema } from '@/lib/shared/schemas/selection'
 import { apiGet, apiSend, toQueryString } from './api'
 import type { BulkSelection } from './selection-store'
 

@@ -1,11 +1,12 @@
 import 'server-only'
 import { createHash } from 'node:crypto'
 import type { Sql } from '@/lib/server/platform/db/sql'
-import { afterCursorSql, keysetSql, listOrderSql, MESSAGES_FROM, messageFilterSql, rowSearchTextSql, searchPattern, STATUS_SQL } from '@/lib/server/messages/message-filter-sql'
+import { afterCursorSql, keysetSql, listOrderSql, MESSAGES_FROM, STATUS_SQL } from '@/lib/server/messages/message-filter-sql'
 import type { TypedTable, TypedValue } from '@/lib/server/platform/broker/typed-fields'
 import type { Redactor } from '@/lib/server/redaction/redactor'
-import { allowedSourceIds } from '@/lib/server/sources/source-scope'
-import type { MessageFilter } from '@/lib/shared/schemas/message-filter'
+import { selectionFilter, selectionSql } from '@/lib/server/selection/selection-sql'
+import type { SourceScope } from '@/lib/server/sources/source-scope'
+import type { Selection } from '@/lib/shared/schemas/selection'
 
 /**
  * Every stored column of a dead letter, plus its source queue and group title. Timestamps are ISO 8601 text with the
@@ -139,44 +140,12 @@ export function redactedBody(row: ExportRow, redactor: Redactor): { bytes: Buffe
   return { bytes, text, redacted: bytes !== stored, masked: null }
 }
 
-/** What an export covers: explicit messages, or everything matching the message-list filters (a group is `{group}`). */
-export type ExportSelection = { ids: string[] } | { filter: MessageFilter }
-
-/**
- * The WHERE clause of a selection over MESSAGES_FROM (search alias `ds`, joined LEFT when `needsSearchJoin`). A text
- * search is evaluated row by row along the walk rather than through the trigram index: an export reads every match
- * anyway, and one walk in list order is linear where a per-page index lookup would repeat the whole search.
- * `sourceIds` (a caller restricted to some sources) keeps only their messages, named ids included.
- */
-export function selectionWhere(selection: ExportSelection, params: unknown[], sourceIds: string[] | null = null): { where: string; needsSearchJoin: boolean } {
-  if ('ids' in selection) {
-    params.push(selection.ids)
-    const where = `d.id = ANY($${params.length}::bigint[])`
-    if (!sourceIds) return { where, needsSearchJoin: false }
-    params.push(sourceIds)
-    return { where: `${where} AND d.source_id = ANY($${params.length}::bigint[])`, needsSearchJoin: false }
-  }
-  const { q, ...rest } = selection.filter
-  let where = messageFilterSql(rest, params, sourceIds)
-  if (!q) return { where, needsSearchJoin: false }
-  params.push(searchPattern(q))
-  where += ` AND ${rowSearchTextSql('d', 'ds')} ILIKE $${params.length}`
-  return { where, needsSearchJoin: true }
-}
-
-export const SEARCH_JOIN = 'LEFT JOIN dead_letter_search ds ON ds.dead_letter_id = d.id'
-
-/** The filter a selection lists by (none for a list of ids), for listOrderSql and the keyset conditions. */
-export const selectionFilter = (selection: ExportSelection): MessageFilter => ('filter' in selection ? selection.filter : {})
-
 export type ReadPagesOptions = {
   /** Rows per query. */
   pageRows?: number
   /** Body bytes per query: a page ends early (after at least one row) once its bodies add up to this. */
   pageBytes?: number
-  /** Only these sources' messages (null or absent: every source). */
-  sourceIds?: string[] | null
-}
+} & SourceScope
 
 const DEFAULT_PAGE_ROWS = 500
 const DEFAULT_PAGE_BYTES = 4 * 1024 * 1024
@@ -191,15 +160,14 @@ const DEFAULT_PAGE_BYTES = 4 * 1024 * 1024
  * index range the database streams out as fast as COPY. Cutting the page in the same statement that reads the rows
  * made the database copy every wide row through a window and a sort, at half the speed.
  */
-export async function* readExportPages(sql: Sql, selection: ExportSelection, options: ReadPagesOptions = {}): AsyncGenerator<ExportRow[]> {
+export async function* readExportPages(sql: Sql, selection: Selection, options: ReadPagesOptions = {}): AsyncGenerator<ExportRow[]> {
   const pageRows = options.pageRows ?? DEFAULT_PAGE_ROWS
   const pageBytes = options.pageBytes ?? DEFAULT_PAGE_BYTES
-  const sourceIds = allowedSourceIds(options)
+  const filter = selectionFilter(selection)
   const fetchPage = async (after: ExportRow | null): Promise<ExportRow[]> => {
     const params: unknown[] = []
-    const { where, needsSearchJoin } = selectionWhere(selection, params, sourceIds)
-    const join = needsSearchJoin ? SEARCH_JOIN : ''
-    const filter = selectionFilter(selection)
+    // A text search walks along the pages rather than through the index (TextSearch in selection-sql.ts).
+    const { where, searchJoin: join } = selectionSql({ selection, params, sourceIds: options.sourceIds, textSearch: 'per-row' })
     const order = listOrderSql(filter)
     const keyset = after ? ` AND ${afterCursorSql(filter, { failedAt: after.failed_at, id: after.id }, params)}` : ''
     const n = params.length

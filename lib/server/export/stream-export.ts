@@ -8,11 +8,12 @@ import { loadRedactor } from '@/lib/server/redaction/redaction-rules'
 import type { Redactor } from '@/lib/server/redaction/redactor'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import type { ExportFormat, ExportQuery } from '@/lib/shared/schemas/export'
+import type { Selection } from '@/lib/shared/schemas/selection'
 import { matchesRedacted, needsRedaction, type RedactedView } from '@/lib/server/messages/redacted-search'
 import { AppError } from '@/lib/server/platform/errors/app-error'
 import type { ErrorBody } from '@/lib/server/platform/http/handle-route'
 import { csvHeader, toCsvLine } from './csv'
-import { readExportPages, type ExportRow, type ExportSelection, type ReadPagesOptions } from './export-rows'
+import { readExportPages, type ExportRow, type ReadPagesOptions } from './export-rows'
 import { toJsonLine } from './jsonl'
 import { buildGroupTicket, buildSelectionTicket } from './ticket'
 
@@ -30,19 +31,21 @@ const CONTENT_TYPES: Record<ExportFormat, string> = {
   md: 'text/markdown; charset=utf-8',
 }
 
-export function selectionOf(query: ExportQuery): ExportSelection {
+/** The selection an export query spells: `ids=…`, or the message-list filters (`group=ID` exports a group). */
+export function selectionOf(query: ExportQuery): Selection {
   const { format: _format, ids, ...filter } = query
   return ids ? { ids } : { filter }
 }
 
 /** The group id when the selection is exactly one whole group (`group=ID` and no other filter). */
-function wholeGroup(selection: ExportSelection): string | null {
+function wholeGroup(selection: Selection): string | null {
+  if ('groupId' in selection) return selection.groupId
   if (!('filter' in selection) || !selection.filter.group) return null
   return Object.values(selection.filter).filter((v) => v !== undefined).length === 1 ? selection.filter.group : null
 }
 
 /** lazarus-group-12-20261201T073925Z.csv */
-function filenameOf(selection: ExportSelection, format: ExportFormat, now: Date): string {
+function filenameOf(selection: Selection, format: ExportFormat, now: Date): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')
   const group = wholeGroup(selection)
   return `lazarus-${group ? `group-${group}` : 'messages'}-${stamp}.${format}`
@@ -67,7 +70,7 @@ const SERIALISERS: Record<'jsonl' | 'csv', Serialiser> = {
  * failed transfer). CSV has no place for such a line and is only aborted.
  */
 export async function streamRows(
-  selection: ExportSelection,
+  selection: Selection,
   format: 'jsonl' | 'csv',
   redactor: Redactor,
   options: ReadPagesOptions & { view?: RedactedView } = {},
@@ -123,7 +126,7 @@ export async function streamRows(
  * For a caller who sees some sources redacted: a text filter (`q`, `entity`) must match a row's redacted text, not
  * only what the database found in the stored one (redacted-search.ts), or the export would be the oracle the list is not.
  */
-function redactedFilter(selection: ExportSelection, view: RedactedView | undefined): ((row: ExportRow) => boolean) | null {
+function redactedFilter(selection: Selection, view: RedactedView | undefined): ((row: ExportRow) => boolean) | null {
   if (!view || view.rawSourceIds === null || !('filter' in selection)) return null
   const { q, entity } = selection.filter
   if (q === undefined && entity === undefined) return null

@@ -9,8 +9,10 @@ import { listOrderSql, MESSAGES_FROM, STATUS_SQL } from '@/lib/server/messages/m
 import { xDeathDto } from '@/lib/server/messages/to-message-dto'
 import type { Redactor } from '@/lib/server/redaction/redactor'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
+import { selectionFilter, selectionSql } from '@/lib/server/selection/selection-sql'
 import type { MessageFilter } from '@/lib/shared/schemas/message-filter'
-import { EXPORT_JOINS, queryExportRows, redactedBody, SEARCH_JOIN, storedXDeath, selectionFilter, selectionWhere, type ExportRow, type ExportSelection } from './export-rows'
+import type { Selection } from '@/lib/shared/schemas/selection'
+import { EXPORT_JOINS, queryExportRows, redactedBody, storedXDeath, type ExportRow } from './export-rows'
 import { apiHeaders } from './csv'
 import { codeBlock, escapeInline, firstLines, formatCount, inlineCode, link, truncate } from './markdown'
 
@@ -33,14 +35,9 @@ const codes = (values: readonly string[]) => (values.length ? values.map(inlineC
 
 async function rowsById(sql: Sql, ids: string[], sourceIds: string[] | null = null): Promise<ExportRow[]> {
   if (ids.length === 0) return []
-  if (sourceIds) {
-    return queryExportRows(
-      sql,
-      `SELECT $COLUMNS FROM ${MESSAGES_FROM} ${EXPORT_JOINS} WHERE d.id = ANY($1::bigint[]) AND d.source_id = ANY($2::bigint[]) ORDER BY d.failed_at DESC, d.id DESC`,
-      [ids, sourceIds],
-    )
-  }
-  return queryExportRows(sql, `SELECT $COLUMNS FROM ${MESSAGES_FROM} ${EXPORT_JOINS} WHERE d.id = ANY($1::bigint[]) ORDER BY d.failed_at DESC, d.id DESC`, [ids])
+  const params: unknown[] = []
+  const { where } = selectionSql({ selection: { ids }, params, sourceIds })
+  return queryExportRows(sql, `SELECT $COLUMNS FROM ${MESSAGES_FROM} ${EXPORT_JOINS} WHERE ${where} ORDER BY d.failed_at DESC, d.id DESC`, params)
 }
 
 /** Long header strings (stack traces) are cut: the ticket shows the stack on its own. */
@@ -257,12 +254,13 @@ export function filterQuery(filter: MessageFilter, redactor: Redactor): { query:
 }
 
 /** GET /api/export?format=md: a ticket for a selection, with counts from one pass over it and the first messages as samples. */
-export async function buildSelectionTicket(selection: ExportSelection, options: TicketOptions): Promise<string> {
+export async function buildSelectionTicket(selection: Selection, options: TicketOptions): Promise<string> {
   const { sql } = await getDb()
   const { redactor, baseUrl } = options
-  const sourceIds = allowedSourceIds(options)
+  // Counts and samples walk the selection like the export does (TextSearch in selection-sql.ts).
+  const selectionWhere = (params: unknown[]) => selectionSql({ selection, params, sourceIds: options.sourceIds, textSearch: 'per-row' })
   const params: unknown[] = []
-  const { where, needsSearchJoin } = selectionWhere(selection, params, sourceIds)
+  const { where, searchJoin } = selectionWhere(params)
   const { rows } = await sql.query<FacetRow>(
     `SELECT f.facet, f.group_id::text, g.title, s.queue, f.service, f.service_version, f.failure_kind, f.status, f.n::float8 AS n,
        to_char(f.first_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS first_at, to_char(f.last_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS last_at
@@ -271,7 +269,7 @@ export async function buildSelectionTicket(selection: ExportSelection, options: 
                    WHEN GROUPING(d.service, d.service_version) = 0 THEN 'version' WHEN GROUPING(d.failure_kind) = 0 THEN 'kind'
                    WHEN GROUPING(${STATUS_SQL}) = 0 THEN 'status' ELSE 'total' END AS facet,
          d.group_id, d.source_id, d.service, d.service_version, d.failure_kind, ${STATUS_SQL} AS status, count(*) AS n, min(d.failed_at) AS first_at, max(d.failed_at) AS last_at
-       FROM ${MESSAGES_FROM} ${needsSearchJoin ? SEARCH_JOIN : ''}
+       FROM ${MESSAGES_FROM} ${searchJoin}
        WHERE ${where}
        GROUP BY GROUPING SETS ((d.group_id), (d.source_id), (d.service, d.service_version), (d.failure_kind), (${STATUS_SQL}), ())
      ) f
@@ -286,10 +284,10 @@ export async function buildSelectionTicket(selection: ExportSelection, options: 
   const list = (entries: string[]) => (entries.length ? entries.slice(0, TOP).join(', ') + (entries.length > TOP ? `, … (${formatCount(entries.length)} in all)` : '') : null)
 
   const sampleParams: unknown[] = []
-  const sample = selectionWhere(selection, sampleParams, sourceIds)
+  const sample = selectionWhere(sampleParams)
   sampleParams.push(SAMPLES)
   const { rows: sampleIds } = await sql.query<{ id: string }>(
-    `SELECT d.id::text FROM ${MESSAGES_FROM} ${sample.needsSearchJoin ? SEARCH_JOIN : ''} WHERE ${sample.where}
+    `SELECT d.id::text FROM ${MESSAGES_FROM} ${sample.searchJoin} WHERE ${sample.where}
      ORDER BY ${listOrderSql(selectionFilter(selection))} LIMIT $${sampleParams.length}`,
     sampleParams,
   )
@@ -298,10 +296,10 @@ export async function buildSelectionTicket(selection: ExportSelection, options: 
   const criteria =
     'ids' in selection
       ? [`${formatCount(selection.ids.length)} selected message${selection.ids.length === 1 ? '' : 's'}`]
-      : Object.entries(selection.filter)
+      : Object.entries(selectionFilter(selection))
           .filter(([, v]) => v !== undefined)
           .map(([k, v]) => `${FILTER_LABELS[k as keyof MessageFilter]} ${inlineCode(v instanceof Date ? v.toISOString() : redactor.text(String(v)))}`)
-  const backLink = 'ids' in selection ? null : filterQuery(selection.filter, redactor)
+  const backLink = 'ids' in selection ? null : filterQuery(selectionFilter(selection), redactor)
   const back = backLink ? `${baseUrl}/messages${backLink.query}` : null
 
   return lines(

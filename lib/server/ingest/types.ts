@@ -2,20 +2,10 @@
  * Contracts between the drainer, the typed AMQP codec and the normaliser.
  * Pure types: safe to import anywhere on the server.
  */
+import type { PlainValue } from '@/lib/server/platform/broker/typed-fields'
 import type { EntityKeyRule } from '@/lib/shared/schemas/source'
 
-/** A header value as the normaliser sees it: lossy but convenient (the exact typed form is stored separately). */
-export type PlainValue =
-  | string
-  | number
-  | bigint
-  | boolean
-  | null
-  | Date
-  | Buffer
-  | PlainValue[]
-  | { [key: string]: PlainValue }
-
+/** Headers as the normaliser sees them (PlainValue: the typed codec's lossy view). */
 export type PlainHeaders = Record<string, PlainValue>
 
 /** AMQP basic properties as amqplib names them (headers excluded). */

@@ -21,11 +21,7 @@ export async function resolveMessages({ input, actor, ...scope }: ResolveMessage
   const result = await sql.transaction(async (tx) => {
     const params: unknown[] = []
     // A caller limited to some sources resolves only their messages, and never marks a group spanning others resolved.
-    let where = selectionSql(input.selection, params)
-    if (sourceIds) {
-      params.push(sourceIds)
-      where = `${where} AND d.source_id = ANY($${params.length}::bigint[])`
-    }
+    const { where } = selectionSql({ selection: input.selection, params, sourceIds })
     const { rows: skipped } = await tx.query<{ status: string; n: number }>(
       `SELECT st.status, count(*)::int AS n FROM ${MESSAGES_FROM} WHERE ${where} AND st.status <> 'dead' GROUP BY 1 ORDER BY 2 DESC`,
       params,

@@ -48,17 +48,6 @@ const MAX_TARGETS_SHOWN = 50
 const MAX_QUEUE_NAMES = 20
 
 const EXCLUSIONS: ExclusionReason[] = ['unknown-source', 'not-dead', 'replay-cap', 'too-large', 'headers-too-large', 'no-origin', 'target-refused']
-const SOURCE_ID = /^[1-9][0-9]{0,18}$/
-
-/** The selection narrowed to the sources the caller may see (PlanReplayOptions.sourceIds). */
-function withinSources(selection: string, sourceIds: string[] | null | undefined, params: unknown[]): string {
-  if (sourceIds === null || sourceIds === undefined) return selection
-  // The ids come from the caller's grants, never from the request body; a malformed one is a programming error.
-  const bad = sourceIds.find((id) => !SOURCE_ID.test(id))
-  if (bad !== undefined) throw new Error(`planReplay: sourceIds must be numeric ids, got ${JSON.stringify(bad)}`)
-  params.push(sourceIds)
-  return `(${selection}) AND d.source_id = ANY($${params.length}::bigint[])`
-}
 
 function targetSql(target: ReplayTarget, params: unknown[]): { exchange: string; routingKey: string; noOrigin: string } {
   if (target.type === 'queue') return { exchange: `''`, routingKey: 'd.origin_queue', noOrigin: 'd.origin_queue IS NULL' }
@@ -112,7 +101,7 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
   const { input } = options
   const actor = options.actor ?? 'anonymous'
   const params: unknown[] = []
-  const selection = withinSources(selectionSql(input.selection, params), options.sourceIds, params)
+  const { where: selection } = selectionSql({ selection: input.selection, params, sourceIds: options.sourceIds })
   const target = input.target ?? (await defaultTarget(sql, selection, params))
   // Before anything reads the broker: a refused custom target must not get as far as a topology lookup.
   const rules = await loadTargetRules(sql, settings)

@@ -1,6 +1,7 @@
 import 'server-only'
 import { replayTargetSchema } from '@/lib/shared/schemas/source'
-import type { ReplayItemDto, ReplayJobDto, Selection } from '@/lib/shared/schemas/replay'
+import type { ReplayItemDto, ReplayJobDto } from '@/lib/shared/schemas/replay'
+import type { Selection } from '@/lib/shared/schemas/selection'
 
 export const JOB_COLUMNS = `j.id::text, j.kind, j.status, j.total, j.published, j.confirmed, j.unroutable, j.failed, j.skipped, j.released,
   j.cancelled, j.rate_per_second, j.current_rate, j.rate_sampled_at > now() - interval '10 seconds' AS rate_fresh, j.target, j.selection,

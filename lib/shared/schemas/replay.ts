@@ -1,18 +1,10 @@
 import { z } from 'zod'
-import { idSchema as id, text } from './fields'
-import { messageFilterSchema } from './message-filter'
+import { text } from './fields'
+import { selectionSchema, type Selection } from './selection'
 import { replayTargetSchema } from './source'
 
 export { replayTargetSchema }
 export type ReplayTarget = z.infer<typeof replayTargetSchema>
-
-/** What to replay or resolve: explicit ids, a whole group, or everything matching a message-list filter. Frozen at creation. */
-export const selectionSchema = z.union([
-  z.object({ ids: z.array(id).min(1, 'select at least one message').max(100_000) }).strict(),
-  z.object({ groupId: id }).strict(),
-  z.object({ filter: messageFilterSchema.strict() }).strict(),
-])
-export type Selection = z.infer<typeof selectionSchema>
 
 export const REPLAY_JOB_STATUSES = ['pending', 'running', 'completed', 'cancelled', 'failed'] as const
 export const REPLAY_ITEM_STATUSES = ['pending', 'in_flight', 'confirmed', 'unroutable', 'failed', 'skipped', 'cancelled'] as const

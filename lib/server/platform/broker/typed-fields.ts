@@ -1,6 +1,5 @@
 import 'server-only'
 import { isUtf8 } from 'node:buffer'
-import type { PlainValue } from '@/lib/server/ingest/types'
 
 /**
  * Lossless AMQP 0-9-1 field tables (headers, arguments).
@@ -610,6 +609,21 @@ function describe(value: unknown): string {
 
 // ---------------------------------------------------------------------------------------------
 // Views
+
+/**
+ * A header value as the normaliser sees it: lossy but convenient (the exact typed form is stored separately). Defined
+ * with the codec that produces it, so the broker layer needs nothing from the domains built on it.
+ */
+export type PlainValue =
+  | string
+  | number
+  | bigint
+  | boolean
+  | null
+  | Date
+  | Buffer
+  | PlainValue[]
+  | { [key: string]: PlainValue }
 
 /** Convenient, lossy JS values for the normaliser (see PlainValue). */
 export function toPlain(value: TypedValue): PlainValue {

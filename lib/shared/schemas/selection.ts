@@ -1,0 +1,16 @@
+import { z } from 'zod'
+import { idSchema as id } from './fields'
+import { messageFilterSchema } from './message-filter'
+
+/**
+ * What a replay, a resolve or an export acts on: explicit ids, a whole group, or everything matching a message-list
+ * filter. A replay or resolve names it in its JSON body (this schema); an export spells it as query parameters
+ * (exportQuerySchema, lib/shared/schemas/export.ts) and becomes one of these. Frozen when a job is created.
+ * lib/server/selection/selection-sql.ts turns one into SQL.
+ */
+export const selectionSchema = z.union([
+  z.object({ ids: z.array(id).min(1, 'select at least one message').max(100_000) }).strict(),
+  z.object({ groupId: id }).strict(),
+  z.object({ filter: messageFilterSchema.strict() }).strict(),
+])
+export type Selection = z.infer<typeof selectionSchema>
