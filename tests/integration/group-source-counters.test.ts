@@ -115,8 +115,9 @@ describe('group counters per source', () => {
 
   /** Publishes nothing: claims the job's items and records `confirm(seq)` ? confirmed : failed for each. */
   async function settleJob(jobId: string, confirm: (seq: number) => boolean): Promise<void> {
-    const items = await claimItems(db.sql, { jobId, afterSeq: 0, span: 10_000, limit: 10_000, maxBytes: 64 * 1024 * 1024 })
-    await recordOutcomes(db.sql, {
+    const items = await claimItems({ sql: db.sql, jobId, afterSeq: 0, span: 10_000, limit: 10_000, maxBytes: 64 * 1024 * 1024 })
+    await recordOutcomes({
+      sql: db.sql,
       jobId, actor: 'counters-test', rate: null,
       outcomes: items.map((i) => ({
         seq: i.seq, groupId: i.group_id, sourceId: i.source_id, status: confirm(i.seq) ? 'confirmed' as const : 'failed' as const,
