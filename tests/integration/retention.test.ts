@@ -4,7 +4,7 @@ import { createTestDb, type TestDb } from '../helpers/test-db'
 import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
 import { ingestRow } from '../helpers/ingest-row'
 import { runRetention } from '@/lib/server/engines/retention/run-retention'
-import { indexSearchBacklog } from '@/lib/server/engines/search-indexer/index-search-backlog'
+import { indexSearchBacklog } from '@/lib/server/engines/search-indexer/search-index-store'
 import * as retentionRoute from '@/app/api/settings/retention/route'
 
 const DAY = 86_400_000

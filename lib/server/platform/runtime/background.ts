@@ -25,7 +25,7 @@ async function start(): Promise<Background> {
   // that is down does not hold the rest up for long (the drainer retries on its own).
   await Promise.race([pauses.topologyReady, new Promise((resolve) => setTimeout(resolve, 3_000).unref())])
   const drainer = startDrainer({ sql: db.background, config })
-  const searchIndexer = startSearchIndexer({ sql: db.background, log: logger('search') })
+  const searchIndexer = startSearchIndexer({ db, log: logger('search') })
   // Its own broker connection; any number of processes share the jobs through leases in PostgreSQL.
   const replay = startReplayExecutor({ db })
   const retention = startRetentionLoop({ sql: db.background, log: logger('retention'), days: config.LAZARUS_RETENTION_DAYS })
