@@ -29,7 +29,7 @@ async function start(): Promise<Background> {
   // Its own broker connection; any number of processes share the jobs through leases in PostgreSQL.
   const replay = startReplayExecutor({ db })
   const retention = startRetentionLoop({ db, log: logger('retention'), days: config.LAZARUS_RETENTION_DAYS })
-  const alerts = startAlertLoop({ sql: db.background, log: logger('alerts'), everyMs: config.LAZARUS_ALERT_INTERVAL_S * 1000, publicUrl: config.LAZARUS_PUBLIC_URL })
+  const alerts = startAlertLoop({ db, log: logger('alerts'), everyMs: config.LAZARUS_ALERT_INTERVAL_S * 1000, publicUrl: config.LAZARUS_PUBLIC_URL })
   log.info('background workers started', { sources: config.LAZARUS_SOURCES.join(',') || '(from database)' })
   return {
     drainer,
