@@ -203,7 +203,7 @@ async function main() {
       await profiler.post('Profiler.start')
     }
     cpu = await cpuSample(db.sql)
-    const executor = startReplayExecutor({ sql: db.sql, settings, connectionName: 'lazarus-bench-replay' })
+    const executor = startReplayExecutor({ db, settings, connectionName: 'lazarus-bench-replay' })
     let job: { status: string; confirmed: number; failed: number; unroutable: number; seconds: number | null } | undefined
     for (;;) {
       await sleep(200)

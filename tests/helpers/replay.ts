@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type { Channel, ChannelModel, ConsumeMessage, Options } from '@/lib/server/platform/broker/amqplib'
 import { getConfig } from '@/lib/server/platform/config'
+import type { Db } from '@/lib/server/platform/db'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import { storeBatch, type IngestRow } from '@/lib/server/engines/drainer/store-batch'
 import { startReplayExecutor, type ReplayExecutor } from '@/lib/server/engines/replay-executor/executor'
@@ -35,8 +36,8 @@ export async function openReplayBed(names: { exchange: string; work: string; key
 }
 
 /** An in-process replay executor with test-friendly timings. */
-export function startTestExecutor(sql: Sql, overrides: Partial<ReplaySettings> = {}): ReplayExecutor {
-  return startReplayExecutor({ sql, settings: replaySettings(getConfig(), { pollMs: 100, leaseMs: 3_000, ...overrides }) })
+export function startTestExecutor(db: Db, overrides: Partial<ReplaySettings> = {}): ReplayExecutor {
+  return startReplayExecutor({ db, settings: replaySettings(getConfig(), { pollMs: 100, leaseMs: 3_000, ...overrides }) })
 }
 
 export type JobState = {

@@ -18,7 +18,7 @@ describe('alert webhook delivery', () => {
   const requests = () => receiver.requests.map((r) => ({ status: r.status, text: (r.body as { text: string }).text }))
   const t0 = new Date(Math.floor(Date.now() / MINUTE) * MINUTE - 3 * 60 * MINUTE)
   const at = (ms: number) => new Date(t0.getTime() + ms)
-  const evaluate = (ms: number) => evaluateAlerts({ sql: db.sql, now: at(ms) })
+  const evaluate = (ms: number) => evaluateAlerts({ db, now: at(ms) })
   const breach = (ms: number, signature: string) =>
     storeBatch(db.sql, {
       sourceId,

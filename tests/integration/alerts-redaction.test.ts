@@ -35,7 +35,7 @@ describe('alert webhooks are redacted', () => {
 
   it('a new group whose title quotes a password and an e-mail address is announced without them', async () => {
     await fail(MINUTE, 'v1:login-a', 'LoginException: password=alertsecret, user jane@example.com')
-    await evaluateAlerts({ sql: db.sql, now: at(MINUTE), publicUrl: 'https://lazarus.example.com' })
+    await evaluateAlerts({ db, now: at(MINUTE), publicUrl: 'https://lazarus.example.com' })
     expect(receiver.bodies).toHaveLength(2)
     for (const body of receiver.bodies) {
       const sent = JSON.stringify(body)
@@ -52,11 +52,11 @@ describe('alert webhooks are redacted', () => {
       `INSERT INTO redaction_rules (kind, value, position, updated_by) VALUES ('pattern', '(a)\\1', 999, 'dba') RETURNING id::text`,
     )
     await fail(2 * MINUTE, 'v1:login-b', 'LoginException: pw=othersecret')
-    await expect(evaluateAlerts({ sql: db.sql, now: at(2 * MINUTE) })).rejects.toThrow(new RegExp(`redaction rule #${rule.id} .*backreferences`))
+    await expect(evaluateAlerts({ db, now: at(2 * MINUTE) })).rejects.toThrow(new RegExp(`redaction rule #${rule.id} .*backreferences`))
     expect(receiver.bodies).toHaveLength(2)
     // Recorded all the same: once the rule is fixed, the next evaluation after the claim ran out sends it, redacted.
     await db.sql.query('DELETE FROM redaction_rules WHERE id = $1::bigint', [rule.id])
-    await evaluateAlerts({ sql: db.sql, now: at(4 * MINUTE) })
+    await evaluateAlerts({ db, now: at(4 * MINUTE) })
     expect(receiver.bodies).toHaveLength(4)
     for (const body of receiver.bodies.slice(2)) {
       expect(JSON.stringify(body)).not.toContain('othersecret')

@@ -43,7 +43,7 @@ describe('alert webhooks and the internal network', () => {
        VALUES ('source-rate', 'firing', 'source', '1', 'orders.dlq', $1, true, $2, $2) RETURNING id::text`,
       [text, now],
     )
-    await evaluateAlerts({ sql: db.sql, now })
+    await evaluateAlerts({ db, now })
     const { events } = await listAlertEvents({ limit: 200 }, { includeDeliveryErrors: true })
     return events.find((e) => e.id === rows[0].id)!
   }
@@ -153,7 +153,7 @@ describe('alert webhooks and the internal network', () => {
     // Allowed again, the retry goes out: a refusal is a failed delivery like any other.
     await allow(['127.0.0.1', 'localhost'])
     now = new Date(now.getTime() + 60_000)
-    await evaluateAlerts({ sql: db.sql, now })
+    await evaluateAlerts({ db, now })
     expect(receiver.requests.length - before).toBe(3) // [::1] stays refused: only 127.0.0.1 is allowed
   })
 

@@ -18,7 +18,7 @@ import { groupBreakdown } from '@/lib/server/groups/group-breakdown'
 import { listGroups } from '@/lib/server/groups/list-groups'
 import { storeBatch, type IngestRow } from '@/lib/server/engines/drainer/store-batch'
 import { listMessages } from '@/lib/server/messages/list-messages'
-import { indexSearchBacklog, searchBacklogSize } from '@/lib/server/engines/search-indexer/index-search-backlog'
+import { indexSearchBacklog, searchBacklogSize } from '@/lib/server/engines/search-indexer/search-index-store'
 import { getSummary } from '@/lib/server/summary/get-summary'
 import { listMessagesQuerySchema } from '@/lib/shared/schemas/message'
 
@@ -224,12 +224,12 @@ describe('triage read API', () => {
       }
       // Freshly stored rows are found through the search backlog; indexed ones through dead_letter_search; a half-indexed
       // store mixes both, and the answers must not change as the indexer catches up.
-      expect((await searchBacklogSize(db.sql)).ranges).toBeGreaterThan(0)
+      expect((await searchBacklogSize({ sql: db.sql })).ranges).toBeGreaterThan(0)
       await everyPlan()
       await indexSearchBacklog({ sql: db.sql, ranges: 6 })
       await everyPlan()
       while ((await indexSearchBacklog({ sql: db.sql })).more);
-      expect(await searchBacklogSize(db.sql)).toEqual({ ranges: 0, ids: 0 })
+      expect(await searchBacklogSize({ sql: db.sql })).toEqual({ ranges: 0, ids: 0 })
       await everyPlan()
     })
 

@@ -4,7 +4,8 @@ import { connect, type Channel, type ChannelModel, type ConfirmChannel } from '@
 import { getConfig } from '@/lib/server/platform/config'
 import { startDrainer, type Drainer } from '@/lib/server/engines/drainer/drainer'
 import { closeControlPublisher } from '@/lib/server/pauses/control-events'
-import { declarePauseTopology, registerHoldSource } from '@/lib/server/engines/release/pause-runtime'
+import { declarePauseTopology } from '@/lib/server/engines/release/pause-runtime'
+import { registerHoldSource } from '@/lib/server/engines/release/release-store'
 import { createReplay } from '@/lib/server/replay/create-replay'
 import type { ReplayExecutor } from '@/lib/server/engines/replay-executor/executor'
 import { createSource } from '@/lib/server/sources/create-source'
@@ -99,7 +100,7 @@ describe('Lazarus with least-privilege RabbitMQ users', () => {
     } finally {
       await lazarus.close()
     }
-    await registerHoldSource(db.sql, '/', topology.hold)
+    await registerHoldSource({ sql: db.sql, vhost: '/', queue: topology.hold })
     const { queue } = await channel.assertQueue('', { exclusive: true })
     await channel.bindQueue(queue, topology.control, '#')
     await channel.consume(queue, (m) => m && events.push(JSON.parse(m.content.toString())), { noAck: true })
@@ -138,7 +139,7 @@ describe('Lazarus with least-privilege RabbitMQ users', () => {
   })
 
   it('plans with the management user and replays to the source exchange and to the failed queue, pausing the entities', async () => {
-    executor = startTestExecutor(db.sql, { amqpUrl: LAZARUS_AMQP_URL, amqpUser: users.amqp })
+    executor = startTestExecutor(db, { amqpUrl: LAZARUS_AMQP_URL, amqpUser: users.amqp })
     const id = async (entity: string) => (await db.sql.query<{ id: string }>('SELECT id::text FROM dead_letters WHERE entity_key = $1', [entity])).rows[0].id
 
     const toSource = (await createReplay({ input: { selection: { ids: [await id('order-1')] } }, actor: 'ann' })) as ReplayCreatedDto

@@ -87,12 +87,12 @@ describe('one broker layer: recovery and re-declaration', () => {
     ;({ queue: eventQueue } = await eventChannel.assertQueue('', { exclusive: true }))
     await eventChannel.consume(eventQueue, (m: ConsumeMessage | null) => m && events.push(JSON.parse(m.content.toString())), { noAck: true })
 
-    runtime = await startPauseRuntime({ sql: db.sql, config: topology.config, sweepMs: 500 })
+    runtime = await startPauseRuntime({ db, config: topology.config, sweepMs: 500 })
     await runtime.topologyReady
     const drain = await drainQueues(db.sql, [dlq], { batch: 50, prefetch: 100 })
     drainer = drain.drainer
     dlqSourceId = drain.sourceIds[dlq]
-    executor = startTestExecutor(db.sql, { window: 100 })
+    executor = startTestExecutor(db, { window: 100 })
   })
 
   afterAll(async () => {

@@ -150,7 +150,7 @@ describe('a header nested too deep to store', () => {
       },
       { what: 'all three dead letters stored', timeoutMs: 30_000 },
     )
-    executor = startTestExecutor(db.sql)
+    executor = startTestExecutor(db)
   })
 
   afterAll(async () => {

@@ -115,8 +115,9 @@ describe('group counters per source', () => {
 
   /** Publishes nothing: claims the job's items and records `confirm(seq)` ? confirmed : failed for each. */
   async function settleJob(jobId: string, confirm: (seq: number) => boolean): Promise<void> {
-    const items = await claimItems(db.sql, { jobId, afterSeq: 0, span: 10_000, limit: 10_000, maxBytes: 64 * 1024 * 1024 })
-    await recordOutcomes(db.sql, {
+    const items = await claimItems({ sql: db.sql, jobId, afterSeq: 0, span: 10_000, limit: 10_000, maxBytes: 64 * 1024 * 1024 })
+    await recordOutcomes({
+      sql: db.sql,
       jobId, actor: 'counters-test', rate: null,
       outcomes: items.map((i) => ({
         seq: i.seq, groupId: i.group_id, sourceId: i.source_id, status: confirm(i.seq) ? 'confirmed' as const : 'failed' as const,
@@ -200,7 +201,7 @@ describe('group counters per source', () => {
   it('retention lowers the counters of each group and source by what it deleted, and keeps the buckets', async () => {
     await db.sql.query(`UPDATE dead_letter_states SET status_changed_at = now() - interval '40 days' WHERE status IN ('replayed', 'resolved') AND dead_letter_id % 2 = 0`)
     const bucketsBefore = (await db.sql.query<{ n: number }>('SELECT sum(count)::int AS n FROM group_source_arrivals')).rows[0].n
-    const result = await runRetention({ sql: db.sql, days: 30, batchSize: 7 })
+    const result = await runRetention({ db, days: 30, batchSize: 7 })
     expect(result.deleted).toBeGreaterThan(20)
     const stored = await expectCountersTrue()
     expect(stored.reduce((sum, p) => sum + p.count, 0)).toBe(bucketsBefore - result.deleted)
@@ -212,7 +213,7 @@ describe('group counters per source', () => {
     const mine = await idsWhere('d.source_id = $1', [source.c])
     await resolveMessages({ input: { selection: { ids: mine }, reason: 'noise' }, actor: 'ann' })
     await db.sql.query(`UPDATE dead_letter_states SET status_changed_at = now() - interval '40 days' WHERE dead_letter_id = ANY($1::bigint[])`, [mine])
-    await runRetention({ sql: db.sql, days: 30 })
+    await runRetention({ db, days: 30 })
     await expectCountersTrue()
     const count = async (table: string) => (await db.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE source_id = $1::bigint`, [source.c])).rows[0].n
     expect([await count('group_source_stats'), await count('group_source_arrivals')]).toEqual([1, 3])

@@ -11,8 +11,9 @@ import { storeBatch, type IngestRow } from '@/lib/server/engines/drainer/store-b
 import { closeControlPublisher } from '@/lib/server/pauses/control-events'
 import { createPause } from '@/lib/server/pauses/create-pause'
 import { createPauseSchema } from '@/lib/shared/schemas/pause'
-import { appendReleaseItems, createJobPauses, resumeJobPauses } from '@/lib/server/pauses/job-pauses'
-import { registerHoldSource } from '@/lib/server/engines/release/pause-runtime'
+import { createJobPauses } from '@/lib/server/pauses/job-pauses'
+import { appendReleaseItems, resumeJobPauses } from '@/lib/server/engines/release/job-releases'
+import { registerHoldSource } from '@/lib/server/engines/release/release-store'
 import { isolatePauseTopology } from '../helpers/pause-topology'
 
 const topology = isolatePauseTopology()
@@ -66,7 +67,7 @@ describe('pause registry API', () => {
     // A source whose dead letters do not say which queue they failed in. (Neither DLQ exists on the broker: the admin
     // confirms them as dead-letter queues.)
     bareSourceId = (await (await sourcesRoute.POST(send('POST', '/api/sources', { queue: 'bare.dlq', confirmNotWorkQueue: true }, 'admin'), ctx({}))).json()).id
-    holdSourceId = await registerHoldSource(db.sql, '/', topology.hold)
+    holdSourceId = await registerHoldSource({ sql: db.sql, vhost: '/', queue: topology.hold })
     await storeBatch(db.sql, { sourceId, sourceLabel: 'orders.dlq', rows: [row(), row({ entityKey: 'order-2' })] })
     await storeBatch(db.sql, { sourceId: bareSourceId, sourceLabel: 'bare.dlq', rows: [row({ originQueue: null, signature: 'v1:pauseapi000000002' })] })
 
@@ -225,8 +226,8 @@ describe('pause registry API', () => {
     expect((await pauseRoute.DELETE(send('DELETE', '/api/pauses/x'), ctx({ id: ids.entity }))).status).toBe(409)
 
     // The executor's last step: nothing more held, then resume at the next version with its event.
-    expect(await db.sql.transaction((tx) => appendReleaseItems({ tx, jobId: body.replayJobId }))).toBe(0)
-    await resumeJobPauses({ sql: db.sql, jobId: body.replayJobId, actor: 'ann' })
+    expect(await db.sql.transaction((tx) => appendReleaseItems({ sql: tx, jobId: body.replayJobId }))).toBe(0)
+    await resumeJobPauses({ db, jobId: body.replayJobId, actor: 'ann' })
     const after = await (await pausesRoute.GET(get('/api/pauses?status=all'), ctx({}))).json()
     expect(after.version).toBe(5)
     expect(after.pauses.find((p: any) => p.id === ids.entity)).toMatchObject({ status: 'resumed', version: 5 })
@@ -276,7 +277,7 @@ describe('pause registry API', () => {
 
     // Messages held while the job ran; one for another queue is not the job's.
     for (const r of [held('order-2', 2), held('order-2', 3), held('order-2', 4, 'other.work')]) await storeBatch(db.sql, { sourceId: holdSourceId, sourceLabel: topology.hold, rows: [r] })
-    const added = await db.sql.transaction((tx) => appendReleaseItems({ tx, jobId }))
+    const added = await db.sql.transaction((tx) => appendReleaseItems({ sql: tx, jobId }))
     expect(added).toBe(2)
     const { rows: items } = await db.sql.query<{ seq: number; kind: string; n: number | null; routing_key: string | null }>(
       `SELECT i.seq, i.kind, (convert_from(d.body, 'UTF8')::jsonb->>'n')::int AS n, i.routing_key
@@ -291,7 +292,7 @@ describe('pause registry API', () => {
     const { rows: total } = await db.sql.query<{ total: number }>('SELECT total FROM replay_jobs WHERE id = $1::bigint', [jobId])
     expect(total[0].total).toBe(3)
 
-    await resumeJobPauses({ sql: db.sql, jobId, actor: 'carol' })
+    await resumeJobPauses({ db, jobId, actor: 'carol' })
     const list = await (await pausesRoute.GET(get('/api/pauses?status=all'), ctx({}))).json()
     expect(list.pauses.find((p: any) => p.id === pauses[0].id)).toMatchObject({ status: 'resumed', version: 7, resumedBy: 'carol' })
     expect(list.version).toBe(7)
@@ -306,7 +307,7 @@ describe('pause registry API', () => {
     const versions = pauses.map((p) => p.version).sort((a, b) => a - b)
     expect(new Set(versions).size).toBe(1000)
     expect(versions[999] - versions[0]).toBe(999)
-    await resumeJobPauses({ sql: db.sql, jobId: job[0].id, actor: 'dave' })
+    await resumeJobPauses({ db, jobId: job[0].id, actor: 'dave' })
     expect(Date.now() - started).toBeLessThan(10_000)
     const { rows } = await db.sql.query<{ action: string; n: number }>(`SELECT action, count(*)::int AS n FROM audit_log WHERE actor = 'dave' GROUP BY action ORDER BY action`)
     expect(rows).toEqual([{ action: 'pause.created', n: 1000 }, { action: 'pause.resumed', n: 1000 }])
@@ -333,7 +334,7 @@ describe('pause registry API', () => {
     const entityResumed = await (await pauseRoute.DELETE(send('DELETE', '/api/pauses/x'), ctx({ id: entity.id }))).json()
     expect(entityResumed).toMatchObject({ status: 'resumed', version: whole.version + 1 })
     // ...whose release job picks it up when its first items are done.
-    expect(await db.sql.transaction((tx) => appendReleaseItems({ tx, jobId: wholeResumed.replayJobId }))).toBe(1)
+    expect(await db.sql.transaction((tx) => appendReleaseItems({ sql: tx, jobId: wholeResumed.replayJobId }))).toBe(1)
     expect(await releasedOf(wholeResumed.replayJobId)).toEqual(['order-4', 'order-3'])
   })
 })

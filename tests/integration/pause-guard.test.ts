@@ -73,7 +73,7 @@ describe('guard, hold and the hold source', () => {
   beforeAll(async () => {
     topology.assertConfigured()
     db = await createTestDb()
-    runtime = await startPauseRuntime({ sql: db.sql, config: topology.config, sweepMs: 300 })
+    runtime = await startPauseRuntime({ db, config: topology.config, sweepMs: 300 })
     await runtime.topologyReady
     app = await brokerConnection()
     const setup = await app.createChannel()

@@ -68,7 +68,7 @@ describe('held messages no pause explains are stored, flagged and never released
   beforeAll(async () => {
     topology.assertConfigured()
     db = await createTestDb()
-    runtime = await startPauseRuntime({ sql: db.sql, config: topology.config, sweepMs: 200 })
+    runtime = await startPauseRuntime({ db, config: topology.config, sweepMs: 200 })
     await runtime.topologyReady
     app = await brokerConnection()
     const setup = await app.createChannel()
@@ -78,7 +78,7 @@ describe('held messages no pause explains are stored, flagged and never released
     const drain = await drainQueues(db.sql, [dlq], { entityKey: { kind: 'jsonPointer', pointer: '/orderId' } })
     drainer = drain.drainer
     sourceId = drain.sourceIds[dlq]
-    executor = startTestExecutor(db.sql)
+    executor = startTestExecutor(db)
   })
 
   afterAll(async () => {

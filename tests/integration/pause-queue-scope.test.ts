@@ -4,7 +4,7 @@ import { AppError } from '@/lib/server/platform/errors/app-error'
 import { storeBatch, type IngestRow } from '@/lib/server/engines/drainer/store-batch'
 import { closeControlPublisher } from '@/lib/server/pauses/control-events'
 import { createPause } from '@/lib/server/pauses/create-pause'
-import { registerHoldSource } from '@/lib/server/engines/release/pause-runtime'
+import { registerHoldSource } from '@/lib/server/engines/release/release-store'
 import { createPauseSchema } from '@/lib/shared/schemas/pause'
 import { isolatePauseTopology } from '../helpers/pause-topology'
 import { createTestDb, type TestDb } from '../helpers/test-db'
@@ -52,7 +52,7 @@ describe('which queues a pause may name', () => {
       (await db.sql.query<{ id: string }>(`INSERT INTO sources (vhost, queue, enabled) VALUES ('/', $1, false) RETURNING id::text`, [queue])).rows[0].id
     sourceId = await source('scope.dlq')
     bareId = await source('scope.bare.dlq')
-    holdId = await registerHoldSource(db.sql, '/', topology.hold)
+    holdId = await registerHoldSource({ sql: db.sql, vhost: '/', queue: topology.hold })
     await storeBatch(db.sql, { sourceId, sourceLabel: 'scope.dlq', rows: [deadLetter('scope.orders.work'), deadLetter('scope.orders.work'), deadLetter('scope.orders.retry'), deadLetter(null)] })
     await storeBatch(db.sql, { sourceId: bareId, sourceLabel: 'scope.bare.dlq', rows: [deadLetter(null)] })
   })

@@ -48,7 +48,7 @@ describe('pause, hold, replay, release, resume: end to end', () => {
   beforeAll(async () => {
     topology.assertConfigured()
     db = await createTestDb()
-    runtime = await startPauseRuntime({ sql: db.sql, config: topology.config, sweepMs: 300 })
+    runtime = await startPauseRuntime({ db, config: topology.config, sweepMs: 300 })
     await runtime.topologyReady
     app = await brokerConnection()
     const setup = await app.createChannel()
@@ -117,7 +117,7 @@ describe('pause, hold, replay, release, resume: end to end', () => {
     expect(handled.map((o) => o.orderId)).toEqual(['F', 'G', 'F'])
 
     // 5. The replay runs: replays first, then the held messages, then E is resumed.
-    executor = startTestExecutor(db.sql)
+    executor = startTestExecutor(db)
     const finished = await waitForJob(db.sql, job.id)
     expect(finished).toMatchObject({ status: 'completed', confirmed: 3, released: 5, total: 8 })
     await waitFor(async () => handled.filter((o) => o.orderId === 'E').length === 8, { what: "E's eight messages handled" })

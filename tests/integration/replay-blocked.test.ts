@@ -71,7 +71,7 @@ describe('replay under a broker resource alarm', () => {
 
   it('holds publishing while the broker blocks it, then confirms every message once the alarm clears', async () => {
     const ids = await storeMessages(40)
-    executor = startTestExecutor(db.sql)
+    executor = startTestExecutor(db)
     raiseAlarm()
     const jobId = await replay(ids)
     const blocked = await waitFor(async () => executor!.status().blocked, { what: 'the executor to report the block', timeoutMs: 30_000 })
@@ -93,7 +93,7 @@ describe('replay under a broker resource alarm', () => {
 
   it('a confirm that never comes (blocked past the timeout) leaves the messages dead with the reason, none marked replayed', async () => {
     const ids = await storeMessages(20)
-    executor = startTestExecutor(db.sql, { confirmTimeoutMs: 1_500 })
+    executor = startTestExecutor(db, { confirmTimeoutMs: 1_500 })
     raiseAlarm()
     const jobId = await replay(ids)
     const job = await waitForJob(db.sql, jobId, ['completed', 'failed'], 60_000)

@@ -16,7 +16,7 @@ import { createTestDb, type TestDb } from '../helpers/test-db'
 describe('replay claims and outcomes', () => {
   let db: TestDb
   let job: ReplayCreatedDto
-  const claim = (afterSeq: number, limit: number) => claimItems(db.sql, { jobId: job.id, afterSeq, span: 1000, limit, maxBytes: 32 * 1024 * 1024 })
+  const claim = (afterSeq: number, limit: number) => claimItems({ sql: db.sql, jobId: job.id, afterSeq, span: 1000, limit, maxBytes: 32 * 1024 * 1024 })
   const statuses = async () => (await listReplayItems({ id: job.id, query: { limit: 100 } })).items.map((i) => i.status)
   const claimedThrough = async () => (await db.sql.query<{ n: number }>('SELECT claimed_through AS n FROM replay_jobs WHERE id = $1::bigint', [job.id])).rows[0].n
 
@@ -46,8 +46,8 @@ describe('replay claims and outcomes', () => {
   it('records when published messages went out, counts only those as published, and never lowers the mark', async () => {
     const [first, second] = await claim(0, 2)
     const sentAt = Date.parse('2026-11-30T12:00:00.250Z')
-    await recordOutcomes(db.sql, {
-      jobId: job.id, actor: 'claim-test', rate: null,
+    await recordOutcomes({
+      sql: db.sql, jobId: job.id, actor: 'claim-test', rate: null,
       outcomes: [
         { seq: first.seq, groupId: first.group_id, sourceId: first.source_id, status: 'confirmed', error: null, publishedAt: sentAt },
         { seq: second.seq, groupId: second.group_id, sourceId: second.source_id, status: 'skipped', error: 'not published: test' },

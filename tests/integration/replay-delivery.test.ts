@@ -86,7 +86,7 @@ describe('replay delivery', () => {
     await channel.purgeQueue(fan.other)
     ;({ drainer, sourceIds: { [names.dlq]: sourceId } } = await drainQueues(db.sql, [names.dlq]))
     await waitFor(async () => (await storedCount()) === 10, { what: '10 dead letters stored' })
-    executor = startTestExecutor(db.sql)
+    executor = startTestExecutor(db)
   })
 
   afterAll(async () => {

@@ -57,7 +57,7 @@ describe('replay size limits', () => {
     expect(created.plan.replayable).toBe(4)
     await db.sql.query('UPDATE dead_letters SET headers = $2::json WHERE id = $1::bigint', [ids[1], hugeHeaders])
     // Started only now: an executor polling meanwhile could claim the job before the header table grew.
-    executor = startTestExecutor(db.sql, { maxBodyBytes: 2048 })
+    executor = startTestExecutor(db, { maxBodyBytes: 2048 })
     executor.wake()
     const job = await waitForJob(db.sql, created.id)
     expect(job).toMatchObject({ status: 'completed', confirmed: 2, skipped: 2, failed: 0 })

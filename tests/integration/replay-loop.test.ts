@@ -36,7 +36,7 @@ describe('replay loops', () => {
     await failing.consume(names.work, (m) => m && failing.nack(m, false, false))
     ;({ drainer } = await drainQueues(db.sql, [names.dlq]))
     await waitFor(async () => (await rows()).length === 1, { what: 'the first dead letter' })
-    executor = startTestExecutor(db.sql)
+    executor = startTestExecutor(db)
   })
 
   afterAll(async () => {

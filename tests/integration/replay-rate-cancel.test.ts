@@ -30,7 +30,7 @@ describe('replay rate limit and cancel', () => {
     rateSource = await storeBulk(db.sql, uniqueName('rate_dlq'), bulkRows(1_000, origin))
     cancelSource = await storeBulk(db.sql, uniqueName('cancel_dlq'), bulkRows(2_000, { ...origin, start: 10_000 }))
     await channel.consume(work, (m) => m && arrivals.push({ at: performance.now(), replayId: String(m.properties.headers?.['x-lazarus-replay-id']) }), { noAck: true })
-    executor = startTestExecutor(db.sql)
+    executor = startTestExecutor(db)
   })
 
   afterAll(async () => {

@@ -53,7 +53,7 @@ describe('replay with paused entities', () => {
     await db.sql.query(`UPDATE sources SET kind = 'hold' WHERE id = $1::bigint`, [holdSource])
     await db.sql.query('UPDATE dead_letters SET held_from = $2 WHERE source_id = $1::bigint', [holdSource, work])
 
-    executor = startTestExecutor(db.sql)
+    executor = startTestExecutor(db)
     const job = await waitForJob(db.sql, created.id)
     expect(job).toMatchObject({ status: 'completed', total: 4, confirmed: 2, released: 2, failed: 0, unroutable: 0 })
 

@@ -4,7 +4,7 @@ import { createTestDb, type TestDb } from '../helpers/test-db'
 import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
 import { ingestRow } from '../helpers/ingest-row'
 import { runRetention } from '@/lib/server/engines/retention/run-retention'
-import { indexSearchBacklog } from '@/lib/server/engines/search-indexer/index-search-backlog'
+import { indexSearchBacklog } from '@/lib/server/engines/search-indexer/search-index-store'
 import * as retentionRoute from '@/app/api/settings/retention/route'
 
 const DAY = 86_400_000
@@ -53,7 +53,7 @@ describe('retention', () => {
   })
 
   it('deletes in small batches, oldest first, and stops where it was told to', async () => {
-    const first = await runRetention({ sql: db.sql, days: 30, batchSize: 25, maxBatches: 1 })
+    const first = await runRetention({ db, days: 30, batchSize: 25, maxBatches: 1 })
     expect(first).toMatchObject({ deleted: 25, batches: 1, more: true })
     // The oldest status change goes first: 45 days (resolved) before 31 (replayed).
     expect(await count(`body_preview LIKE '{"tag":"old-resolved"%'`)).toBe(15)
@@ -61,7 +61,7 @@ describe('retention', () => {
   })
 
   it('removes every replayed and resolved message past the period, never a dead or held one, and keeps counters true', async () => {
-    const rest = await runRetention({ sql: db.sql, days: 30, batchSize: 25 })
+    const rest = await runRetention({ db, days: 30, batchSize: 25 })
     expect(rest).toMatchObject({ deleted: 55, more: false })
     expect(await count(`status = 'dead'`)).toBe(40)
     expect(await count(`status = 'held'`)).toBe(40)
@@ -77,7 +77,7 @@ describe('retention', () => {
 
   it('two workers running at once delete each row once', async () => {
     await db.sql.query(`UPDATE dead_letter_states SET status_changed_at = now() - interval '40 days' WHERE status IN ('replayed', 'resolved')`)
-    const results = await Promise.all([runRetention({ sql: db.sql, days: 30, batchSize: 7 }), runRetention({ sql: db.sql, days: 30, batchSize: 7 })])
+    const results = await Promise.all([runRetention({ db, days: 30, batchSize: 7 }), runRetention({ db, days: 30, batchSize: 7 })])
     expect(results[0].deleted + results[1].deleted).toBe(80)
     expect(await count('TRUE')).toBe(80)
     const { rows } = await db.sql.query<{ count: string }>('SELECT count FROM error_groups WHERE id = $1', [groupId])
@@ -85,6 +85,6 @@ describe('retention', () => {
   })
 
   it('0 days keeps everything', async () => {
-    expect(await runRetention({ sql: db.sql, days: 0 })).toMatchObject({ deleted: 0, batches: 0 })
+    expect(await runRetention({ db, days: 0 })).toMatchObject({ deleted: 0, batches: 0 })
   })
 })

@@ -4,7 +4,7 @@ import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
 import { ingestRow } from '../helpers/ingest-row'
 import { listMessages } from '@/lib/server/messages/list-messages'
 import { countMessages } from '@/lib/server/messages/count-messages'
-import { indexSearchBacklog, searchBacklogSize } from '@/lib/server/engines/search-indexer/index-search-backlog'
+import { indexSearchBacklog, searchBacklogSize } from '@/lib/server/engines/search-indexer/search-index-store'
 import { startSearchIndexer } from '@/lib/server/engines/search-indexer/search-indexer'
 import { logger } from '@/lib/server/platform/log'
 import { listMessagesQuerySchema } from '@/lib/shared/schemas/message'
@@ -33,9 +33,9 @@ describe('search index', () => {
   it('each stored batch leaves one backlog range, and duplicates leave none', async () => {
     const batch = [row('deep-0 ' + '.'.repeat(300) + ' needle-at-300'), row('deep-1 ' + '.'.repeat(600) + ' needle-at-600')]
     await storeBatch(db.sql, { sourceId, sourceLabel: 'search.dlq', rows: batch })
-    expect(await searchBacklogSize(db.sql)).toMatchObject({ ranges: 1 })
+    expect(await searchBacklogSize({ sql: db.sql })).toMatchObject({ ranges: 1 })
     await storeBatch(db.sql, { sourceId, sourceLabel: 'search.dlq', rows: batch })
-    expect(await searchBacklogSize(db.sql)).toMatchObject({ ranges: 1 })
+    expect(await searchBacklogSize({ sql: db.sql })).toMatchObject({ ranges: 1 })
   })
 
   it('finds terms up to 512 characters into a body, the same before and after indexing', async () => {
@@ -44,7 +44,7 @@ describe('search index', () => {
     expect(await countMessages({ q: 'needle-at-300' })).toMatchObject({ count: 1 })
     const result = await indexSearchBacklog({ sql: db.sql })
     expect(result).toMatchObject({ ranges: 1, rows: 2 })
-    expect(await searchBacklogSize(db.sql)).toEqual({ ranges: 0, ids: 0 })
+    expect(await searchBacklogSize({ sql: db.sql })).toEqual({ ranges: 0, ids: 0 })
     expect({ near: await search('needle-at-300'), far: await search('needle-at-600') }).toEqual(before)
     expect(await countMessages({ q: 'needle-at-300' })).toMatchObject({ count: 1 })
   })
@@ -53,7 +53,7 @@ describe('search index', () => {
     for (let b = 0; b < 20; b++) {
       await storeBatch(db.sql, { sourceId, sourceLabel: 'search.dlq', rows: Array.from({ length: 25 }, (_, i) => row(`par-${b}-${i} shared-term`)) })
     }
-    expect((await searchBacklogSize(db.sql)).ranges).toBe(20)
+    expect((await searchBacklogSize({ sql: db.sql })).ranges).toBe(20)
     const runs = await Promise.all(Array.from({ length: 4 }, async () => {
       let rows = 0
       for (;;) {
@@ -79,9 +79,9 @@ describe('search index', () => {
 
   it('the background indexer catches up with what is stored and stops cleanly', async () => {
     await storeBatch(db.sql, { sourceId, sourceLabel: 'search.dlq', rows: Array.from({ length: 40 }, (_, i) => row(`bg-${i} background-term`)) })
-    const indexer = startSearchIndexer({ sql: db.sql, log: logger('search-test'), idleMs: 20 })
+    const indexer = startSearchIndexer({ db, log: logger('search-test'), idleMs: 20 })
     try {
-      await waitFor(async () => (await searchBacklogSize(db.sql)).ranges === 0 || null, { what: 'backlog indexed' })
+      await waitFor(async () => (await searchBacklogSize({ sql: db.sql })).ranges === 0 || null, { what: 'backlog indexed' })
       expect(indexer.status()).toEqual({ indexed: 40, lastError: null })
     } finally {
       await indexer.stop()

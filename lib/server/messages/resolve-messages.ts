@@ -43,7 +43,7 @@ export async function resolveMessages({ input, actor, ...scope }: ResolveMessage
        SELECT d.group_id::text, d.source_id::text, count(*)::int AS n FROM resolved r JOIN dead_letters d ON d.id = r.dead_letter_id GROUP BY 1, 2 ORDER BY 1, 2`,
       params,
     )
-    await addGroupCounts(tx, 'resolved_count', moved)
+    await addGroupCounts({ sql: tx, column: 'resolved_count', moved })
     const resolved = moved.reduce((sum, g) => sum + g.n, 0)
     if ('groupId' in input.selection && resolved > 0 && !sourceIds) {
       await tx.query(`UPDATE error_groups SET status = 'resolved', updated_at = now() WHERE id = $1::bigint`, [input.selection.groupId])

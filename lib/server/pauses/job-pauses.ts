@@ -1,16 +1,14 @@
 import 'server-only'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import { AppError } from '@/lib/server/platform/errors/app-error'
-import { logger } from '@/lib/server/platform/log'
 import type { PauseDto } from '@/lib/shared/schemas/pause'
-import { publishControlEvents } from './control-events'
 import { ruleOf } from './create-pause'
-import { describePause, findOpenPauses, insertPauses, markResumed } from './insert-pause'
-import { toControlEvents } from './pause-row'
-import { claimHeldRows, insertReleaseItems, notCoveredByOtherPause } from './release-items'
-import { releaseStragglers } from '@/lib/server/engines/release/release-stragglers'
+import { describePause, findOpenPauses, insertPauses } from './insert-pause'
 
-/** The functions the replay module calls (design: "Pause, guard, hold"). */
+/**
+ * What replay creation calls (docs/ARCHITECTURE.md#pause-hold-release). How a job's pauses end (its releases, the
+ * resume) is the release engine's: lib/server/engines/release/job-releases.ts.
+ */
 export { publishControlEvents } from './control-events'
 export { toControlEvents } from './pause-row'
 
@@ -55,51 +53,4 @@ export async function createJobPauses({ tx, jobId, actor, pairs }: CreateJobPaus
     })
   }
   return insertPauses(tx, { actor, replayJobId: jobId, pauses: toCreate, summary: (p) => `Paused ${describePause(p)} for replay job ${jobId}` })
-}
-
-export type AppendReleaseItemsOptions = { tx: Sql; jobId: string }
-
-/**
- * Appends, after the job's last item, release items for the messages held under the job's pauses, in arrival
- * order (dead_letters id order), and marks those pauses 'releasing'. Call once the replay items are final; it can
- * be called again to pick up messages held meanwhile. Returns how many items were added.
- */
-export async function appendReleaseItems({ tx, jobId }: AppendReleaseItemsOptions): Promise<number> {
-  const { rows: pauses } = await tx.query<{ id: string }>(
-    `UPDATE pauses SET status = 'releasing' WHERE replay_job_id = $1::bigint AND status <> 'resumed' RETURNING id::text`,
-    [jobId],
-  )
-  if (pauses.length === 0) return 0
-  const { rows: job } = await tx.query<{ created_by: string }>('SELECT created_by FROM replay_jobs WHERE id = $1::bigint', [jobId])
-  const held = await claimHeldRows(tx, {
-    where: `EXISTS (SELECT 1 FROM pauses p WHERE p.replay_job_id = $1::bigint AND p.status <> 'resumed'
-              AND p.vhost = s.vhost AND p.queue = d.held_from AND (p.entity_key IS NULL OR d.entity_key = p.entity_key))
-            AND ${notCoveredByOtherPause('o.replay_job_id IS NOT DISTINCT FROM $1::bigint')}`,
-    params: [jobId],
-    actor: job[0]?.created_by ?? 'lazarus',
-  })
-  return insertReleaseItems(tx, jobId, held)
-}
-
-export type ResumeJobPausesOptions = { sql: Sql; jobId: string; actor: string }
-
-/**
- * Resumes every pause of a job (each at its own registry version, audited) and publishes the 'resume' events.
- * Messages a guard held in the moment before the event reached it are released by the straggler sweep, which
- * runs once right here and then periodically.
- */
-export async function resumeJobPauses({ sql, jobId, actor }: ResumeJobPausesOptions): Promise<void> {
-  const resumed = await sql.transaction(async (tx) => {
-    const { rows } = await tx.query<{ id: string }>(
-      `SELECT id::text FROM pauses WHERE replay_job_id = $1::bigint AND status <> 'resumed' ORDER BY id FOR UPDATE`,
-      [jobId],
-    )
-    return markResumed(tx, { ids: rows.map((r) => r.id), actor, summary: (p) => `Resumed ${describePause(p)} after job ${jobId}` })
-  })
-  await publishControlEvents(toControlEvents('resume', resumed))
-  if (resumed.length > 0) {
-    await releaseStragglers({ sql }).catch((error: unknown) =>
-      logger('pauses').warn('cannot release held stragglers now; the periodic sweep will', { job: jobId, error: (error as Error).message }),
-    )
-  }
 }

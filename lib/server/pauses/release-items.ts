@@ -5,7 +5,7 @@ import type { Sql } from '@/lib/server/platform/db/sql'
 import type { ReplayPlanDto } from '@/lib/shared/schemas/replay'
 import { HELD_UNEXPECTED_FLAG } from './held-row'
 
-type HeldRow = { id: string; held_from: string; entity_key: string | null }
+export type HeldRow = { id: string; held_from: string; entity_key: string | null }
 
 /**
  * SQL (over dead_letters d, sources s): no open pause other than the ones `isOurs` (a condition on pauses o) covers the

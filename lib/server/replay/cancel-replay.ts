@@ -35,8 +35,8 @@ export async function cancelReplay({ id, actor, ...scope }: CancelReplayOptions)
     await tx.query('UPDATE replay_jobs SET cancel_requested_at = now(), cancel_requested_by = $2, updated_at = now() WHERE id = $1::bigint', [jobId, actor])
     let outcome = 'requested'
     if (job.status === 'pending' && job.unleased && job.pauses === 0) {
-      await closeOpenItems(tx, { jobId, actor, status: 'cancelled', reason: 'replay cancelled', kinds: ['replay', 'release'] })
-      await finishJob(tx, { jobId, owner: null, status: 'cancelled' })
+      await closeOpenItems({ sql: tx, jobId, actor, status: 'cancelled', reason: 'replay cancelled', kinds: ['replay', 'release'] })
+      await finishJob({ sql: tx, jobId, owner: null, status: 'cancelled' })
       outcome = 'cancelled'
     }
     await recordAudit(tx, {

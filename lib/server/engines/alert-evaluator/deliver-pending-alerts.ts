@@ -1,11 +1,10 @@
 import 'server-only'
-import type { Sql } from '@/lib/server/platform/db/sql'
-import { alertEventColumns, type AlertEventRow } from '@/lib/server/alerts/alert-dto'
-import { deliverWebhooks, type Delivery } from './deliver-webhooks'
+import type { Db } from '@/lib/server/platform/db'
 import { loadWebhookPolicy } from '@/lib/server/alerts/webhook-settings'
-import { webhookPayload } from './webhook-payload'
 import { loadRedactor } from '@/lib/server/redaction/redaction-rules'
-import { MAX_WEBHOOKS } from '@/lib/shared/schemas/webhook-settings'
+import { claimDueEvents, enabledWebhookUrls, recordDelivery } from './alert-store'
+import { deliverWebhooks, type Delivery } from './deliver-webhooks'
+import { webhookPayload } from './webhook-payload'
 
 /** Past this age an alert is no longer worth sending; its failed deliveries stay in the history. */
 export const DELIVERY_GIVE_UP_MS = 60 * 60_000
@@ -16,7 +15,12 @@ const BATCH = 50
 /** 30 s, 1 min, 2 min … at most 10 min between attempts. */
 export const retryDelayMs = (attempts: number) => Math.min(30_000 * 2 ** Math.max(0, attempts - 1), 10 * 60_000)
 
-export type DeliverPendingAlertsOptions = { sql: Sql; now: Date; deliver?: typeof deliverWebhooks }
+export type DeliverPendingAlertsOptions = {
+  /** Delivery uses db.background, the pool without statement timeouts. */
+  db: Db
+  now: Date
+  deliver?: typeof deliverWebhooks
+}
 
 /**
  * Sends every alert whose delivery is due (recorded, never sent; or refused by a webhook earlier) to the enabled
@@ -24,32 +28,25 @@ export type DeliverPendingAlertsOptions = { sql: Sql; now: Date; deliver?: typeo
  * (its next attempt pushed past the claim time) before anything is sent, so a slow or hanging webhook holds no lock
  * and a crash mid-send only delays the event. Returns each sent event's delivery record by event id.
  */
-export async function deliverPendingAlerts({ sql, now, deliver = deliverWebhooks }: DeliverPendingAlertsOptions): Promise<Map<string, Delivery[]>> {
-  const { rows } = await sql.query<AlertEventRow & { delivery_attempts: number }>(
-    `UPDATE alert_events e SET next_delivery_at = $2::timestamptz
-     WHERE e.id IN (SELECT id FROM alert_events WHERE next_delivery_at <= $1::timestamptz ORDER BY next_delivery_at, id LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)
-     RETURNING ${alertEventColumns('e')}, e.delivery_attempts`,
-    [now, new Date(now.getTime() + CLAIM_MS)],
-  )
+export async function deliverPendingAlerts({ db, now, deliver = deliverWebhooks }: DeliverPendingAlertsOptions): Promise<Map<string, Delivery[]>> {
+  const sql = db.background
+  const rows = await claimDueEvents({ sql, now, claimUntil: new Date(now.getTime() + CLAIM_MS), limit: BATCH })
   const delivered = new Map<string, Delivery[]>()
   if (rows.length === 0) return delivered
-  // Capped here too: a database from before the cap may hold more, and each one multiplies every alert and its retries.
-  const { rows: hooks } = await sql.query<{ url: string }>(`SELECT url FROM alert_webhooks WHERE enabled ORDER BY id LIMIT ${MAX_WEBHOOKS}`)
+  const hooks = await enabledWebhookUrls({ sql })
   const policy = await loadWebhookPolicy(sql)
   // Alert texts quote error messages: they leave redacted, like exports. A stored rule that no longer compiles throws
   // here and nothing is sent; the claimed events are taken again once the claim runs out.
   const redactor = await loadRedactor(sql)
   for (const row of rows.sort((a, b) => Number(a.id) - Number(b.id))) {
     const accepted = new Set((row.delivery ?? []).filter((d) => d.ok).map((d) => d.url))
-    const urls = hooks.map((h) => h.url).filter((url) => !accepted.has(url))
+    const urls = hooks.filter((url) => !accepted.has(url))
     const results = urls.length > 0 ? await deliver({ urls, ...webhookPayload(row, redactor), policy }) : []
     const delivery = [...(row.delivery ?? []).filter((d) => !urls.includes(d.url)), ...results]
     const attempts = row.delivery_attempts + (urls.length > 0 ? 1 : 0)
     const expired = now.getTime() - new Date(row.at).getTime() >= DELIVERY_GIVE_UP_MS
     const next = results.some((r) => !r.ok) && !expired ? new Date(now.getTime() + retryDelayMs(attempts)) : null
-    await sql.query('UPDATE alert_events SET delivery = $2::jsonb, delivery_attempts = $3, next_delivery_at = $4 WHERE id = $1::bigint', [
-      row.id, JSON.stringify(delivery), attempts, next,
-    ])
+    await recordDelivery({ sql, eventId: row.id, delivery, attempts, next })
     delivered.set(row.id, delivery)
   }
   return delivered

@@ -2,31 +2,44 @@ import 'server-only'
 import { amqpVhost } from '@/lib/server/platform/broker/amqp-url'
 import { queueExists, withChannel, type ChannelSource } from '@/lib/server/platform/broker/probe'
 import type { Config } from '@/lib/server/platform/config'
-import type { Sql } from '@/lib/server/platform/db/sql'
+import type { Db } from '@/lib/server/platform/db'
 import { logger } from '@/lib/server/platform/log'
-import { HOLD_QUEUE } from '@/lib/guard/protocol'
 import { closeControlPublisher, controlConnection } from '@/lib/server/pauses/control-events'
+import { registerHoldSource } from './release-store'
 import { releaseStragglers } from './release-stragglers'
+
+/**
+ * The release engine: the pause runtime below (hold source, pause topology, straggler sweep), the release steps of a
+ * replay job (job-releases.ts, run by the replay executor), and its SQL (release-store.ts). Why a crash loses or
+ * doubles nothing (docs/ARCHITECTURE.md#where-crash-safety-comes-from):
+ *
+ * 1. Registering the hold source and declaring the topology are idempotent: every process does both at every start,
+ *    and the topology again after every reconnection, so a process that died half-way leaves nothing to repair.
+ * 2. A straggler sweep takes held rows (held → replaying, FOR UPDATE SKIP LOCKED), creates their release job with its
+ *    items and audits it, all in one transaction: dying before the commit leaves the rows held for the next sweep;
+ *    after it, the job is there and the replay executor publishes it like any job. Two workers' sweeps skip each
+ *    other's rows, so no row goes into two jobs.
+ * 3. Publishing a release is replay publishing (lib/server/engines/replay-executor/executor.ts): a release that was
+ *    not confirmed leaves its row held, with the reason, and the sweep tries it again after ten minutes; one that
+ *    was published but not recorded goes out again with the same x-lazarus-replay-id, which a guard lets through.
+ * 4. A replay job's releases are appended (rows taken held → replaying, pauses marked releasing) in one transaction,
+ *    and appended again by whichever run takes the job over, picking up what was held meanwhile. Its pauses are
+ *    resumed (with their audit entries) in one transaction after every item is out; the 'resume' events go after the
+ *    commit, and a lost event costs a guard one poll. A message a guard held in that moment is a straggler (2).
+ * 5. The database away: a sweep fails, is logged and runs again two seconds later. The broker away: the control
+ *    connection reconnects and declares the topology again; guards keep polling the registry in the meantime.
+ */
 
 const log = logger('pauses')
 
 export type PauseRuntime = { stop(): Promise<void>; topologyReady: Promise<void> }
 
 export type StartPauseRuntimeOptions = {
-  sql: Sql
+  /** The runtime uses db.background, the pool without statement timeouts. */
+  db: Db
   config: Pick<Config, 'AMQP_URL' | 'LAZARUS_CONTROL_EXCHANGE' | 'LAZARUS_HOLD_QUEUE'>
   /** How often held messages whose pause ended are looked for. */
   sweepMs?: number
-}
-
-/** Registers lazarus.hold as a source of kind 'hold' (the drainer stores its deliveries with status 'held'). */
-export async function registerHoldSource(sql: Sql, vhost: string, queue = HOLD_QUEUE): Promise<string> {
-  const { rows } = await sql.query<{ id: string }>(
-    `INSERT INTO sources (vhost, queue, kind) VALUES ($1, $2, 'hold')
-     ON CONFLICT (vhost, queue) DO UPDATE SET kind = 'hold' RETURNING id::text`,
-    [vhost, queue],
-  )
-  return rows[0].id
 }
 
 /**
@@ -49,7 +62,7 @@ export async function declarePauseTopology(connection: ChannelSource, names: { c
  * (again after every reconnection, so a deleted exchange or queue comes back; retried until the broker takes it), and
  * sweeps held messages whose pause ended into release jobs.
  */
-export async function startPauseRuntime({ sql, config, sweepMs = 2_000 }: StartPauseRuntimeOptions): Promise<PauseRuntime> {
+export async function startPauseRuntime({ db, config, sweepMs = 2_000 }: StartPauseRuntimeOptions): Promise<PauseRuntime> {
   let stopped = false
   const timers = new Set<NodeJS.Timeout>()
   const later = (ms: number, fn: () => void) => {
@@ -61,7 +74,7 @@ export async function startPauseRuntime({ sql, config, sweepMs = 2_000 }: StartP
   }
 
   const names = { control: config.LAZARUS_CONTROL_EXCHANGE, hold: config.LAZARUS_HOLD_QUEUE }
-  await registerHoldSource(sql, amqpVhost(config.AMQP_URL), names.hold)
+  await registerHoldSource({ sql: db.background, vhost: amqpVhost(config.AMQP_URL), queue: names.hold })
 
   const topology = controlConnection(config).addSetup('pause topology', async (connection) => {
     await declarePauseTopology(connection, names)
@@ -71,7 +84,7 @@ export async function startPauseRuntime({ sql, config, sweepMs = 2_000 }: StartP
   const sweep = async () => {
     if (stopped) return
     try {
-      const released = await releaseStragglers({ sql })
+      const released = await releaseStragglers({ db })
       if (released) log.info('releasing messages held after their pause ended', { job: released.jobId, messages: released.released })
     } catch (error) {
       log.warn('straggler sweep failed', { error: (error as Error).message })

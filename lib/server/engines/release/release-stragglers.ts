@@ -1,7 +1,8 @@
 import 'server-only'
 import { recordAudit } from '@/lib/server/audit/record-audit'
-import type { Sql } from '@/lib/server/platform/db/sql'
-import { claimHeldRows, createReleaseJob } from '@/lib/server/pauses/release-items'
+import type { Db } from '@/lib/server/platform/db'
+import { createReleaseJob } from '@/lib/server/pauses/release-items'
+import { claimStragglers } from './release-store'
 
 /**
  * A release that failed (its queue was deleted, say) leaves the message held with the reason; it is tried again
@@ -19,16 +20,9 @@ export const SYSTEM_ACTOR = 'lazarus'
  * is flagged held-unexpected (no pause explained it when it arrived: claimHeldRows never takes those). Concurrent
  * sweeps (several workers) skip each other's rows. Returns the job id, or null when there was nothing to release.
  */
-export async function releaseStragglers({ sql, actor = SYSTEM_ACTOR }: { sql: Sql; actor?: string }): Promise<{ jobId: string; released: number } | null> {
-  return sql.transaction(async (tx) => {
-    const rows = await claimHeldRows(tx, {
-      where: `NOT EXISTS (SELECT 1 FROM pauses p WHERE p.status <> 'resumed' AND p.vhost = s.vhost AND p.queue = d.held_from
-                AND (p.entity_key IS NULL OR d.entity_key = p.entity_key))
-              AND (st.status_reason IS NULL OR st.status_changed_at < now() - $1::int * interval '1 second')`,
-      params: [FAILED_RELEASE_RETRY_SECONDS],
-      actor,
-      limit: 10_000,
-    })
+export async function releaseStragglers({ db, actor = SYSTEM_ACTOR }: { db: Db; actor?: string }): Promise<{ jobId: string; released: number } | null> {
+  return db.background.transaction(async (tx) => {
+    const rows = await claimStragglers({ sql: tx, actor, retryAfterSeconds: FAILED_RELEASE_RETRY_SECONDS, limit: 10_000 })
     const jobId = await createReleaseJob(tx, { rows, actor })
     if (jobId === null) return null
     await recordAudit(tx, {

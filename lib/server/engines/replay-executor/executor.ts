@@ -3,13 +3,44 @@ import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import { backoffDelay } from '@/lib/server/platform/broker/backoff'
 import { BrokerConnection } from '@/lib/server/platform/broker/connection'
-import type { Sql } from '@/lib/server/platform/db/sql'
+import type { Db } from '@/lib/server/platform/db'
 import { isConnectionError } from '@/lib/server/platform/db/sql'
 import { logger } from '@/lib/server/platform/log'
+import { replaySettings, type ReplaySettings } from '@/lib/server/replay/replay-settings'
 import { claimJob, releaseLease, type JobRow } from './job-store'
 import { JobRun } from './job-run'
-import { replaySettings, type ReplaySettings } from '@/lib/server/replay/replay-settings'
 import { onReplayWork } from './replay-signal'
+
+/**
+ * The replay executor, and why a crash loses or doubles nothing (docs/ARCHITECTURE.md#where-crash-safety-comes-from).
+ * Its SQL is in job-store.ts; a run's parts are job-run.ts (claims chunks, hands them on), publisher.ts,
+ * outcome-writer.ts and lease-keeper.ts.
+ *
+ * 1. Claiming a job (claimJob) takes its lease in one committed statement. A process that dies holding it simply stops
+ *    renewing; once the lease expires the next executor that looks claims the job and starts from its open items.
+ * 2. Claiming a chunk (claimItems) raises the job's claimed_through in the statement that reads the chunk, committed
+ *    durably before any item of it is published. Dying before that commit: nothing claimed, nothing published. After
+ *    it: the chunk's open items count as in flight, and the next run publishes them again, each with its own
+ *    x-lazarus-replay-id. Items above claimed_through were never published.
+ * 3. Publishing, then the broker's confirm. A message counts as replayed only after an ack with no basic.return
+ *    before it. Dying between the publish and the outcome's write is the one way a message goes out twice, and the
+ *    copy carries the same x-lazarus-replay-id, so consumers can recognise it.
+ * 4. Writing outcomes (recordOutcomes): one transaction per batch, committed without waiting for the WAL flush. A
+ *    batch lost with the process or the database leaves its items in flight: published again, as in 3. While the
+ *    database is away, batches are retried and publishing waits once four windows of outcomes are waiting.
+ * 5. The broker going away closes the channel: the publishes it had not confirmed fail ("not confirmed: channel
+ *    closed"), so their messages stay dead, with the reason, and can be replayed again; the run opens a new channel
+ *    and goes on. Under a resource alarm ('blocked') publishing waits; past the confirm timeout the channel is closed.
+ * 6. The lease: publishing stops once the last renewal is older than three quarters of the lease, before another
+ *    executor may take the job over; a run that finds the job taken by another stops at once.
+ * 7. Finishing: releases appended and published, pauses resumed, then the job finished with its audit entry in one
+ *    transaction. Dying before that: the next run finds no open replay items, publishes what releases remain, resumes
+ *    the pauses (again, harmlessly) and finishes the job.
+ * 8. Shutdown (stop()): each run stops publishing, waits up to 5 s for its confirms, writes its outcomes and gives the
+ *    lease back, so the job is taken over at once rather than after the lease expires. Killed instead: as in 1 to 4.
+ * 9. A run that fails for another reason than an outage gives the lease back with run_failures + 1 and is retried with
+ *    backoff; after five such runs the job fails, its open items fail (their messages stay dead) and its pauses end.
+ */
 
 const log = logger('replay')
 
@@ -28,7 +59,8 @@ export type ReplayExecutorStatus = {
 export type ReplayExecutor = { readonly owner: string; status(): ReplayExecutorStatus; wake(): void; stop(): Promise<void> }
 
 export type StartReplayExecutorOptions = {
-  sql: Sql
+  /** The executor uses db.background, the pool without statement timeouts. */
+  db: Db
   settings?: ReplaySettings
   /** Lease owner name; unique per process by default. */
   owner?: string
@@ -41,7 +73,7 @@ export type StartReplayExecutorOptions = {
  * by the next executor that looks. Started by lib/server/platform/runtime/background.ts next to the drainer.
  */
 export function startReplayExecutor(options: StartReplayExecutorOptions): ReplayExecutor {
-  const { sql } = options
+  const sql = options.db.background
   const settings = options.settings ?? replaySettings()
   const owner = options.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
   const runs = new Map<string, JobRun>()
@@ -80,7 +112,7 @@ export function startReplayExecutor(options: StartReplayExecutorOptions): Replay
           for (const [id, until] of backoff) if (until <= now) backoff.delete(id)
           let job: JobRow | null
           try {
-            job = await claimJob(sql, { owner, leaseMs: settings.leaseMs, skip: [...runs.keys(), ...backoff.keys()] })
+            job = await claimJob({ sql, owner, leaseMs: settings.leaseMs, skip: [...runs.keys(), ...backoff.keys()] })
           } catch (error) {
             log.warn('cannot look for replay jobs', { error: (error as Error).message })
             break
@@ -98,7 +130,7 @@ export function startReplayExecutor(options: StartReplayExecutorOptions): Replay
 
   function start(job: JobRow): void {
     log.info('replay job claimed', { job: job.id, kind: job.kind })
-    const run = new JobRun({ sql, settings, owner, broker, log }, job)
+    const run = new JobRun({ db: options.db, settings, owner, broker, log }, job)
     runs.set(job.id, run)
     void run
       .run()
@@ -109,7 +141,7 @@ export function startReplayExecutor(options: StartReplayExecutorOptions): Replay
           const transient = isConnectionError(error) || broker.status().error !== null
           log.warn('replay job run failed; will retry', { job: job.id, error: message })
           backoff.set(job.id, Date.now() + backoffDelay(RUN_BACKOFF, job.run_failures + 1))
-          await releaseLease(sql, { jobId: job.id, owner, error: message.slice(0, 1000), failed: !transient }).catch((e: unknown) =>
+          await releaseLease({ sql, jobId: job.id, owner, error: message.slice(0, 1000), failed: !transient }).catch((e: unknown) =>
             log.warn('cannot release the replay job\'s lease; it expires by itself', { job: job.id, error: (e as Error).message }),
           )
         },

@@ -20,7 +20,8 @@ export type JobRow = {
 const JOB_RETURNING = 'id::text, kind, status, rate_per_second, created_by, cancel_requested_at, run_failures'
 
 /** Claims the oldest runnable job whose lease is free or expired (a crashed worker's), for `leaseMs`. */
-export async function claimJob(sql: Sql, options: { owner: string; leaseMs: number; skip: string[] }): Promise<JobRow | null> {
+export async function claimJob(options: { sql: Sql; owner: string; leaseMs: number; skip: string[] }): Promise<JobRow | null> {
+  const { sql } = options
   const { rows } = await sql.query<JobRow>(
     `UPDATE replay_jobs j SET lease_owner = $1, lease_expires_at = now() + $2::int * interval '1 millisecond',
        status = CASE WHEN j.status = 'pending' THEN 'running' ELSE j.status END,
@@ -39,7 +40,8 @@ export async function claimJob(sql: Sql, options: { owner: string; leaseMs: numb
 export type Heartbeat = { mine: boolean; cancel: boolean }
 
 /** Extends the lease (and reports cancellation); `mine` is false when another worker took the job over. */
-export async function renewLease(sql: Sql, options: { jobId: string; owner: string; leaseMs: number; rate: number | null }): Promise<Heartbeat> {
+export async function renewLease(options: { sql: Sql; jobId: string; owner: string; leaseMs: number; rate: number | null }): Promise<Heartbeat> {
+  const { sql } = options
   const { rows } = await sql.query<{ cancel: boolean }>(
     `UPDATE replay_jobs SET lease_expires_at = now() + $3::int * interval '1 millisecond', current_rate = $4::real,
        rate_sampled_at = now(), updated_at = now()
@@ -49,7 +51,8 @@ export async function renewLease(sql: Sql, options: { jobId: string; owner: stri
   return rows[0] ? { mine: true, cancel: rows[0].cancel } : { mine: false, cancel: false }
 }
 
-export async function pollJob(sql: Sql, options: { jobId: string; owner: string }): Promise<Heartbeat> {
+export async function pollJob(options: { sql: Sql; jobId: string; owner: string }): Promise<Heartbeat> {
+  const { sql } = options
   const { rows } = await sql.query<{ cancel: boolean; mine: boolean }>(
     'SELECT cancel_requested_at IS NOT NULL AS cancel, coalesce(lease_owner = $2, false) AS mine FROM replay_jobs WHERE id = $1::bigint',
     [options.jobId, options.owner],
@@ -58,7 +61,8 @@ export async function pollJob(sql: Sql, options: { jobId: string; owner: string 
 }
 
 /** Lets another worker (or this one, later) take the job at once; the job stays pending/running. */
-export async function releaseLease(sql: Sql, options: { jobId: string; owner: string; error?: string | null; failed?: boolean }): Promise<void> {
+export async function releaseLease(options: { sql: Sql; jobId: string; owner: string; error?: string | null; failed?: boolean }): Promise<void> {
+  const { sql } = options
   await sql.query(
     `UPDATE replay_jobs SET lease_owner = NULL, lease_expires_at = NULL, current_rate = NULL, updated_at = now(),
        error = coalesce($3, error), run_failures = run_failures + CASE WHEN $4 THEN 1 ELSE 0 END
@@ -67,7 +71,8 @@ export async function releaseLease(sql: Sql, options: { jobId: string; owner: st
   )
 }
 
-export async function setJobError(sql: Sql, options: { jobId: string; owner: string; error: string | null }): Promise<void> {
+export async function setJobError(options: { sql: Sql; jobId: string; owner: string; error: string | null }): Promise<void> {
+  const { sql } = options
   await sql.query('UPDATE replay_jobs SET error = $3, updated_at = now() WHERE id = $1::bigint AND lease_owner = $2', [options.jobId, options.owner, options.error])
 }
 
@@ -100,7 +105,8 @@ export type ItemRow = {
  * version per message. The seq bound keeps each claim's work constant however large the job: a running job's items
  * are far newer than the planner's statistics, and an unbounded scan could end up reading every open item per claim.
  */
-export async function claimItems(sql: Sql, options: { jobId: string; afterSeq: number; span: number; limit: number; maxBytes: number }): Promise<ItemRow[]> {
+export async function claimItems(options: { sql: Sql; jobId: string; afterSeq: number; span: number; limit: number; maxBytes: number }): Promise<ItemRow[]> {
+  const { sql } = options
   const { rows } = await sql.query<ItemRow>(
     `WITH next AS (
        SELECT w.seq, w.kind, w.replay_id, w.exchange, w.routing_key, w.dead_letter_id FROM (
@@ -142,7 +148,7 @@ export async function claimItems(sql: Sql, options: { jobId: string; afterSeq: n
 }
 
 /** The job's last item (claims stop there). */
-export async function lastSeq(sql: Sql, jobId: string): Promise<number> {
+export async function lastSeq({ sql, jobId }: { sql: Sql; jobId: string }): Promise<number> {
   const { rows } = await sql.query<{ seq: number | null }>('SELECT max(seq) AS seq FROM replay_items WHERE job_id = $1::bigint', [jobId])
   return rows[0].seq ?? 0
 }
@@ -165,8 +171,8 @@ export type ItemOutcome = {
  * flight, and they are published again with their replay ids, which is exactly what an executor crash does.
  * (claimItems, which must precede publishing, commits durably.)
  */
-export async function recordOutcomes(sql: Sql, options: { jobId: string; actor: string; outcomes: ItemOutcome[]; rate: number | null }): Promise<void> {
-  const { outcomes } = options
+export async function recordOutcomes(options: { sql: Sql; jobId: string; actor: string; outcomes: ItemOutcome[]; rate: number | null }): Promise<void> {
+  const { sql, outcomes } = options
   await sql.transaction(async (tx) => {
     // The generic plan: with the batch's real size a custom plan hashes the whole job's items and every replaying
     // message's state (a sequential scan of each per batch, growing with the job: CHANGELOG.md) where a primary-key
@@ -213,7 +219,7 @@ export async function recordOutcomes(sql: Sql, options: { jobId: string; actor: 
       ],
       { name: 'lazarus_replay_record_outcomes' },
     )
-    await addGroupCounts(tx, 'replayed_count', groups)
+    await addGroupCounts({ sql: tx, column: 'replayed_count', moved: groups })
   })
 }
 
@@ -222,13 +228,13 @@ export async function recordOutcomes(sql: Sql, options: { jobId: string; actor: 
  * (group_source_stats). Group rows are locked in id order first (no deadlocks with ingestion, which takes the same
  * locks before it writes either).
  */
-export async function addGroupCounts(tx: Sql, column: 'replayed_count' | 'resolved_count', moved: { group_id: string; source_id: string; n: number }[]): Promise<void> {
+export async function addGroupCounts({ sql, column, moved }: { sql: Sql; column: 'replayed_count' | 'resolved_count'; moved: { group_id: string; source_id: string; n: number }[] }): Promise<void> {
   if (moved.length === 0) return
   const perGroup = new Map<string, number>()
   for (const m of moved) perGroup.set(m.group_id, (perGroup.get(m.group_id) ?? 0) + m.n)
   const ids = [...perGroup.keys()]
-  await tx.query('SELECT id FROM error_groups WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE', [ids])
-  await tx.query(
+  await sql.query('SELECT id FROM error_groups WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE', [ids])
+  await sql.query(
     `WITH per_source AS (
        UPDATE group_source_stats s SET ${column} = s.${column} + x.n
        FROM unnest($3::bigint[], $4::bigint[], $5::int[]) AS x(group_id, source_id, n) WHERE s.group_id = x.group_id AND s.source_id = x.source_id
@@ -244,8 +250,9 @@ export async function addGroupCounts(tx: Sql, column: 'replayed_count' | 'resolv
  * Ends the open items of a job that will not be published (cancel, or a job that failed), returning their dead
  * letters to dead (held, for releases) with the reason. `kinds` limits it (a cancel leaves releases to go out).
  */
-export async function closeOpenItems(tx: Sql, options: { jobId: string; actor: string; status: 'cancelled' | 'failed'; reason: string; kinds: ('replay' | 'release')[] }): Promise<number> {
-  const { rows } = await tx.query<{ n: number }>(
+export async function closeOpenItems(options: { sql: Sql; jobId: string; actor: string; status: 'cancelled' | 'failed'; reason: string; kinds: ('replay' | 'release')[] }): Promise<number> {
+  const { sql } = options
+  const { rows } = await sql.query<{ n: number }>(
     `WITH items AS (
        UPDATE replay_items SET status = $3, error = $4, finished_at = now()
        WHERE job_id = $1::bigint AND status IN ('pending', 'in_flight') AND kind = ANY($5::text[])
@@ -261,7 +268,7 @@ export async function closeOpenItems(tx: Sql, options: { jobId: string; actor: s
   )
   const n = rows[0].n
   if (n > 0) {
-    await tx.query(
+    await sql.query(
       `UPDATE replay_jobs SET ${options.status === 'cancelled' ? 'cancelled = cancelled' : 'failed = failed'} + $2::int, updated_at = now() WHERE id = $1::bigint`,
       [options.jobId, n],
     )
@@ -275,8 +282,9 @@ export type FinishedJob = {
 }
 
 /** Marks the job finished if this worker still holds it; null when the lease was lost. */
-export async function finishJob(tx: Sql, options: { jobId: string; owner: string | null; status: 'completed' | 'cancelled' | 'failed'; error?: string | null }): Promise<FinishedJob | null> {
-  const { rows } = await tx.query<FinishedJob>(
+export async function finishJob(options: { sql: Sql; jobId: string; owner: string | null; status: 'completed' | 'cancelled' | 'failed'; error?: string | null }): Promise<FinishedJob | null> {
+  const { sql } = options
+  const { rows } = await sql.query<FinishedJob>(
     `UPDATE replay_jobs SET status = $3, finished_at = now(), lease_owner = NULL, lease_expires_at = NULL, current_rate = NULL,
        error = $4, updated_at = now()
      WHERE id = $1::bigint AND status IN ('pending', 'running') AND ($2::text IS NULL OR lease_owner = $2)

@@ -1,12 +1,26 @@
 import 'server-only'
-import type { Sql } from '@/lib/server/platform/db/sql'
+import type { Db } from '@/lib/server/platform/db'
 import type { Logger } from '@/lib/server/platform/log'
-import { indexSearchBacklog } from './index-search-backlog'
+import { indexSearchBacklog, searchBacklogTip } from './search-index-store'
+
+/**
+ * The search indexer (docs/ARCHITECTURE.md#search-index); its SQL is in search-index-store.ts. Why a crash loses or
+ * doubles nothing (docs/ARCHITECTURE.md#where-crash-safety-comes-from):
+ *
+ * 1. The drainer writes each batch's id range to search_backlog in the batch's own transaction, so a stored row is
+ *    always either in the backlog (a search reads it directly) or indexed, never neither.
+ * 2. Indexing deletes a few ranges and writes their search rows in one transaction: dying, or the database going
+ *    away, before the commit leaves the ranges in the backlog for the next pass; after it, they are indexed.
+ * 3. Ranges are taken FOR UPDATE SKIP LOCKED, so several workers never index the same range at once; a row indexed
+ *    twice (overlapping ranges, or a range written again) is upserted, never duplicated.
+ * 4. A failed pass is logged and retried after two seconds; the indexer holds nothing in memory that a crash could lose.
+ */
 
 export type SearchIndexer = { stop(): Promise<void>; status(): { indexed: number; lastError: string | null } }
 
 export type StartSearchIndexerOptions = {
-  sql: Sql
+  /** The indexer uses db.background, the pool without statement timeouts. */
+  db: Db
   log: Logger
   /** Pause between polls of an empty backlog. */
   idleMs?: number
@@ -26,7 +40,8 @@ export type StartSearchIndexerOptions = {
 }
 
 /** The background loop that keeps dead_letter_search up with what the drainer stores. */
-export function startSearchIndexer({ sql, log, idleMs = 500, duty = 0.5, maxLagIds = 250_000, busyDuty = 0.25 }: StartSearchIndexerOptions): SearchIndexer {
+export function startSearchIndexer({ db, log, idleMs = 500, duty = 0.5, maxLagIds = 250_000, busyDuty = 0.25 }: StartSearchIndexerOptions): SearchIndexer {
+  const sql = db.background
   let stopped = false
   let indexed = 0
   let lastError: string | null = null
@@ -47,10 +62,7 @@ export function startSearchIndexer({ sql, log, idleMs = 500, duty = 0.5, maxLagI
   let lastNewest: string | null = null
   /** 'defer' while new ranges keep arriving and the lag is within bounds; 'share' past the bounds; else 'catch-up'. */
   const pace = async (): Promise<'defer' | 'share' | 'catch-up'> => {
-    const { rows } = await sql.query<{ newest: string | null; ids: number }>(
-      'SELECT max(id)::text AS newest, coalesce(sum(last_id - first_id + 1), 0)::float8 AS ids FROM search_backlog',
-    )
-    const { newest, ids } = rows[0] ?? { newest: null, ids: 0 }
+    const { newest, ids } = await searchBacklogTip({ sql })
     const growing = newest !== null && lastNewest !== null && newest !== lastNewest
     lastNewest = newest
     if (!growing) return 'catch-up'

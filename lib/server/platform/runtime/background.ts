@@ -20,16 +20,16 @@ async function start(): Promise<Background> {
   const db = await getDb()
   await ensureSources(config.LAZARUS_SOURCES)
   // Before the drainer: it registers lazarus.hold as a source (kind 'hold') and declares the pause topology.
-  const pauses = await startPauseRuntime({ sql: db.background, config })
+  const pauses = await startPauseRuntime({ db, config })
   // A first start would otherwise find lazarus.hold missing and log a warning before the queue is declared; a broker
   // that is down does not hold the rest up for long (the drainer retries on its own).
   await Promise.race([pauses.topologyReady, new Promise((resolve) => setTimeout(resolve, 3_000).unref())])
   const drainer = startDrainer({ sql: db.background, config })
-  const searchIndexer = startSearchIndexer({ sql: db.background, log: logger('search') })
+  const searchIndexer = startSearchIndexer({ db, log: logger('search') })
   // Its own broker connection; any number of processes share the jobs through leases in PostgreSQL.
-  const replay = startReplayExecutor({ sql: db.background })
-  const retention = startRetentionLoop({ sql: db.background, log: logger('retention'), days: config.LAZARUS_RETENTION_DAYS })
-  const alerts = startAlertLoop({ sql: db.background, log: logger('alerts'), everyMs: config.LAZARUS_ALERT_INTERVAL_S * 1000, publicUrl: config.LAZARUS_PUBLIC_URL })
+  const replay = startReplayExecutor({ db })
+  const retention = startRetentionLoop({ db, log: logger('retention'), days: config.LAZARUS_RETENTION_DAYS })
+  const alerts = startAlertLoop({ db, log: logger('alerts'), everyMs: config.LAZARUS_ALERT_INTERVAL_S * 1000, publicUrl: config.LAZARUS_PUBLIC_URL })
   log.info('background workers started', { sources: config.LAZARUS_SOURCES.join(',') || '(from database)' })
   return {
     drainer,

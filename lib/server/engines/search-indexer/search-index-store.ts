@@ -1,6 +1,8 @@
 import 'server-only'
 import type { Sql } from '@/lib/server/platform/db/sql'
 
+/** The search indexer's SQL: the backlog of stored-but-unindexed id ranges, and indexing them. */
+
 export type IndexSearchBacklogOptions = {
   sql: Sql
   /** Ranges taken per transaction; the drainer writes one per stored batch (500 rows by default). */
@@ -37,9 +39,17 @@ export async function indexSearchBacklog({ sql, ranges = 8 }: IndexSearchBacklog
 }
 
 /** How far behind the search index is: unindexed ranges and an upper bound of the rows in them. */
-export async function searchBacklogSize(sql: Sql): Promise<{ ranges: number; ids: number }> {
+export async function searchBacklogSize({ sql }: { sql: Sql }): Promise<{ ranges: number; ids: number }> {
   const { rows } = await sql.query<{ ranges: number; ids: number }>(
     'SELECT count(*)::int AS ranges, coalesce(sum(last_id - first_id + 1), 0)::float8 AS ids FROM search_backlog',
   )
   return rows[0] ?? { ranges: 0, ids: 0 }
+}
+
+/** The newest unindexed range (null: none) and an upper bound of the unindexed rows: whether the drainer is still storing. */
+export async function searchBacklogTip({ sql }: { sql: Sql }): Promise<{ newest: string | null; ids: number }> {
+  const { rows } = await sql.query<{ newest: string | null; ids: number }>(
+    'SELECT max(id)::text AS newest, coalesce(sum(last_id - first_id + 1), 0)::float8 AS ids FROM search_backlog',
+  )
+  return rows[0] ?? { newest: null, ids: 0 }
 }

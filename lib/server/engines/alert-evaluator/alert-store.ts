@@ -1,0 +1,125 @@
+import 'server-only'
+import type { Sql } from '@/lib/server/platform/db/sql'
+import { ALERT_EVENT_COLUMNS, alertEventColumns, type AlertEventRow } from '@/lib/server/alerts/alert-dto'
+import type { AlertEventDto } from '@/lib/shared/schemas/alert'
+import { MAX_WEBHOOKS } from '@/lib/shared/schemas/webhook-settings'
+
+/**
+ * The alert evaluator's SQL: rules and their states, arrival rates, new groups, the events it records, and their
+ * delivery. The request-time alert operations (lib/server/alerts) read and write rules and webhooks.
+ */
+
+// Any lock id will do as long as only alerts use it: one evaluator at a time across all processes.
+const EVALUATION_LOCK = 7_746_001
+
+export type AlertRule = { id: string; kind: 'source-rate' | 'group-rate' | 'new-group'; source_id: string | null; group_id: string | null; threshold: number | null; window_minutes: number; cooldown_minutes: number }
+/** A rule's subject (a source, a group) with its arrival rate per minute over the rule's window. */
+export type Measured = { key: string; type: 'source' | 'group'; id: string; label: string; rate: number }
+export type AlertState = { subject_key: string; firing: boolean; last_notified: Date | null }
+export type NewGroup = { id: string; title: string; sources: string[]; signature: string }
+export type NewAlertEvent = {
+  ruleId: string; kind: string; state: 'firing' | 'recovered'; subject: Measured; rate: number | null; threshold: number | null; notify: boolean; text: string
+}
+
+/** In the evaluation's transaction: false when another process is evaluating (the lock is held until commit). */
+export async function tryLockEvaluation({ sql }: { sql: Sql }): Promise<boolean> {
+  const { rows } = await sql.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS ok', [EVALUATION_LOCK])
+  return rows[0]?.ok ?? false
+}
+
+export async function enabledRules({ sql }: { sql: Sql }): Promise<AlertRule[]> {
+  const { rows } = await sql.query<AlertRule>(
+    `SELECT id::text, kind, source_id::text, group_id::text, threshold_per_minute::float8 AS threshold, window_minutes, cooldown_minutes
+     FROM alert_rules WHERE enabled ORDER BY id`,
+  )
+  return rows
+}
+
+/** Arrivals per minute of each DLQ source (or the rule's one), by failure time, over the rule's window. */
+export async function sourceRates({ sql, rule, now }: { sql: Sql; rule: AlertRule; now: Date }): Promise<Measured[]> {
+  const { rows } = await sql.query<{ id: string; queue: string; n: number }>(
+    `SELECT s.id::text, s.queue, (SELECT count(*) FROM dead_letters d WHERE d.source_id = s.id AND d.failed_at > $1 AND d.failed_at <= $2)::int AS n
+     FROM sources s WHERE s.kind = 'dlq' AND ($3::bigint IS NULL OR s.id = $3::bigint)`,
+    [new Date(now.getTime() - rule.window_minutes * 60_000), now, rule.source_id],
+  )
+  return rows.map((r) => ({ key: `source:${r.id}`, type: 'source', id: r.id, label: r.queue, rate: r.n / rule.window_minutes }))
+}
+
+/** Arrivals per minute of each group (or the rule's one) seen inside the window or already firing, over the window. */
+export async function groupRates({ sql, rule, now }: { sql: Sql; rule: AlertRule; now: Date }): Promise<Measured[]> {
+  const since = new Date(now.getTime() - rule.window_minutes * 60_000)
+  // Only groups seen inside the window (or already firing) can be in breach or recover: a short list, each summed
+  // from its own arrival buckets.
+  const { rows } = await sql.query<{ id: string; title: string; n: number }>(
+    `SELECT g.id::text, g.title,
+       coalesce((SELECT sum(a.count) FROM group_arrivals a WHERE a.group_id = g.id AND a.minute >= date_trunc('minute', $1::timestamptz) AND a.minute <= $2), 0)::int AS n
+     FROM error_groups g
+     WHERE g.status <> 'muted' AND g.signature <> 'lazarus:held' AND ($3::bigint IS NULL OR g.id = $3::bigint)
+       AND (g.last_seen >= $1 OR EXISTS (SELECT 1 FROM alert_states st WHERE st.rule_id = $4::bigint AND st.subject_key = 'group:' || g.id AND st.firing))`,
+    [since, now, rule.group_id, rule.id],
+  )
+  return rows.map((r) => ({ key: `group:${r.id}`, type: 'group', id: r.id, label: r.title, rate: r.n / rule.window_minutes }))
+}
+
+export async function alertStates({ sql, ruleId }: { sql: Sql; ruleId: string }): Promise<AlertState[]> {
+  const { rows } = await sql.query<AlertState>('SELECT subject_key, firing, last_notified FROM alert_states WHERE rule_id = $1::bigint', [ruleId])
+  return rows
+}
+
+/** The subject is in breach from `now`; `notifiedAt` (null: not notified) moves the cool-down's start. */
+export async function markFiring({ sql, ruleId, subjectKey, now, notifiedAt }: { sql: Sql; ruleId: string; subjectKey: string; now: Date; notifiedAt: Date | null }): Promise<void> {
+  await sql.query(
+    `INSERT INTO alert_states (rule_id, subject_key, firing, since, last_notified) VALUES ($1::bigint, $2, true, $3, $4)
+     ON CONFLICT (rule_id, subject_key) DO UPDATE SET firing = true, since = excluded.since, last_notified = coalesce(excluded.last_notified, alert_states.last_notified)`,
+    [ruleId, subjectKey, now, notifiedAt],
+  )
+}
+
+export async function markRecovered({ sql, ruleId, subjectKey, now }: { sql: Sql; ruleId: string; subjectKey: string; now: Date }): Promise<void> {
+  await sql.query('UPDATE alert_states SET firing = false, since = $3 WHERE rule_id = $1::bigint AND subject_key = $2', [ruleId, subjectKey, now])
+}
+
+/** The groups created since the last evaluation (at most 500), moving the cursor past them; locks the cursor until commit. */
+export async function takeNewGroups({ sql }: { sql: Sql }): Promise<NewGroup[]> {
+  const { rows: cursor } = await sql.query<{ last: string }>('SELECT last_group_id::text AS last FROM alert_cursor WHERE id = 1 FOR UPDATE')
+  const last = cursor[0]?.last ?? '0'
+  const { rows: groups } = await sql.query<NewGroup>(`SELECT id::text, title, sources, signature FROM error_groups WHERE id > $1::bigint ORDER BY id LIMIT 500`, [last])
+  if (groups.length === 0) return []
+  await sql.query(
+    `INSERT INTO alert_cursor (id, last_group_id) VALUES (1, $1::bigint) ON CONFLICT (id) DO UPDATE SET last_group_id = excluded.last_group_id`,
+    [groups[groups.length - 1].id],
+  )
+  return groups
+}
+
+/** Records an event; one to notify is due for delivery at once. */
+export async function insertAlertEvent({ sql, event, now }: { sql: Sql; event: NewAlertEvent; now: Date }): Promise<AlertEventRow> {
+  const { rows } = await sql.query<AlertEventRow>(
+    `INSERT INTO alert_events (rule_id, kind, state, subject_type, subject_id, subject_label, rate_per_minute, threshold_per_minute, text, notified, at, next_delivery_at)
+     VALUES ($1::bigint, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $10 THEN $11::timestamptz END) RETURNING ${ALERT_EVENT_COLUMNS}`,
+    [event.ruleId, event.kind, event.state, event.subject.type, event.subject.id, event.subject.label, event.rate, event.threshold, event.text, event.notify, now],
+  )
+  return rows[0]
+}
+
+/** Claims up to `limit` events due for delivery: their next attempt moves to `claimUntil`, so no other process sends them meanwhile. */
+export async function claimDueEvents({ sql, now, claimUntil, limit }: { sql: Sql; now: Date; claimUntil: Date; limit: number }): Promise<(AlertEventRow & { delivery_attempts: number })[]> {
+  const { rows } = await sql.query<AlertEventRow & { delivery_attempts: number }>(
+    `UPDATE alert_events e SET next_delivery_at = $2::timestamptz
+     WHERE e.id IN (SELECT id FROM alert_events WHERE next_delivery_at <= $1::timestamptz ORDER BY next_delivery_at, id LIMIT $3 FOR UPDATE SKIP LOCKED)
+     RETURNING ${alertEventColumns('e')}, e.delivery_attempts`,
+    [now, claimUntil, limit],
+  )
+  return rows
+}
+
+export async function enabledWebhookUrls({ sql }: { sql: Sql }): Promise<string[]> {
+  // Capped here too: a database from before the cap may hold more, and each one multiplies every alert and its retries.
+  const { rows } = await sql.query<{ url: string }>(`SELECT url FROM alert_webhooks WHERE enabled ORDER BY id LIMIT ${MAX_WEBHOOKS}`)
+  return rows.map((r) => r.url)
+}
+
+/** Records an event's deliveries so far; `next` null: nothing left to retry. */
+export async function recordDelivery({ sql, eventId, delivery, attempts, next }: { sql: Sql; eventId: string; delivery: AlertEventDto['delivery']; attempts: number; next: Date | null }): Promise<void> {
+  await sql.query('UPDATE alert_events SET delivery = $2::jsonb, delivery_attempts = $3, next_delivery_at = $4 WHERE id = $1::bigint', [eventId, JSON.stringify(delivery), attempts, next])
+}
