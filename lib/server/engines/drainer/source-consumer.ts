@@ -285,7 +285,7 @@ export class SourceConsumer {
     const { sql, source } = this.options
     const target = { sourceId: source.id, sourceLabel: source.queue }
     try {
-      await storeBatch(sql, { ...target, rows })
+      await storeBatch({ sql, ...target, rows })
     } catch (error) {
       if (isConnectionError(error) || isRetryableSqlError(error)) throw error
       if (rows.length > 1) {
@@ -294,7 +294,7 @@ export class SourceConsumer {
       }
       // A single row refused for its content is kept in a degraded but lossless form; if even that fails,
       // the error propagates and this source pauses rather than acking something that was not stored.
-      await storeBatch(sql, { ...target, rows: [degradeRow(rows[0], error as Error)] })
+      await storeBatch({ sql, ...target, rows: [degradeRow(rows[0], error as Error)] })
     }
   }
 
