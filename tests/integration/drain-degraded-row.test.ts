@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { degradeRow } from '@/lib/server/engines/drainer/source-consumer'
+import { degradeRow } from '@/lib/server/engines/drainer/store-batch-or-degrade'
 import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
 import { getMessage } from '@/lib/server/messages/get-message'
 import { ingestRow } from '../helpers/ingest-row'
