@@ -167,7 +167,7 @@ async function main() {
     const { rows: source } = await db.sql.query<{ id: string }>(`INSERT INTO sources (queue, enabled) VALUES ($1, false) RETURNING id::text`, [`bench.dlq.${suffix}`])
     for (let i = 0; i < total; i += 1000) {
       const rows = Array.from({ length: Math.min(1000, total - i) }, (_, j) => rowOf(i + j, now))
-      await storeBatch(db.sql, { sourceId: source[0].id, sourceLabel: `bench.dlq.${suffix}`, rows })
+      await storeBatch({ sql: db.sql, sourceId: source[0].id, sourceLabel: `bench.dlq.${suffix}`, rows })
     }
     console.log(`  stored in ${((performance.now() - started) / 1000).toFixed(1)} s`)
     await db.sql.query('VACUUM ANALYZE')

@@ -154,6 +154,6 @@ export async function storeBulk(sql: Sql, queue: string, rows: IngestRow[]): Pro
     `INSERT INTO sources (vhost, queue, enabled) VALUES ('/', $1, false) ON CONFLICT (vhost, queue) DO UPDATE SET queue = excluded.queue RETURNING id::text`,
     [queue],
   )
-  for (let i = 0; i < rows.length; i += 1000) await storeBatch(sql, { sourceId: source[0].id, sourceLabel: queue, rows: rows.slice(i, i + 1000) })
+  for (let i = 0; i < rows.length; i += 1000) await storeBatch({ sql, sourceId: source[0].id, sourceLabel: queue, rows: rows.slice(i, i + 1000) })
   return source[0].id
 }

@@ -20,7 +20,8 @@ describe('alert webhook delivery', () => {
   const at = (ms: number) => new Date(t0.getTime() + ms)
   const evaluate = (ms: number) => evaluateAlerts({ db, now: at(ms) })
   const breach = (ms: number, signature: string) =>
-    storeBatch(db.sql, {
+    storeBatch({
+      sql: db.sql,
       sourceId,
       sourceLabel: 'payments.dlq',
       rows: Array.from({ length: 100 }, (_, i) => ingestRow({ failedAt: new Date(at(ms).getTime() - i * 100), signature, title: `Boom ${signature}`, failureKind: 'transient' })),

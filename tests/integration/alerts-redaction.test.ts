@@ -16,7 +16,7 @@ describe('alert webhooks are redacted', () => {
   const t0 = new Date(Math.floor(Date.now() / MINUTE) * MINUTE - 60 * MINUTE)
   const at = (ms: number) => new Date(t0.getTime() + ms)
   const fail = (ms: number, signature: string, title: string) =>
-    storeBatch(db.sql, { sourceId, sourceLabel: 'auth.dlq', rows: [ingestRow({ failedAt: at(ms), signature, title, errorMessage: title })] })
+    storeBatch({ sql: db.sql, sourceId, sourceLabel: 'auth.dlq', rows: [ingestRow({ failedAt: at(ms), signature, title, errorMessage: title })] })
 
   beforeAll(async () => {
     db = await createTestDb()

@@ -26,7 +26,7 @@ describe('inflow alerts', () => {
   const t0 = new Date(Math.floor(Date.now() / MINUTE) * MINUTE - 60 * MINUTE)
   const at = (minutes: number) => new Date(t0.getTime() + minutes * MINUTE)
   const store = (minute: number, count: number, signature?: string, title?: string) =>
-    storeBatch(db.sql, { sourceId, sourceLabel: 'orders.dlq', rows: Array.from({ length: count }, (_, i) => row(new Date(at(minute).getTime() - i * 100), signature, title)) })
+    storeBatch({ sql: db.sql, sourceId, sourceLabel: 'orders.dlq', rows: Array.from({ length: count }, (_, i) => row(new Date(at(minute).getTime() - i * 100), signature, title)) })
   const evaluate = (minute: number) => evaluateAlerts({ db, now: at(minute), publicUrl: 'https://lazarus.example.com' })
 
   beforeAll(async () => {

@@ -73,7 +73,8 @@ describe('bad input gets a 4xx, never a 500', () => {
     const source = await call(sourcesRoute, 'POST', '/api/sources', { queue: 'orders.dlq', confirmNotWorkQueue: true })
     expect(source.status, JSON.stringify(source.body)).toBe(201)
     sourceId = source.body.id
-    await storeBatch(db.sql, {
+    await storeBatch({
+      sql: db.sql,
       sourceId,
       sourceLabel: 'orders.dlq',
       rows: [
@@ -248,7 +249,7 @@ describe('bad input gets a 4xx, never a 500', () => {
     beforeAll(async () => {
       // Four export pages (500 rows each): the failure falls after the 200 and some rows, whatever was prefetched.
       const rows = Array.from({ length: ROWS }, (_, i) => ingestRow({ failedAt: new Date(Date.UTC(2026, 9, 1) + i * 1000), signature: 'v1:bulk', title: 'Bulk' }))
-      for (let i = 0; i < ROWS; i += 500) await storeBatch(db.sql, { sourceId, sourceLabel: 'orders.dlq', rows: rows.slice(i, i + 500) })
+      for (let i = 0; i < ROWS; i += 500) await storeBatch({ sql: db.sql, sourceId, sourceLabel: 'orders.dlq', rows: rows.slice(i, i + 500) })
     })
 
     /**

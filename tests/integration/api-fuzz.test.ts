@@ -491,7 +491,8 @@ describe('API fuzz: hostile input never gives a 5xx', () => {
     fixture.userId = (await created(post('/api/users', { email: 'fuzz@lazarus.test', roles: [{ role: 'operator' }] }))).user.id
     // confirmNotWorkQueue: the queue is not declared on the broker, and need not be for what is fuzzed here.
     fixture.sourceId = (await created(post('/api/sources', { queue: 'orders.dlq', confirmNotWorkQueue: true }))).id
-    await storeBatch(db.sql, {
+    await storeBatch({
+      sql: db.sql,
       sourceId: fixture.sourceId,
       sourceLabel: 'orders.dlq',
       rows: [

@@ -46,7 +46,7 @@ describe('HTTP API', () => {
     expect(created.status).toBe(201)
     sourceId = (await created.json()).id
     const rows = [row(), row({ failedAt: new Date('2026-11-01T09:00:00Z'), entityKey: 'order-2' }), row({ body: Buffer.from([0xff, 0x00, 0xfe]), bodyEncoding: 'binary', bodyPreview: null, propertiesJson: '{}' })]
-    await storeBatch(db.sql, { sourceId, sourceLabel: 'orders.dlq', rows })
+    await storeBatch({ sql: db.sql, sourceId, sourceLabel: 'orders.dlq', rows })
     const list = await (await messages.GET(get('/api/messages'), ctx({}))).json()
     messageId = list.messages[0].id
   })
@@ -110,7 +110,7 @@ describe('HTTP API', () => {
     const death = { t: 'A', v: [{ t: 'F', v: { count: { t: 'l', v: '2' }, queue: { t: 'S', v: 'orders.work' }, reason: { t: 'S', v: 'rejected' } } }] }
     const long = row({ body: Buffer.from(text), bodyPreview: text, entityKey: 'order-long', headersJson: JSON.stringify({ 'x-death': death }) })
     const huge = row({ body: Buffer.from(text.repeat(4)), bodyPreview: text.repeat(4), entityKey: 'order-huge' })
-    await storeBatch(db.sql, { sourceId, sourceLabel: 'orders.dlq', rows: [long, huge] })
+    await storeBatch({ sql: db.sql, sourceId, sourceLabel: 'orders.dlq', rows: [long, huge] })
     const { rows } = await db.sql.query<{ id: string; entity_key: string; preview: number; body: number; x_death: unknown }>(
       `SELECT id::text, entity_key, length(body_preview) AS preview, octet_length(body) AS body, x_death FROM dead_letters WHERE entity_key IN ('order-long', 'order-huge') ORDER BY entity_key`,
     )

@@ -123,8 +123,8 @@ describe('triage read API', () => {
       timeout(3, { entityKey: 'order-7', status: 'held' }),
       timeout(4, { body: Buffer.from('x'.repeat(1000)), bodyEncoding: 'text', bodyPreview: 'x'.repeat(1000) }),
     ]
-    await storeBatch(db.sql, { sourceId: source.orders, sourceLabel: 'orders.dlq', rows: orders })
-    await storeBatch(db.sql, { sourceId: source.billing, sourceLabel: 'billing.dlq', rows: billing })
+    await storeBatch({ sql: db.sql, sourceId: source.orders, sourceLabel: 'orders.dlq', rows: orders })
+    await storeBatch({ sql: db.sql, sourceId: source.billing, sourceLabel: 'billing.dlq', rows: billing })
     // Enough of one group to cross the exact-count cap; failures share timestamps in threes to exercise the id tie-break.
     for (let start = 0; start < FLOOD; start += 1000) {
       const rows = Array.from({ length: Math.min(1000, FLOOD - start) }, (_, k) => {
@@ -136,7 +136,7 @@ describe('triage read API', () => {
           service: 'batch', serviceVersion: '0.1.0',
         })
       })
-      await storeBatch(db.sql, { sourceId: source.billing, sourceLabel: 'billing.dlq', rows })
+      await storeBatch({ sql: db.sql, sourceId: source.billing, sourceLabel: 'billing.dlq', rows })
     }
     const { rows: groups } = await db.sql.query<{ id: string; signature: string }>('SELECT id::text, signature FROM error_groups')
     for (const g of groups) group[g.signature.replace('v1:triage-', '') as keyof typeof group] = g.id

@@ -120,7 +120,7 @@ describe('Lazarus with least-privilege RabbitMQ users', () => {
 
   it('drains the DLQ and the hold queue', async () => {
     drainer = startDrainer({
-      sql: db.sql,
+      db,
       config: { AMQP_URL: LAZARUS_AMQP_URL, LAZARUS_DRAIN_BATCH: 100, LAZARUS_DRAIN_PREFETCH: 200, LAZARUS_DRAIN_FLUSH_MS: 20, LAZARUS_MAX_BODY_BYTES: 16 * 1024 * 1024 },
       reconcileMs: 500,
     })

@@ -89,7 +89,7 @@ describe('one broker layer: recovery and re-declaration', () => {
 
     runtime = await startPauseRuntime({ db, config: topology.config, sweepMs: 500 })
     await runtime.topologyReady
-    const drain = await drainQueues(db.sql, [dlq], { batch: 50, prefetch: 100 })
+    const drain = await drainQueues(db, [dlq], { batch: 50, prefetch: 100 })
     drainer = drain.drainer
     dlqSourceId = drain.sourceIds[dlq]
     executor = startTestExecutor(db, { window: 100 })

@@ -34,7 +34,7 @@ describe('draining broker dead letters', () => {
     await channel.bindQueue(work, exchange, 'order.created')
     await channel.bindQueue(ttlQueue, exchange, 'order.expiring')
     await channel.bindQueue(boundedQueue, exchange, 'order.flood')
-    ;({ drainer, sourceIds: { [dlq]: sourceId } } = await drainQueues(db.sql, [dlq]))
+    ;({ drainer, sourceIds: { [dlq]: sourceId } } = await drainQueues(db, [dlq]))
   })
 
   afterAll(async () => {

@@ -46,7 +46,7 @@ describe('byte-exact storage', () => {
     for (const [name, body] of Object.entries(bodies)) {
       channel.sendToQueue(dlq, body, { messageId: name, headers: withTypedHeaders(everyType), priority: 3, timestamp: 1764500000, type: 'exact.test', correlationId: 'c-1' })
     }
-    ;({ drainer, sourceIds: { [dlq]: sourceId } } = await drainQueues(db.sql, [dlq], { batch: 3 }))
+    ;({ drainer, sourceIds: { [dlq]: sourceId } } = await drainQueues(db, [dlq], { batch: 3 }))
     await waitFor(async () => (await storedCount(db.sql, sourceId)) === Object.keys(bodies).length || null, { what: 'all stored', timeoutMs: 60_000 })
   })
 

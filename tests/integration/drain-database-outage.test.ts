@@ -35,7 +35,7 @@ describe('drainer during a PostgreSQL outage', () => {
   })
 
   it('pauses, holds and resumes without loss or duplicates', async () => {
-    ;({ drainer } = await drainQueues(db.sql, [dlq], { batch: 100, prefetch: 300 }))
+    ;({ drainer } = await drainQueues(db, [dlq], { batch: 100, prefetch: 300 }))
     const publish = async (from: number, to: number) => {
       for (let i = from; i < to; i++) channel.sendToQueue(dlq, Buffer.from(`payload ${i}`), { messageId: `m-${i}`, headers: { 'x-error-message': `boom ${i}` } })
       await channel.waitForConfirms()

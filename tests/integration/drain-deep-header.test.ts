@@ -134,7 +134,7 @@ describe('a header nested too deep to store', () => {
     drained = await recordFrames()
     const { rows: source } = await db.sql.query<{ id: string }>(`INSERT INTO sources (vhost, queue) VALUES ('/', $1) RETURNING id::text`, [names.dlq])
     drainer = startDrainer({
-      sql: db.sql,
+      db,
       config: { AMQP_URL: drained.url, LAZARUS_DRAIN_BATCH: 10, LAZARUS_DRAIN_PREFETCH: 20, LAZARUS_DRAIN_FLUSH_MS: 20, LAZARUS_MAX_BODY_BYTES: 16 * 1024 * 1024 },
       reconcileMs: 500,
     })

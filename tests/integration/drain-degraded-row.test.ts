@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { degradeRow } from '@/lib/server/engines/drainer/source-consumer'
+import { degradeRow } from '@/lib/server/engines/drainer/store-batch-or-degrade'
 import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
 import { getMessage } from '@/lib/server/messages/get-message'
 import { ingestRow } from '../helpers/ingest-row'
@@ -25,9 +25,9 @@ describe('a row PostgreSQL refuses for its content', () => {
   it('a batch that rolled back after creating its new error group does not poison later batches of that group', async () => {
     const signature = 'v1:rolled-back-group'
     const refused = ingestRow({ signature, title: 'Rolled back', propertiesJson: '{"messageId":"\\ud800"}', failedAt: new Date() })
-    await expect(storeBatch(db.sql, { sourceId, sourceLabel: 'degraded.dlq', rows: [refused] })).rejects.toThrow(/json/i)
+    await expect(storeBatch({ sql: db.sql, sourceId, sourceLabel: 'degraded.dlq', rows: [refused] })).rejects.toThrow(/json/i)
     const valid = ingestRow({ signature, title: 'Rolled back', failedAt: new Date() })
-    expect(await storeBatch(db.sql, { sourceId, sourceLabel: 'degraded.dlq', rows: [valid] })).toEqual({ inserted: 1, duplicates: 0 })
+    expect(await storeBatch({ sql: db.sql, sourceId, sourceLabel: 'degraded.dlq', rows: [valid] })).toEqual({ inserted: 1, duplicates: 0 })
     const { rows } = await db.sql.query<{ count: number }>('SELECT count::int FROM error_groups WHERE signature = $1', [signature])
     expect(rows).toEqual([{ count: 1 }])
   })
@@ -35,13 +35,13 @@ describe('a row PostgreSQL refuses for its content', () => {
   it('is stored degraded: exact body, original headers kept as bytes, flagged with the reason, readable through the API', async () => {
     const headersJson = JSON.stringify({ 'x-error-type': { t: 'S', v: 'com.acme.Boom' } })
     const row = ingestRow({ body: Buffer.from('{"order":42}'), propertiesJson: '{"messageId":"\\ud800"}', headersJson, failedAt: new Date() })
-    const refusal = await storeBatch(db.sql, { sourceId, sourceLabel: 'degraded.dlq', rows: [row] }).then(
+    const refusal = await storeBatch({ sql: db.sql, sourceId, sourceLabel: 'degraded.dlq', rows: [row] }).then(
       () => null,
       (error: Error) => error,
     )
     expect(refusal?.message).toMatch(/json/i)
 
-    await storeBatch(db.sql, { sourceId, sourceLabel: 'degraded.dlq', rows: [degradeRow(row, refusal!)] })
+    await storeBatch({ sql: db.sql, sourceId, sourceLabel: 'degraded.dlq', rows: [degradeRow(row, refusal!)] })
     const { rows } = await db.sql.query<{ id: string }>(`SELECT id::text FROM dead_letters WHERE 'stored-degraded' = ANY(flags)`)
     const message = await getMessage({ id: rows[0].id })
     expect(message.flags).toEqual(expect.arrayContaining(['stored-degraded', expect.stringMatching(/^store-error: .*json/i)]))

@@ -91,7 +91,7 @@ describe('framework conventions, through the broker and the drainer', () => {
     channel = await connection.createChannel()
     await channel.assertQueue(dlq, { durable: false })
     for (const c of cases) channel.sendToQueue(dlq, c.body, c.options)
-    ;({ drainer, sourceIds: { [dlq]: sourceId } } = await drainQueues(db.sql, [dlq]))
+    ;({ drainer, sourceIds: { [dlq]: sourceId } } = await drainQueues(db, [dlq]))
     await waitFor(async () => (await storedCount(db.sql, sourceId)) === cases.length || null, { what: 'all framework messages stored' })
   })
 

@@ -39,7 +39,7 @@ describe('drainer resilience', () => {
     channel = await connection.createConfirmChannel()
     await channel.assertQueue(first, { durable: true })
     await channel.assertQueue(second, { durable: true })
-    ;({ drainer, sourceIds: ids } = await drainQueues(db.sql, [first, second], { batch: 50 }))
+    ;({ drainer, sourceIds: ids } = await drainQueues(db, [first, second], { batch: 50 }))
   })
 
   afterAll(async () => {

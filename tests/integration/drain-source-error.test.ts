@@ -20,14 +20,14 @@ describe("a source's error the database does not take", () => {
     // A source on a vhost AMQP_URL does not connect to: the drainer records why it is not drained.
     await db.sql.query(`INSERT INTO sources (vhost, queue) VALUES ('not-this-vhost', $1)`, [queue])
     const refusing: Sql = {
-      ...db.sql,
+      ...db.background,
       query: ((text: string, params?: unknown[], options?: { name?: string }) =>
-        text.includes('last_error') ? Promise.reject(new Error('the database refused the write')) : db.sql.query(text, params, options)) as Sql['query'],
+        text.includes('last_error') ? Promise.reject(new Error('the database refused the write')) : db.background.query(text, params, options)) as Sql['query'],
     }
     const entries: LogEntry[] = []
     const restore = setLogOutput({ format: 'json', write: (line) => void entries.push(JSON.parse(line) as LogEntry) })
     const drainer = startDrainer({
-      sql: refusing,
+      db: { ...db, background: refusing },
       config: { AMQP_URL, LAZARUS_DRAIN_BATCH: 10, LAZARUS_DRAIN_PREFETCH: 20, LAZARUS_DRAIN_FLUSH_MS: 20, LAZARUS_MAX_BODY_BYTES: 1024 },
       reconcileMs: 200,
     })

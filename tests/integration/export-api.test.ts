@@ -114,7 +114,7 @@ describe('export API', () => {
         signature: 'v1:export-secret', title: `Login failed for ${SECRET_EMAIL}`, errorType: 'AuthException',
       }),
     ]
-    await storeBatch(db.sql, { sourceId, sourceLabel: 'orders.dlq', rows })
+    await storeBatch({ sql: db.sql, sourceId, sourceLabel: 'orders.dlq', rows })
     await db.sql.query(`UPDATE dead_letters SET failed_at = failed_at + interval '123 microseconds' WHERE id % 3 = 0`)
     await db.sql.query(`UPDATE dead_letter_states SET failed_at = failed_at + interval '123 microseconds' WHERE dead_letter_id % 3 = 0`)
     // A "text" body that is not UTF-8 (never written by the drainer, but possible): its page is read as bytes instead.
@@ -462,7 +462,8 @@ describe('export API', () => {
         // 80 MiB of zeros in about 80 KiB: decoding must stop at 64 MiB.
         { name: 'bomb', body: gzipSync(Buffer.alloc(80 * 1024 * 1024), { level: 9 }), contentEncoding: 'gzip', encoding: 'binary' },
       ]
-      await storeBatch(db.sql, {
+      await storeBatch({
+        sql: db.sql,
         sourceId,
         sourceLabel: 'orders.dlq',
         rows: bodies.map((b, i) =>

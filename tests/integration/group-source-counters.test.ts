@@ -148,16 +148,17 @@ describe('group counters per source', () => {
       for (const key of ['a', 'b'] as const) {
         const rows = Array.from({ length: 30 }, (_, i) => row(key, i % 3 === 0 ? `v1:counters-${key}` : 'v1:counters-shared', batch * 30 + i))
         sent.push(...rows)
-        batches.push(storeBatch(db.sql, { sourceId: source[key], sourceLabel: `counters.${key}.dlq`, rows }))
+        batches.push(storeBatch({ sql: db.sql, sourceId: source[key], sourceLabel: `counters.${key}.dlq`, rows }))
       }
     }
     await Promise.all(batches)
     // Copies of stored messages: redelivered or seen again, never counted twice.
     const again = sent.filter((r) => r.signature === 'v1:counters-shared').slice(0, 10)
     const [copies] = await Promise.all([
-      storeBatch(db.sql, { sourceId: source.a, sourceLabel: 'counters.a.dlq', rows: again.map((r) => ({ ...r, redelivered: true })) }),
+      storeBatch({ sql: db.sql, sourceId: source.a, sourceLabel: 'counters.a.dlq', rows: again.map((r) => ({ ...r, redelivered: true })) }),
       // A batch with a duplicate inside it, and a held message: stored one status at a time, counted once each.
-      storeBatch(db.sql, {
+      storeBatch({
+        sql: db.sql,
         sourceId: source.b, sourceLabel: 'counters.b.dlq',
         rows: (() => {
           const fresh = row('b', 'v1:counters-shared', 500, { serviceVersion: 'b-new', failureKind: 'expired' })
@@ -209,7 +210,7 @@ describe('group counters per source', () => {
   })
 
   it('deleting a source that stores nothing any more removes its counters and buckets', async () => {
-    await storeBatch(db.sql, { sourceId: source.c, sourceLabel: 'counters.c.dlq', rows: [0, 1, 2].map((i) => row('c', 'v1:counters-shared', 900 + i)) })
+    await storeBatch({ sql: db.sql, sourceId: source.c, sourceLabel: 'counters.c.dlq', rows: [0, 1, 2].map((i) => row('c', 'v1:counters-shared', 900 + i)) })
     const mine = await idsWhere('d.source_id = $1', [source.c])
     await resolveMessages({ input: { selection: { ids: mine }, reason: 'noise' }, actor: 'ann' })
     await db.sql.query(`UPDATE dead_letter_states SET status_changed_at = now() - interval '40 days' WHERE dead_letter_id = ANY($1::bigint[])`, [mine])

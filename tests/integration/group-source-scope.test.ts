@@ -50,14 +50,16 @@ describe('reads restricted to some sources', () => {
       ingestRow({ failedAt, signature: 'v1:scope-shared', title: 'Shared failure', service: 'orders-api', serviceVersion: '4.1', failureKind: 'transient', errorMessage: 'stock timeout', ...o })
     const bill = (failedAt: Date, o: Partial<IngestRow> = {}) =>
       ingestRow({ failedAt, signature: 'v1:scope-shared', title: 'Shared failure', service: 'billing', serviceVersion: '7.3', failureKind: 'invalid', errorMessage: 'card declined', ...o })
-    await storeBatch(db.sql, {
+    await storeBatch({
+      sql: db.sql,
       sourceId: source.orders, sourceLabel: 'orders.dlq',
       rows: [
         orders(at(2 * MINUTE)), orders(at(2 * MINUTE)), orders(at(30 * MINUTE)), orders(at(30 * MINUTE)), orders(at(3 * HOUR)), orders(at(3 * HOUR)),
         ...[1, 2, 3].map(() => orders(at(10 * MINUTE), { signature: 'v1:scope-orders', title: 'Orders only', failureKind: 'exhausted' })),
       ],
     })
-    await storeBatch(db.sql, {
+    await storeBatch({
+      sql: db.sql,
       sourceId: source.billing, sourceLabel: 'billing.dlq',
       rows: [
         bill(at(MINUTE)), bill(at(20 * MINUTE)), bill(at(5 * HOUR)), bill(at(5 * HOUR)),
@@ -68,7 +70,7 @@ describe('reads restricted to some sources', () => {
     for (let start = 0; start < FLOOD_ORDERS; start += 1000) {
       const rows = Array.from({ length: Math.min(1000, FLOOD_ORDERS - start) }, (_, k) =>
         orders(at(3 * DAY + (start + k) * 1000), { signature: 'v1:scope-flood', title: 'Flood', service: 'batch', failureKind: 'overflow' }))
-      await storeBatch(db.sql, { sourceId: source.orders, sourceLabel: 'orders.dlq', rows })
+      await storeBatch({ sql: db.sql, sourceId: source.orders, sourceLabel: 'orders.dlq', rows })
     }
     const { rows } = await db.sql.query<{ id: string; signature: string }>('SELECT id::text, signature FROM error_groups')
     for (const r of rows) group[r.signature.replace('v1:scope-', '') as keyof typeof group] = r.id

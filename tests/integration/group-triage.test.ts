@@ -25,7 +25,7 @@ describe('PATCH /api/groups/{id}', () => {
     db = await createTestDb()
     for (const name of ['dana', 'erin']) users[name] = await createTestUser(db, name, [{ role: 'operator' }])
     sourceId = (await db.sql.query<{ id: string }>(`INSERT INTO sources (queue) VALUES ('triage.dlq') RETURNING id::text`)).rows[0].id
-    await storeBatch(db.sql, { sourceId, sourceLabel: 'triage.dlq', rows: [row(), row()] })
+    await storeBatch({ sql: db.sql, sourceId, sourceLabel: 'triage.dlq', rows: [row(), row()] })
     groupId = (await db.sql.query<{ id: string }>(`SELECT id::text FROM error_groups WHERE signature = 'v1:group-triage'`)).rows[0].id
   })
   afterAll(async () => {
@@ -50,10 +50,10 @@ describe('PATCH /api/groups/{id}', () => {
 
   it('a resolved group reopens when new failures arrive; a muted one stays muted', async () => {
     expect((await patch(groupId, { status: 'resolved' })).body.status).toBe('resolved')
-    await storeBatch(db.sql, { sourceId, sourceLabel: 'triage.dlq', rows: [row()] })
+    await storeBatch({ sql: db.sql, sourceId, sourceLabel: 'triage.dlq', rows: [row()] })
     expect((await db.sql.query<{ status: string }>('SELECT status FROM error_groups WHERE id = $1', [groupId])).rows[0].status).toBe('open')
     await patch(groupId, { status: 'muted' })
-    await storeBatch(db.sql, { sourceId, sourceLabel: 'triage.dlq', rows: [row()] })
+    await storeBatch({ sql: db.sql, sourceId, sourceLabel: 'triage.dlq', rows: [row()] })
     expect((await db.sql.query<{ status: string }>('SELECT status FROM error_groups WHERE id = $1', [groupId])).rows[0].status).toBe('muted')
   })
 

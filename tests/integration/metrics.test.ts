@@ -39,7 +39,7 @@ describe('GET /api/metrics', () => {
     connection = await brokerConnection()
     channel = await connection.createConfirmChannel()
     await channel.assertQueue(queue, { durable: true })
-    ;({ drainer, sourceIds: { [queue]: sourceId } } = await drainQueues(db.sql, [queue]))
+    ;({ drainer, sourceIds: { [queue]: sourceId } } = await drainQueues(db, [queue]))
   })
   afterAll(async () => {
     await drainer?.stop()

@@ -138,7 +138,8 @@ describe(`migration ${MIGRATION}`, () => {
 
   it('lets ingestion carry on from the backfilled counters', async () => {
     const failedAt = new Date(BASE + 2 * 3_600_000)
-    const result = await storeBatch(db.sql, {
+    const result = await storeBatch({
+      sql: db.sql,
       sourceId: sourceIds.a, sourceLabel: 'a.dlq',
       rows: [ingestRow({ signature: 'v1:g1', title: 'v1:g1', failedAt, service: 'svc-new', serviceVersion: '1.0', failureKind: 'invalid' })],
     })

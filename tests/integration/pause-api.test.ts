@@ -68,8 +68,8 @@ describe('pause registry API', () => {
     // confirms them as dead-letter queues.)
     bareSourceId = (await (await sourcesRoute.POST(send('POST', '/api/sources', { queue: 'bare.dlq', confirmNotWorkQueue: true }, 'admin'), ctx({}))).json()).id
     holdSourceId = await registerHoldSource({ sql: db.sql, vhost: '/', queue: topology.hold })
-    await storeBatch(db.sql, { sourceId, sourceLabel: 'orders.dlq', rows: [row(), row({ entityKey: 'order-2' })] })
-    await storeBatch(db.sql, { sourceId: bareSourceId, sourceLabel: 'bare.dlq', rows: [row({ originQueue: null, signature: 'v1:pauseapi000000002' })] })
+    await storeBatch({ sql: db.sql, sourceId, sourceLabel: 'orders.dlq', rows: [row(), row({ entityKey: 'order-2' })] })
+    await storeBatch({ sql: db.sql, sourceId: bareSourceId, sourceLabel: 'bare.dlq', rows: [row({ originQueue: null, signature: 'v1:pauseapi000000002' })] })
 
     // Every pause and resume is announced on lazarus.control; listen like a guard does.
     connection = await brokerConnection()
@@ -201,7 +201,7 @@ describe('pause registry API', () => {
 
   it('resuming a pause with held messages releases them in arrival order first', async () => {
     const holdRows = [held('order-1', 1), held('order-2', 1), held('order-1', 2), held('order-1', 3, 'other.work')]
-    for (const r of holdRows) await storeBatch(db.sql, { sourceId: holdSourceId, sourceLabel: topology.hold, rows: [r] })
+    for (const r of holdRows) await storeBatch({ sql: db.sql, sourceId: holdSourceId, sourceLabel: topology.hold, rows: [r] })
     const listed = await (await pausesRoute.GET(get('/api/pauses'), ctx({}))).json()
     expect(listed.pauses.find((p: any) => p.id === ids.entity).held).toBe(2)
 
@@ -276,7 +276,7 @@ describe('pause registry API', () => {
     ).rejects.toMatchObject({ code: 'conflict' })
 
     // Messages held while the job ran; one for another queue is not the job's.
-    for (const r of [held('order-2', 2), held('order-2', 3), held('order-2', 4, 'other.work')]) await storeBatch(db.sql, { sourceId: holdSourceId, sourceLabel: topology.hold, rows: [r] })
+    for (const r of [held('order-2', 2), held('order-2', 3), held('order-2', 4, 'other.work')]) await storeBatch({ sql: db.sql, sourceId: holdSourceId, sourceLabel: topology.hold, rows: [r] })
     const added = await db.sql.transaction((tx) => appendReleaseItems({ sql: tx, jobId }))
     expect(added).toBe(2)
     const { rows: items } = await db.sql.query<{ seq: number; kind: string; n: number | null; routing_key: string | null }>(
@@ -321,7 +321,7 @@ describe('pause registry API', () => {
     const entity = await create('order-3')
     const whole = await create(null)
     expect(whole.version).toBe(entity.version + 1)
-    for (const r of [held('order-3', 1), held('order-4', 2)]) await storeBatch(db.sql, { sourceId: holdSourceId, sourceLabel: topology.hold, rows: [r] })
+    for (const r of [held('order-3', 1), held('order-4', 2)]) await storeBatch({ sql: db.sql, sourceId: holdSourceId, sourceLabel: topology.hold, rows: [r] })
 
     // Resuming the whole queue sends back order-4 only: order-3 is still paused on its own.
     const wholeResumed = await (await pauseRoute.DELETE(send('DELETE', '/api/pauses/x'), ctx({ id: whole.id }))).json()

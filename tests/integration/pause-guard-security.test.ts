@@ -113,7 +113,7 @@ describe('guard security: events only trigger a re-read; the list decides; token
     await setup.assertQueue(dlq, { durable: false })
     await setup.close()
     // The drainer stores what guards hold (lazarus.hold is registered by the runtime).
-    const drain = await drainQueues(db.sql, [dlq], { entityKey: RULE })
+    const drain = await drainQueues(db, [dlq], { entityKey: RULE })
     drainer = drain.drainer
     sourceId = drain.sourceIds[dlq]
     api = await servePausesApi({ gate })

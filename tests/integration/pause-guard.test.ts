@@ -81,7 +81,7 @@ describe('guard, hold and the hold source', () => {
     await setup.assertQueue(work, { durable: false })
     await setup.close()
     // The drainer drains every enabled source, lazarus.hold (registered by the runtime) included.
-    const drain = await drainQueues(db.sql, [dlq], { entityKey: RULE })
+    const drain = await drainQueues(db, [dlq], { entityKey: RULE })
     drainer = drain.drainer
     sourceId = drain.sourceIds[dlq]
     api = await servePausesApi()

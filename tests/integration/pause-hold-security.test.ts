@@ -75,7 +75,7 @@ describe('held messages no pause explains are stored, flagged and never released
     await setup.assertQueue(dlq, { durable: false })
     await setup.close()
     // Drains the hold queue (registered by the runtime) like any worker does.
-    const drain = await drainQueues(db.sql, [dlq], { entityKey: { kind: 'jsonPointer', pointer: '/orderId' } })
+    const drain = await drainQueues(db, [dlq], { entityKey: { kind: 'jsonPointer', pointer: '/orderId' } })
     drainer = drain.drainer
     sourceId = drain.sourceIds[dlq]
     executor = startTestExecutor(db)

@@ -53,8 +53,8 @@ describe('which queues a pause may name', () => {
     sourceId = await source('scope.dlq')
     bareId = await source('scope.bare.dlq')
     holdId = await registerHoldSource({ sql: db.sql, vhost: '/', queue: topology.hold })
-    await storeBatch(db.sql, { sourceId, sourceLabel: 'scope.dlq', rows: [deadLetter('scope.orders.work'), deadLetter('scope.orders.work'), deadLetter('scope.orders.retry'), deadLetter(null)] })
-    await storeBatch(db.sql, { sourceId: bareId, sourceLabel: 'scope.bare.dlq', rows: [deadLetter(null)] })
+    await storeBatch({ sql: db.sql, sourceId, sourceLabel: 'scope.dlq', rows: [deadLetter('scope.orders.work'), deadLetter('scope.orders.work'), deadLetter('scope.orders.retry'), deadLetter(null)] })
+    await storeBatch({ sql: db.sql, sourceId: bareId, sourceLabel: 'scope.bare.dlq', rows: [deadLetter(null)] })
   })
 
   afterAll(async () => {

@@ -54,7 +54,7 @@ describe('pause, hold, replay, release, resume: end to end', () => {
     const setup = await app.createChannel()
     await declareWorkTopology(setup, names)
     await setup.close()
-    const drain = await drainQueues(db.sql, [names.dlq], { entityKey: { kind: 'jsonPointer', pointer: '/orderId' } })
+    const drain = await drainQueues(db, [names.dlq], { entityKey: { kind: 'jsonPointer', pointer: '/orderId' } })
     drainer = drain.drainer
     await db.sql.query('UPDATE sources SET order_sensitive = true WHERE id = $1::bigint', [drain.sourceIds[names.dlq]])
     api = await servePausesApi()

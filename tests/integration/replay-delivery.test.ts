@@ -84,7 +84,7 @@ describe('replay delivery', () => {
       messages: Array.from({ length: 9 }, (_, i) => ({ body: Buffer.from(JSON.stringify({ n: i })), options: { messageId: `fan-${i}`, contentType: 'application/json' } })),
     })
     await channel.purgeQueue(fan.other)
-    ;({ drainer, sourceIds: { [names.dlq]: sourceId } } = await drainQueues(db.sql, [names.dlq]))
+    ;({ drainer, sourceIds: { [names.dlq]: sourceId } } = await drainQueues(db, [names.dlq]))
     await waitFor(async () => (await storedCount()) === 10, { what: '10 dead letters stored' })
     executor = startTestExecutor(db)
   })

@@ -34,7 +34,7 @@ describe('replay loops', () => {
     // From now on the application rejects everything it gets.
     const failing = await connection.createChannel()
     await failing.consume(names.work, (m) => m && failing.nack(m, false, false))
-    ;({ drainer } = await drainQueues(db.sql, [names.dlq]))
+    ;({ drainer } = await drainQueues(db, [names.dlq]))
     await waitFor(async () => (await rows()).length === 1, { what: 'the first dead letter' })
     executor = startTestExecutor(db)
   })

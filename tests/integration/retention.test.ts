@@ -23,7 +23,7 @@ describe('retention', () => {
     const sourceId = (await db.sql.query<{ id: string }>(`INSERT INTO sources (queue) VALUES ('retention.dlq') RETURNING id::text`)).rows[0].id
     // 40 of each: dead, held, replayed long ago, resolved long ago, replayed recently, resolved recently.
     for (const tag of ['dead', 'held', 'old-replayed', 'old-resolved', 'new-replayed', 'new-resolved']) {
-      await storeBatch(db.sql, { sourceId, sourceLabel: 'retention.dlq', rows: Array.from({ length: 40 }, () => row(tag)) })
+      await storeBatch({ sql: db.sql, sourceId, sourceLabel: 'retention.dlq', rows: Array.from({ length: 40 }, () => row(tag)) })
     }
     while ((await indexSearchBacklog({ sql: db.sql })).more);
     const set = (tag: string, status: string, daysAgo: number) =>

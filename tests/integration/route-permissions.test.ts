@@ -125,7 +125,7 @@ describe('every route declares its permission, and every caller gets what it all
     }
     for (const [caller, user] of Object.entries(users)) auth[caller as Caller] = user.authorization
     const source = (await db.sql.query<{ id: string }>(`INSERT INTO sources (queue) VALUES ('orders.dlq') RETURNING id::text`)).rows[0].id
-    await storeBatch(db.sql, { sourceId: source, sourceLabel: 'orders.dlq', rows: [ingestRow({ signature: 'v1:matrix', title: 'Boom: matrix' })] })
+    await storeBatch({ sql: db.sql, sourceId: source, sourceLabel: 'orders.dlq', rows: [ingestRow({ signature: 'v1:matrix', title: 'Boom: matrix' })] })
     ids.message = (await db.sql.query<{ id: string }>('SELECT id::text FROM dead_letters LIMIT 1')).rows[0].id
     ids.group = (await db.sql.query<{ id: string }>('SELECT id::text FROM error_groups LIMIT 1')).rows[0].id
     // Routes that delete or change are aimed at objects nothing else in this test needs.

@@ -32,9 +32,9 @@ describe('search index', () => {
 
   it('each stored batch leaves one backlog range, and duplicates leave none', async () => {
     const batch = [row('deep-0 ' + '.'.repeat(300) + ' needle-at-300'), row('deep-1 ' + '.'.repeat(600) + ' needle-at-600')]
-    await storeBatch(db.sql, { sourceId, sourceLabel: 'search.dlq', rows: batch })
+    await storeBatch({ sql: db.sql, sourceId, sourceLabel: 'search.dlq', rows: batch })
     expect(await searchBacklogSize({ sql: db.sql })).toMatchObject({ ranges: 1 })
-    await storeBatch(db.sql, { sourceId, sourceLabel: 'search.dlq', rows: batch })
+    await storeBatch({ sql: db.sql, sourceId, sourceLabel: 'search.dlq', rows: batch })
     expect(await searchBacklogSize({ sql: db.sql })).toMatchObject({ ranges: 1 })
   })
 
@@ -51,7 +51,7 @@ describe('search index', () => {
 
   it('concurrent indexers share the backlog without indexing a range twice or missing one', async () => {
     for (let b = 0; b < 20; b++) {
-      await storeBatch(db.sql, { sourceId, sourceLabel: 'search.dlq', rows: Array.from({ length: 25 }, (_, i) => row(`par-${b}-${i} shared-term`)) })
+      await storeBatch({ sql: db.sql, sourceId, sourceLabel: 'search.dlq', rows: Array.from({ length: 25 }, (_, i) => row(`par-${b}-${i} shared-term`)) })
     }
     expect((await searchBacklogSize({ sql: db.sql })).ranges).toBe(20)
     const runs = await Promise.all(Array.from({ length: 4 }, async () => {
@@ -69,7 +69,7 @@ describe('search index', () => {
   })
 
   it('overlapping ranges (two batches written at once interleave their ids) index each row once', async () => {
-    await storeBatch(db.sql, { sourceId, sourceLabel: 'search.dlq', rows: Array.from({ length: 10 }, (_, i) => row(`overlap-${i} overlap-term`)) })
+    await storeBatch({ sql: db.sql, sourceId, sourceLabel: 'search.dlq', rows: Array.from({ length: 10 }, (_, i) => row(`overlap-${i} overlap-term`)) })
     const { rows: [range] } = await db.sql.query<{ first_id: string; last_id: string }>('SELECT first_id::text, last_id::text FROM search_backlog')
     // A second range inside the first, as a concurrently written batch would leave.
     await db.sql.query('INSERT INTO search_backlog (first_id, last_id) VALUES ($1::bigint + 2, $2::bigint - 2)', [range.first_id, range.last_id])
@@ -78,7 +78,7 @@ describe('search index', () => {
   })
 
   it('the background indexer catches up with what is stored and stops cleanly', async () => {
-    await storeBatch(db.sql, { sourceId, sourceLabel: 'search.dlq', rows: Array.from({ length: 40 }, (_, i) => row(`bg-${i} background-term`)) })
+    await storeBatch({ sql: db.sql, sourceId, sourceLabel: 'search.dlq', rows: Array.from({ length: 40 }, (_, i) => row(`bg-${i} background-term`)) })
     const indexer = startSearchIndexer({ db, log: logger('search-test'), idleMs: 20 })
     try {
       await waitFor(async () => (await searchBacklogSize({ sql: db.sql })).ranges === 0 || null, { what: 'backlog indexed' })

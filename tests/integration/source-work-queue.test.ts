@@ -165,7 +165,7 @@ describe('sources refuse work queues', () => {
   it("counts Lazarus' own drain consumers as nobody, and its past acks on a source it drained as its own", async () => {
     await channel.sendToQueue(q.drained, Buffer.from('a dead letter'))
     let sourceId: string
-    ;({ drainer, sourceIds: { [q.drained]: sourceId } } = await drainQueues(db.sql, [q.drained]))
+    ;({ drainer, sourceIds: { [q.drained]: sourceId } } = await drainQueues(db, [q.drained]))
     await waitFor(async () => (await db.sql.query('SELECT 1 FROM dead_letters WHERE source_id = $1::bigint', [sourceId])).rows.length === 1, { what: 'the dead letter stored' })
     const stats = await waitForQueueStats(q.drained, (s) => (s.consumers ?? 0) === 1 && (s.message_stats?.ack ?? 0) === 1, "Lazarus' consumer and its ack in the statistics")
     expect(stats.consumer_details?.[0]?.consumer_tag).toMatch(new RegExp(`^lazarus-drain\\.${sourceId}\\.[0-9a-f]{12}$`))

@@ -52,7 +52,8 @@ describe('what each role sees', () => {
     for (const queue of ['orders.dlq', 'billing.dlq']) {
       const source = (await db.sql.query<{ id: string }>(`INSERT INTO sources (queue) VALUES ($1) RETURNING id::text`, [queue])).rows[0].id
       const secretBody = Buffer.from(JSON.stringify({ orderId: `${queue}-1`, password: SECRET, note: 'nothing secret here' }))
-      await storeBatch(db.sql, {
+      await storeBatch({
+        sql: db.sql,
         sourceId: source,
         sourceLabel: queue,
         rows: [

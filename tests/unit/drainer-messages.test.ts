@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { describeConsumeFailure } from '@/lib/server/engines/drainer/drainer'
+import { describeConsumeFailure } from '@/lib/server/engines/drainer/consume-failure'
 
 describe('describeConsumeFailure', () => {
   const reply = (code: number, text: string) => Object.assign(new Error(`Operation failed: BasicConsume; ${code} (${text.split(' ')[0]}) with message "${text}"`), { code })

@@ -1,12 +1,51 @@
 import 'server-only'
-import { logAmqpError, REPLY, replyCodeOf } from '@/lib/server/platform/broker/amqp-errors'
+
+/**
+ * The drainer: one consumer per enabled source, each storing its deliveries in batches and acking them after the
+ * commit (docs/ARCHITECTURE.md#draining). Its crash reasoning, once for the whole folder
+ * (docs/ARCHITECTURE.md#where-crash-safety-comes-from):
+ *
+ * A delivery is acked only after the transaction that stored its row committed, and a stored row is identified by
+ * its fingerprint, unique per source (docs/ARCHITECTURE.md#idempotency). So at every step below a delivery is either
+ * still unacked at the broker, which redelivers it when its channel closes, or stored; and storing it again changes
+ * nothing.
+ *
+ * 1. **Received, normalised, waiting for its batch (before store).** It exists only in this process's memory and
+ *    unacked at the broker. The process dies, or the broker (connection) goes away: the channel closes, the broker
+ *    requeues every unacked delivery, and they are drained again (by this process once it reconnects, or by another
+ *    drainer). The database goes away: the store fails with a connection error and the consumer holds its deliveries
+ *    (database-outage.ts) until the database answers again.
+ * 2. **Mid-transaction** (store-batch.ts: groups, rows, the row-count check, counters, search backlog, drained_count
+ *    in one transaction). The process or the database dies: PostgreSQL rolls the transaction back, so nothing of the
+ *    batch exists, new error groups included (the process remembers a group's id only after its batch committed).
+ *    After a database failure the consumer retries the whole batch in a new transaction; after a process death the
+ *    broker redelivers it. The broker goes away: the transaction may still commit, but the ack cannot be sent on the
+ *    closed channel (ackInOrder acks only on the channel the deliveries came on): case 3.
+ * 3. **After the commit, before the ack.** The process dies or the channel closes: the broker redelivers the batch.
+ *    Every redelivered row conflicts on (source_id, fingerprint): no row is added, `seen_count` stays (a redelivered
+ *    copy subtracts the 1 it adds), and the counters, arrivals, search backlog and `drained_count` grow only by rows
+ *    that were really new. A duplicate is therefore harmless; a competing drainer on the same queue is safe for the
+ *    same reason. Batches are acked strictly in order, so `ack(multiple)` never covers a batch that was not stored.
+ * 4. **During the requeue** (database down past the hold bound: `nack(multiple, requeue)` of what is held, then the
+ *    consumer ends). Dying before the nack closes the channel, which requeues the same deliveries; dying after it
+ *    changes nothing. A batch stored meanwhile but not yet acked may be requeued with the rest: case 3. The deliveries
+ *    are never rejected, so they never reach a dead-letter exchange and are never lost.
+ *
+ * A graceful stop writes and acks what it holds; a process killed during it (the 15-second cap) is one of the cases
+ * above. The tests that kill processes at these points: tests/integration/drain-crash-safety.test.ts and
+ * drain-database-outage.test.ts.
+ */
+
+import { logAmqpError } from '@/lib/server/platform/broker/amqp-errors'
 import { amqpVhost } from '@/lib/server/platform/broker/amqp-url'
 import { openBrokerConnection } from '@/lib/server/platform/broker/connection'
 import type { Config } from '@/lib/server/platform/config'
-import type { Sql } from '@/lib/server/platform/db/sql'
-import { entityKeyRuleSchema } from '@/lib/shared/schemas/source'
+import type { Db } from '@/lib/server/platform/db'
 import { logger } from '@/lib/server/platform/log'
-import { SourceConsumer, type DrainSource } from './source-consumer'
+import { describeConsumeFailure } from './consume-failure'
+import { loadDrainSources, type DrainSource } from './load-drain-sources'
+import { SourceConsumer } from './source-consumer'
+import { SourceErrors } from './source-errors'
 
 export type DrainerState = 'starting' | 'running' | 'broker-unavailable' | 'stopped'
 
@@ -17,7 +56,8 @@ export type DrainerStatus = {
 }
 
 export type StartDrainerOptions = {
-  sql: Sql
+  /** The drainer reads sources and stores batches on `db.background`, the engines' pool. */
+  db: Db
   config: Pick<Config, 'AMQP_URL' | 'LAZARUS_DRAIN_BATCH' | 'LAZARUS_DRAIN_PREFETCH' | 'LAZARUS_DRAIN_FLUSH_MS' | 'LAZARUS_MAX_BODY_BYTES'>
   /** How often the source list is re-read and stopped consumers are restarted. */
   reconcileMs?: number
@@ -32,31 +72,19 @@ const log = logger('drainer')
 /**
  * Keeps one consumer per enabled source on a dedicated connection (draining never shares a connection
  * with publishing: a blocked publisher must not stall consumption). The connection recovers on its own
- * (lib/server/broker) and the consumers start again on the new one; consumers whose queue disappeared are
+ * (lib/server/platform/broker) and the consumers start again on the new one; consumers whose queue disappeared are
  * restarted once it exists again, and sources added through the API by any process are picked up.
  */
 export function startDrainer(options: StartDrainerOptions): Drainer {
-  const { sql, config } = options
+  const { config } = options
+  const sql = options.db.background
   const reconcileMs = options.reconcileMs ?? 5_000
   const vhost = amqpVhost(config.AMQP_URL)
   const consumers = new Map<string, SourceConsumer>()
-  const errors = new Map<string, string | null>()
+  const errors = new SourceErrors({ sql, log })
   const broker = openBrokerConnection({ url: config.AMQP_URL, name: options.connectionName ?? 'lazarus-drainer' })
   let stopped = false
   let timer: NodeJS.Timeout | null = null
-
-  const recordError = (source: DrainSource, message: string | null) => {
-    if (errors.get(source.id) === message) return
-    errors.set(source.id, message)
-    void sql
-      .query(
-        message === null
-          ? 'UPDATE sources SET last_error = NULL, last_error_at = NULL WHERE id = $1::bigint'
-          : 'UPDATE sources SET last_error = $2, last_error_at = now() WHERE id = $1::bigint',
-        message === null ? [source.id] : [source.id, message.slice(0, 1000)],
-      )
-      .catch((error: unknown) => log.warn('cannot record the source\'s error in sources.last_error', { queue: source.queue, sourceError: message, error: (error as Error).message }))
-  }
 
   // The consumers' channels closed with the connection (each ends itself); they start again once it is back.
   const offDisconnect = broker.on('disconnect', () => consumers.clear())
@@ -70,21 +98,12 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
     return { state: 'broker-unavailable', brokerError: error }
   }
 
-  async function loadSources(): Promise<DrainSource[]> {
-    const { rows } = await sql.query<{ id: string; vhost: string; queue: string; entity_key: unknown; kind: string }>(
-      `SELECT id::text, vhost, queue, entity_key, kind FROM sources WHERE enabled ORDER BY id`,
-    )
-    return rows.map((r) => {
-      const rule = entityKeyRuleSchema.safeParse(r.entity_key)
-      return { id: r.id, vhost: r.vhost, queue: r.queue, entityKey: rule.success ? rule.data : null, kind: r.kind === 'hold' ? 'hold' : 'dlq' }
-    })
-  }
-
+  /** Stops the consumers of sources no longer enabled, and starts one for each enabled source without one. */
   async function reconcile(): Promise<void> {
     if (stopped || !broker.connected) return
     let sources: DrainSource[]
     try {
-      sources = await loadSources()
+      sources = await loadDrainSources({ sql })
     } catch (error) {
       log.warn('cannot read sources from the database', { error: (error as Error).message })
       return
@@ -105,36 +124,40 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
       }
       // One connection serves one vhost: the one AMQP_URL names.
       if (source.vhost !== vhost) {
-        recordError(source, `vhost "${source.vhost}" is not drained: AMQP_URL connects to vhost "${vhost}"`)
+        errors.record(source, `vhost "${source.vhost}" is not drained: AMQP_URL connects to vhost "${vhost}"`)
         continue
       }
-      const consumer = new SourceConsumer({
-        source,
-        broker,
-        sql,
-        log,
-        batchSize: config.LAZARUS_DRAIN_BATCH,
-        prefetch: Math.max(config.LAZARUS_DRAIN_PREFETCH, config.LAZARUS_DRAIN_BATCH + 1),
-        flushMs: config.LAZARUS_DRAIN_FLUSH_MS,
-        maxBodyBytes: config.LAZARUS_MAX_BODY_BYTES,
-        maxHoldMs: options.maxHoldMs ?? 20 * 60_000,
-        onError: (message) => recordError(source, message),
-        onEnd: (reason) => {
-          if (consumers.get(source.id) === consumer) consumers.delete(source.id)
-          if (!stopped && reason !== 'stopped' && reason !== 'start failed') log.warn('consumer ended; will retry', { queue: source.queue, reason })
-        },
-      })
-      consumers.set(source.id, consumer)
-      try {
-        await consumer.start()
-        recordError(source, null)
-      } catch (error) {
-        consumers.delete(source.id)
-        await consumer.close('start failed')
-        const message = describeConsumeFailure(error, source.queue)
-        if (errors.get(source.id) !== message) logAmqpError('cannot drain source', error, { queue: source.queue, reason: message })
-        recordError(source, message)
-      }
+      await startConsumer(source)
+    }
+  }
+
+  async function startConsumer(source: DrainSource): Promise<void> {
+    const consumer = new SourceConsumer({
+      source,
+      broker,
+      sql,
+      log,
+      batchSize: config.LAZARUS_DRAIN_BATCH,
+      prefetch: Math.max(config.LAZARUS_DRAIN_PREFETCH, config.LAZARUS_DRAIN_BATCH + 1),
+      flushMs: config.LAZARUS_DRAIN_FLUSH_MS,
+      maxBodyBytes: config.LAZARUS_MAX_BODY_BYTES,
+      maxHoldMs: options.maxHoldMs ?? 20 * 60_000,
+      onError: (message) => errors.record(source, message),
+      onEnd: (reason) => {
+        if (consumers.get(source.id) === consumer) consumers.delete(source.id)
+        if (!stopped && reason !== 'stopped' && reason !== 'start failed') log.warn('consumer ended; will retry', { queue: source.queue, reason })
+      },
+    })
+    consumers.set(source.id, consumer)
+    try {
+      await consumer.start()
+      errors.record(source, null)
+    } catch (error) {
+      consumers.delete(source.id)
+      await consumer.close('start failed')
+      const message = describeConsumeFailure(error, source.queue)
+      if (!errors.isCurrent(source.id, message)) logAmqpError('cannot drain source', error, { queue: source.queue, reason: message })
+      errors.record(source, message)
     }
   }
 
@@ -157,10 +180,7 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
   return {
     status: () => ({
       ...state(),
-      sources: [...consumers.values()].map((c) => {
-        const id = [...consumers.entries()].find(([, v]) => v === c)?.[0] ?? ''
-        return { id, queue: c.queue, draining: true, stored: c.stored, error: errors.get(id) ?? null }
-      }),
+      sources: [...consumers].map(([id, c]) => ({ id, queue: c.queue, draining: true, stored: c.stored, error: errors.get(id) })),
     }),
     reconcile,
     async stop() {
@@ -173,19 +193,5 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
       consumers.clear()
       await broker.close()
     },
-  }
-}
-
-/** Broker replies to basic.consume, said in an operator's words (the raw reply stays in the log line). */
-export function describeConsumeFailure(error: unknown, queue: string): string {
-  switch (replyCodeOf(error)) {
-    case REPLY.NOT_FOUND:
-      return `queue "${queue}" does not exist (deleted, or not declared yet)`
-    case REPLY.ACCESS_REFUSED:
-      return `access to queue "${queue}" refused: the broker user may not consume from it`
-    case REPLY.RESOURCE_LOCKED:
-      return `queue "${queue}" is exclusive to another connection`
-    default:
-      return (error as Error)?.message ?? String(error)
   }
 }

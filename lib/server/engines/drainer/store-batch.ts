@@ -44,6 +44,15 @@ export type IngestRow = {
 
 export type StoreBatchResult = { inserted: number; duplicates: number }
 
+export type StoreBatchOptions = {
+  /** The pool (each batch is one transaction on it), or a transaction the caller holds, which the batch joins. */
+  sql: Sql
+  sourceId: string
+  /** The source's queue, recorded in the groups' `sources` facet. */
+  sourceLabel: string
+  rows: IngestRow[]
+}
+
 /**
  * Merges rows that share a fingerprint inside one batch: ON CONFLICT cannot touch the same row twice
  * in one statement. Distinct non-redelivered copies still count as "seen again".
@@ -231,7 +240,9 @@ backlog AS (
 UPDATE sources SET drained_count = drained_count + $12::int, last_drain_at = now(), last_error = NULL, last_error_at = NULL
 WHERE id = $13::bigint`
 
-async function updateCounters(tx: Sql, aggregates: StoredAggregate[], options: { sourceId: string; sourceLabel: string }): Promise<number> {
+/** Phase 2, inside the batch's transaction (`sql`): locks the batch's groups, then updates every counter in one statement. */
+async function updateCounters(options: { sql: Sql; aggregates: StoredAggregate[]; sourceId: string; sourceLabel: string }): Promise<number> {
+  const { sql: tx, aggregates } = options
   const perGroup = new Map<string, { n: number; first: Date; last: Date; kinds: Set<string>; services: Set<string>; versions: Set<string> }>()
   const arrivals = aggregates.filter((a) => a.fresh > 0).sort((a, b) => Number(BigInt(a.group_id) - BigInt(b.group_id)) || a.minute.getTime() - b.minute.getTime())
   for (const a of arrivals) {
@@ -281,7 +292,8 @@ const groupIdsByDb = new WeakMap<Sql, Map<string, string>>()
  * created by a batch that then rolled back does not exist, and remembering its id would fail every later batch of
  * that signature on the foreign key.
  */
-async function resolveGroups(tx: Sql, rows: IngestRow[], known: Map<string, string>): Promise<{ ids: Map<string, string>; found: Map<string, string> }> {
+async function resolveGroups(options: { sql: Sql; rows: IngestRow[]; known: Map<string, string> }): Promise<{ ids: Map<string, string>; found: Map<string, string> }> {
+  const { sql: tx, rows, known } = options
   const found = new Map<string, string>()
   const seen = new Set<string>()
   const missing = rows.filter((r) => !known.has(r.signature) && !seen.has(r.signature) && seen.add(r.signature))
@@ -300,19 +312,20 @@ async function resolveGroups(tx: Sql, rows: IngestRow[], known: Map<string, stri
  * Stores one batch atomically; the caller acks the deliveries only after this resolves. A drainer's batch has one
  * status (its source's); rows of several statuses are stored one status at a time, each part atomically.
  */
-export async function storeBatch(sql: Sql, options: { sourceId: string; sourceLabel: string; rows: IngestRow[] }): Promise<StoreBatchResult> {
+export async function storeBatch(options: StoreBatchOptions): Promise<StoreBatchResult> {
   const statuses = new Set(options.rows.map((row) => row.status))
-  if (statuses.size <= 1) return storeOneStatus(sql, options)
+  if (statuses.size <= 1) return storeOneStatus(options)
   const result: StoreBatchResult = { inserted: 0, duplicates: 0 }
   for (const status of statuses) {
-    const part = await storeOneStatus(sql, { ...options, rows: options.rows.filter((row) => row.status === status) })
+    const part = await storeOneStatus({ ...options, rows: options.rows.filter((row) => row.status === status) })
     result.inserted += part.inserted
     result.duplicates += part.duplicates
   }
   return result
 }
 
-async function storeOneStatus(sql: Sql, options: { sourceId: string; sourceLabel: string; rows: IngestRow[] }): Promise<StoreBatchResult> {
+async function storeOneStatus(options: StoreBatchOptions): Promise<StoreBatchResult> {
+  const { sql } = options
   const { rows, extraSeen } = collapseDuplicates(options.rows)
   if (rows.length === 0) return { inserted: 0, duplicates: 0 }
   let knownGroups = groupIdsByDb.get(sql)
@@ -322,7 +335,7 @@ async function storeOneStatus(sql: Sql, options: { sourceId: string; sourceLabel
   const result = await sql.transaction(async (tx) => {
     // Planning a 500-row VALUES list costs more than executing it; a named statement reuses one generic plan.
     if (tx.kind === 'postgres') await tx.query('SET LOCAL plan_cache_mode = force_generic_plan')
-    const { ids: groups, found } = await resolveGroups(tx, rows, cache)
+    const { ids: groups, found } = await resolveGroups({ sql: tx, rows, known: cache })
     created = found
     const params: unknown[] = []
     for (const row of rows) {
@@ -340,7 +353,7 @@ async function storeOneStatus(sql: Sql, options: { sourceId: string; sourceLabel
       // Never let the caller ack a delivery whose row did not make it in.
       throw new Error(`stored ${stored} of ${rows.length} rows; refusing to commit`)
     }
-    const inserted = await updateCounters(tx, aggregates, options)
+    const inserted = await updateCounters({ sql: tx, aggregates, sourceId: options.sourceId, sourceLabel: options.sourceLabel })
     return { inserted, duplicates: options.rows.length - inserted }
   })
   for (const [signature, id] of created) cache.set(signature, id)

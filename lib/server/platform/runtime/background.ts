@@ -24,7 +24,7 @@ async function start(): Promise<Background> {
   // A first start would otherwise find lazarus.hold missing and log a warning before the queue is declared; a broker
   // that is down does not hold the rest up for long (the drainer retries on its own).
   await Promise.race([pauses.topologyReady, new Promise((resolve) => setTimeout(resolve, 3_000).unref())])
-  const drainer = startDrainer({ sql: db.background, config })
+  const drainer = startDrainer({ db, config })
   const searchIndexer = startSearchIndexer({ db, log: logger('search') })
   // Its own broker connection; any number of processes share the jobs through leases in PostgreSQL.
   const replay = startReplayExecutor({ db })
