@@ -68,4 +68,43 @@ describe('drainer during a PostgreSQL outage', () => {
     expect(rows[0]).toEqual({ total: TOTAL, distinct_ids: TOTAL, max_seen: 1, redelivered: 0 })
     await waitFor(async () => drainer.status().sources[0]?.error === null || null, { what: 'source error cleared' })
   })
+
+  it('returns held deliveries to the queue once the hold limit passes, and stores them once when the database is back', async () => {
+    await drainer.stop()
+    const longDlq = uniqueName('outage_long_dlq')
+    await channel.assertQueue(longDlq, { durable: true })
+    try {
+      // The hold limit stands in for RabbitMQ's delivery acknowledgement timeout (20 minutes in production).
+      const { drainer: holding } = await drainQueues(db, [longDlq], { batch: 50, prefetch: 200, maxHoldMs: 1_500 })
+      drainer = holding
+      // One message through first, so the consumer is running before the database goes.
+      channel.sendToQueue(longDlq, Buffer.from('warm-up'), { messageId: 'warm-up' })
+      await channel.waitForConfirms()
+      await waitFor(async () => (await db.sql.query(`SELECT 1 FROM dead_letters WHERE properties->>'messageId' = 'warm-up'`)).rowCount > 0, { what: 'the warm-up message stored' })
+      postgres.stop()
+      for (let i = 0; i < 150; i++) channel.sendToQueue(longDlq, Buffer.from(`long ${i}`), { messageId: `long-${i}` })
+      await channel.waitForConfirms()
+
+      // Held: delivered and unacked, so the queue shows none ready; past the limit they are back, ready again.
+      await waitFor(async () => ((await queueDepth(longDlq)) === 0 ? true : null), { timeoutMs: 30_000, intervalMs: 20, what: 'the deliveries held by the drainer' })
+      await waitFor(async () => ((await queueDepth(longDlq)) === 150 ? true : null), { timeoutMs: 30_000, what: 'the held deliveries back in the queue' })
+
+      postgres.start()
+      const count = async () =>
+        (await db.sql.query<{ total: number; distinct_ids: number; redelivered: number }>(
+          `SELECT count(*)::int AS total, count(DISTINCT properties->>'messageId')::int AS distinct_ids,
+             count(*) FILTER (WHERE redelivered)::int AS redelivered FROM dead_letters WHERE properties->>'messageId' LIKE 'long-%'`,
+        )).rows[0]
+      await waitFor(async () => ((await count().catch(() => null))?.total === 150 && (await queueDepth(longDlq)) === 0 ? true : null), {
+        timeoutMs: 90_000,
+        what: 'the returned deliveries stored after the outage',
+      })
+      const stored = await count()
+      expect(stored).toMatchObject({ total: 150, distinct_ids: 150 })
+      // They went back to the broker: RabbitMQ marks them redelivered, and the row says so.
+      expect(stored.redelivered).toBeGreaterThan(0)
+    } finally {
+      await channel.deleteQueue(longDlq).catch(() => {})
+    }
+  })
 })

@@ -59,9 +59,11 @@ export class DatabaseOutage {
         return true
       } catch (error) {
         if (isRetryableSqlError(error)) continue
-        this.begin(error)
+        // Read before the await: another batch may end the outage meanwhile, and a cleared `since` must not count as
+        // a hold of 56 years.
+        const since = this.begin(error)
         await this.options.pauseConsuming()
-        if (Date.now() - this.since! > this.options.maxHoldMs) {
+        if (Date.now() - since > this.options.maxHoldMs) {
           this.options.returnHeld(batch)
           return false
         }
@@ -71,8 +73,8 @@ export class DatabaseOutage {
     }
   }
 
-  /** Says why the batch is held: every time for a refused batch, once per outage for a database that went away. */
-  private begin(error: unknown): void {
+  /** Says why the batch is held (every time for a refused batch, once per outage for a database that went away); returns when the outage began. */
+  private begin(error: unknown): number {
     const { source, log, onError } = this.options
     const message = (error as Error).message
     if (!isConnectionError(error)) {
@@ -83,6 +85,7 @@ export class DatabaseOutage {
       onError(`database unavailable: ${message}`)
     }
     this.since ??= Date.now()
+    return this.since
   }
 
   private async end(): Promise<void> {
