@@ -172,6 +172,8 @@ export function createGuard(options: GuardOptions): Guard {
 
   async function consume(channel: Channel, handler: MessageHandler, consumeOptions: Options.Consume = {}): Promise<GuardedConsumer> {
     await pauses.ready()
+    // close() ends a ready() that waited without limit: a consumer started now would outlive its guard.
+    if (closed) throw new Error(`the guard of ${queue} was closed before its consumer started`)
     const onMessage = wrap(channel, handler)
     return startGuardedConsumer({ channel, queue, onMessage, consumeOptions, registry, closedChannels, consumers, report })
   }

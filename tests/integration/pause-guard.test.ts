@@ -226,6 +226,20 @@ describe('guard, hold and the hold source', () => {
     expect(await queueDepth(work)).toBe(0)
   })
 
+  it('a guard closed while consume() still waits for the pause list starts no consumer', async () => {
+    const queue = uniqueName('closed_guard_work')
+    const channel = await app.createChannel()
+    await channel.assertQueue(queue, { durable: false })
+    // Lazarus unreachable and no start timeout: consume() waits for the first pause list until the guard closes.
+    const guard = createGuard({ ...topology.guardOptions, connection: app, queue, lazarusUrl: 'http://127.0.0.1:9', startTimeoutMs: Infinity, retryDelayMs: 50, onError: () => {} })
+    const consuming = guard.consume(channel, () => {})
+    await guard.close()
+    await expect(consuming).rejects.toThrow(/closed before its consumer started/)
+    expect((await channel.checkQueue(queue)).consumerCount).toBe(0)
+    await channel.deleteQueue(queue)
+    await channel.close()
+  })
+
   it('reported no unexpected problems', () => {
     expect(errors).toEqual([])
   })
