@@ -92,7 +92,7 @@ function EditRoles({ user, onDone }: { user: UserDto; onDone: () => void }) {
       <Button variant="ghost" onClick={onDone}>
         Cancel
       </Button>
-      {user.roles.some((r) => r.origin === 'group') && <span className="text-xs text-zinc-500">Roles marked ·g come from the identity provider's groups and follow them.</span>}
+      {user.roles.some((r) => r.origin === 'group') && <span className="text-xs text-zinc-500">Roles marked ·g come from the identity provider&rsquo;s groups and follow them.</span>}
       {update.error && <InlineError error={update.error} />}
     </div>
   )

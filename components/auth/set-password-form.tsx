@@ -19,7 +19,10 @@ export function SetPasswordForm({ mode }: { mode: 'setup' | 'invite' }) {
   const [failure, setFailure] = useState<string | null>(null)
 
   useEffect(() => {
+    // The one-time token is in the URL fragment, which only the browser sees: it is read once after mount, and taken
+    // out of the address bar so it stays out of the history.
     const found = new URLSearchParams(window.location.hash.slice(1)).get('token')
+    // eslint-disable-next-line react-hooks/set-state-in-effect -- state from the fragment, an external system, once
     setToken(found ?? '')
     if (found) window.history.replaceState(null, '', window.location.pathname)
   }, [])

@@ -37,6 +37,8 @@ export function UserMenu() {
     try {
       await apiSend('POST', '/api/auth/sign-out')
     } finally {
+      // A full page load, not router.push: nothing the signed-out user's pages cached may survive into the next session.
+      // eslint-disable-next-line @next/next/no-location-assign-relative-destination
       window.location.assign('/sign-in')
     }
   }

@@ -1,7 +1,7 @@
 'use client'
 
 import Link from 'next/link'
-import { useEffect, useState } from 'react'
+import { useState } from 'react'
 import { Button } from '@/components/ui/button'
 import { Input, Select } from '@/components/ui/fields'
 import { SearchBox } from '@/components/ui/search-box'
@@ -18,7 +18,12 @@ const options = (values: readonly string[]) => values.map((v) => ({ value: v, la
 /** A free-text filter that commits on Enter or when it loses focus, so each keystroke is not a request. */
 function TextFilter({ label, value, onCommit, className }: { label: string; value: string; onCommit: (v: string) => void; className?: string }) {
   const [text, setText] = useState(value)
-  useEffect(() => setText(value), [value])
+  // A new value from the URL (back, a shared link, "clear") replaces what was typed, during render as React advises.
+  const [shown, setShown] = useState(value)
+  if (value !== shown) {
+    setShown(value)
+    setText(value)
+  }
   return (
     <Input
       aria-label={label}

@@ -231,9 +231,7 @@ export function ReplayPlanDialog({ selection, subject, onClose }: ReplayPlanDial
   const planQuery = useReplayPlan(request)
   // A re-plan that fails (a custom target the API refuses) keeps the last plan on screen, so the choice can be fixed.
   const [lastPlan, setLastPlan] = useState<ReplayPlanDto | undefined>(undefined)
-  useEffect(() => {
-    if (planQuery.data && !planQuery.isPlaceholderData) setLastPlan(planQuery.data)
-  }, [planQuery.data, planQuery.isPlaceholderData])
+  if (planQuery.data && !planQuery.isPlaceholderData && planQuery.data !== lastPlan) setLastPlan(planQuery.data)
   const plan = planQuery.data ?? lastPlan
   const replanError = plan && planQuery.error ? planQuery.error : null
   const refusal = targetRefusal(planQuery.error)

@@ -187,7 +187,12 @@ export function groupSizes(total: number): number[] {
   let missing = total - sizes.reduce((a, b) => a + b, 0)
   const byRemainder = exact.map((x, i) => ({ i, r: x - Math.floor(x) })).sort((a, b) => b.r - a.r)
   for (let j = 0; missing > 0; j = (j + 1) % byRemainder.length, missing--) sizes[byRemainder[j].i]++
-  for (let i = 0; missing < 0; i = (i + 1) % 44) if (sizes[i] > 1) (sizes[i]--, missing++)
+  for (let i = 0; missing < 0; i = (i + 1) % 44) {
+    if (sizes[i] > 1) {
+      sizes[i]--
+      missing++
+    }
+  }
   return sizes
 }
 

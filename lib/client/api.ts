@@ -41,6 +41,8 @@ function signInAgain(response: Response): void {
   if (response.status !== 401 || typeof window === 'undefined') return
   const here = window.location.pathname + window.location.search
   if (window.location.pathname.startsWith('/sign-in')) return
+  // A full page load: the expired session's cached queries must not outlive it (see components/layout/user-menu.tsx).
+  // eslint-disable-next-line @next/next/no-location-assign-relative-destination
   window.location.assign(`/sign-in?next=${encodeURIComponent(here)}&expired=1`)
 }
 

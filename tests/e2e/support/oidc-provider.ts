@@ -38,8 +38,7 @@ export type TestOidcProvider = { issuer: string; clientId: string; clientSecret:
  * password signs an account in by its login name. Accounts carry e-mail and groups claims (served from userinfo).
  */
 export async function startOidcProvider({ ca, redirectUri, accounts }: { ca: TestCa; redirectUri: string; accounts: Record<string, TestAccount> }): Promise<TestOidcProvider> {
-  let server: Server | undefined
-  server = createServer({ key: ca.key, cert: ca.cert })
+  const server: Server = createServer({ key: ca.key, cert: ca.cert })
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
   const issuer = `https://127.0.0.1:${(server.address() as AddressInfo).port}`
