@@ -287,8 +287,8 @@ describe('backup and restore of a running Lazarus', () => {
     const audit = await rowsById(db.sql, 'audit_log')
     for (const [id, row] of await rowsById(sql, 'audit_log')) expect(row).toBe(audit.get(id))
     // Only hashes are stored, and the hashes came along: the same secrets sign in on the restored database.
-    expect(await principalFromApiToken(sql, user.token)).toMatchObject({ kind: 'token', userId: user.userId })
-    expect(await principalFromSession(sql, session, SESSION_LIMITS)).toMatchObject({ kind: 'user', userId: user.userId })
+    expect(await principalFromApiToken({ sql, secret: user.token })).toMatchObject({ kind: 'token', userId: user.userId })
+    expect(await principalFromSession({ sql, secret: session, limits: SESSION_LIMITS })).toMatchObject({ kind: 'user', userId: user.userId })
   })
 
   it('restores a consistent snapshot: counters, search and the replay in progress agree with the rows', async () => {

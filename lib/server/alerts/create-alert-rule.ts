@@ -25,6 +25,6 @@ export async function createAlertRule({ input, actor }: { input: CreateAlertRule
   )
   const created = (await listAlerts()).rules.find((r) => r.id === rows[0].id)
   if (!created) throw new AppError('conflict', 'the rule was deleted while it was being created')
-  await recordConfigChange(sql, { actor, action: 'alert-rule.created', subject: { type: 'alert-rule', id: created.id }, summary: `Added alert rule ${created.kind}`, before: null, after: created })
+  await recordConfigChange({ sql: sql, actor, action: 'alert-rule.created', subject: { type: 'alert-rule', id: created.id }, summary: `Added alert rule ${created.kind}`, before: null, after: created })
   return created
 }

@@ -27,7 +27,7 @@ export async function createWebhook({ url, actor }: { url: string; actor: string
       [url],
     )
     // The audit log is read by operators too: it names the webhook's origin, not its URL (a Slack URL is a credential).
-    await recordConfigChange(tx, { actor, action: 'webhook.created', subject: { type: 'webhook', id: rows[0].id }, summary: `Added webhook ${webhookOrigin(url)}`, before: null, after: { url: webhookOrigin(url) } })
+    await recordConfigChange({ sql: tx, actor, action: 'webhook.created', subject: { type: 'webhook', id: rows[0].id }, summary: `Added webhook ${webhookOrigin(url)}`, before: null, after: { url: webhookOrigin(url) } })
     return rows[0]
   })
   return { id: row.id, url: row.url, enabled: row.enabled, createdAt: new Date(row.created_at).toISOString() }

@@ -12,5 +12,5 @@ export async function deleteAlertRule({ id, actor }: { id: string; actor: string
   const before = (await listAlerts()).rules.find((r) => r.id === ruleId) ?? null
   const { rowCount } = await sql.query('DELETE FROM alert_rules WHERE id = $1::bigint', [ruleId])
   if (rowCount === 0) throw notFound(`alert rule ${id}`)
-  await recordConfigChange(sql, { actor, action: 'alert-rule.deleted', subject: { type: 'alert-rule', id: ruleId }, summary: `Removed alert rule ${before?.kind ?? ruleId}`, before, after: null })
+  await recordConfigChange({ sql: sql, actor, action: 'alert-rule.deleted', subject: { type: 'alert-rule', id: ruleId }, summary: `Removed alert rule ${before?.kind ?? ruleId}`, before, after: null })
 }

@@ -9,5 +9,5 @@ export async function deleteWebhook({ id, actor }: { id: string; actor: string }
   const { sql } = await getDb()
   const { rows } = await sql.query<{ url: string }>('DELETE FROM alert_webhooks WHERE id = $1::bigint RETURNING url', [parseId(id, 'webhook').toString()])
   if (rows.length === 0) throw notFound(`webhook ${id}`)
-  await recordConfigChange(sql, { actor, action: 'webhook.deleted', subject: { type: 'webhook', id }, summary: `Removed webhook ${webhookOrigin(rows[0].url)}`, before: { url: webhookOrigin(rows[0].url) }, after: null })
+  await recordConfigChange({ sql: sql, actor, action: 'webhook.deleted', subject: { type: 'webhook', id }, summary: `Removed webhook ${webhookOrigin(rows[0].url)}`, before: { url: webhookOrigin(rows[0].url) }, after: null })
 }

@@ -16,6 +16,6 @@ export async function updateAlertRule({ id, enabled, actor }: { id: string; enab
   if (!enabled) await sql.query('DELETE FROM alert_states WHERE rule_id = $1::bigint', [ruleId])
   const rule = (await listAlerts()).rules.find((r) => r.id === ruleId)
   if (!rule) throw notFound(`alert rule ${id}`)
-  await recordConfigChange(sql, { actor, action: 'alert-rule.updated', subject: { type: 'alert-rule', id: ruleId }, summary: `${enabled ? 'Enabled' : 'Disabled'} alert rule ${rule.kind}`, before, after: rule })
+  await recordConfigChange({ sql: sql, actor, action: 'alert-rule.updated', subject: { type: 'alert-rule', id: ruleId }, summary: `${enabled ? 'Enabled' : 'Disabled'} alert rule ${rule.kind}`, before, after: rule })
   return rule
 }

@@ -37,7 +37,7 @@ export async function updateWebhookSettings(input: UpdateWebhookSettingsInput, a
      RETURNING allowed_hosts, updated_at, updated_by`,
     [input.allowedHosts, actor],
   )
-  await recordConfigChange(sql, { actor, action: 'settings.updated', subject: { type: 'settings', id: 'webhook-hosts' }, summary: 'Changed the webhook host allow-list', before: { allowedHosts: before }, after: { allowedHosts: rows[0].allowed_hosts } })
+  await recordConfigChange({ sql: sql, actor, action: 'settings.updated', subject: { type: 'settings', id: 'webhook-hosts' }, summary: 'Changed the webhook host allow-list', before: { allowedHosts: before }, after: { allowedHosts: rows[0].allowed_hosts } })
   return toDto(rows[0])
 }
 

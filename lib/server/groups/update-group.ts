@@ -40,7 +40,8 @@ export async function updateGroup({ id, input, actor, ...scope }: UpdateGroupOpt
     ])
     const changed = (Object.keys(after) as (keyof typeof after)[]).filter((k) => after[k] !== before[k])
     if (changed.length === 0) return
-    await recordAudit(tx, {
+    await recordAudit({
+      sql: tx,
       actor,
       action: 'group.updated',
       subject: { type: 'group', id: groupId },

@@ -53,7 +53,8 @@ export async function resolveMessages({ input, actor, ...scope }: ResolveMessage
       await tx.query(`UPDATE error_groups SET status = 'resolved', updated_at = now() WHERE id = $1::bigint`, [input.selection.groupId])
     }
     const skippedCount = skipped.reduce((sum, s) => sum + s.n, 0)
-    await recordAudit(tx, {
+    await recordAudit({
+      sql: tx,
       actor,
       action: 'messages.resolved',
       subject: 'groupId' in input.selection ? { type: 'group', id: input.selection.groupId } : { type: 'message', id: 'ids' in input.selection && input.selection.ids.length === 1 ? input.selection.ids[0] : null },

@@ -42,9 +42,9 @@ export async function insertPauses(tx: Sql, options: InsertPausesOptions): Promi
     ],
   )
   const created = await selectPauses(tx, 'p.id = ANY($1::bigint[])', [rows.map((r) => r.id)])
-  await recordAudits(
-    tx,
-    created.map((pause) => ({
+  await recordAudits({
+    sql: tx,
+    entries: created.map((pause) => ({
       actor: options.actor,
       action: 'pause.created' as const,
       subject: { type: 'pause' as const, id: pause.id },
@@ -52,7 +52,7 @@ export async function insertPauses(tx: Sql, options: InsertPausesOptions): Promi
       details: { queue: pause.queue, vhost: pause.vhost, entityKey: pause.entityKey, reason: pause.reason, replayJobId: pause.replayJobId, version: pause.version },
       outcome: 'active',
     })),
-  )
+  })
   return created
 }
 
@@ -82,9 +82,9 @@ export async function markResumed(tx: Sql, options: { ids: string[]; actor: stri
   )
   if (rows.length === 0) return []
   const resumed = await selectPauses(tx, 'p.id = ANY($1::bigint[])', [rows.map((r) => r.id)])
-  await recordAudits(
-    tx,
-    resumed.map((pause) => ({
+  await recordAudits({
+    sql: tx,
+    entries: resumed.map((pause) => ({
       actor: options.actor,
       action: 'pause.resumed' as const,
       subject: { type: 'pause' as const, id: pause.id },
@@ -92,6 +92,6 @@ export async function markResumed(tx: Sql, options: { ids: string[]; actor: stri
       details: { queue: pause.queue, vhost: pause.vhost, entityKey: pause.entityKey, replayJobId: pause.replayJobId, version: pause.version },
       outcome: 'resumed',
     })),
-  )
+  })
   return resumed
 }

@@ -49,7 +49,8 @@ export async function resumePause({ id, actor, ...scope }: ResumePauseOptions): 
     }
     await tx.query(`UPDATE pauses SET status = 'releasing', replay_job_id = $2::bigint WHERE id = $1::bigint`, [pauseId, jobId])
     const [pause] = await selectPauses(tx, 'p.id = $1::bigint', [pauseId])
-    await recordAudit(tx, {
+    await recordAudit({
+      sql: tx,
       actor,
       action: 'pause.resumed',
       subject: { type: 'pause', id: pause.id },

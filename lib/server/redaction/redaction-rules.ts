@@ -124,7 +124,7 @@ export async function updateRedactionRules(input: UpdateRedactionInput, actor: s
     }
     const after = await readRules(tx)
     const view = (rules: typeof after) => rules.map((r) => ({ kind: r.kind, value: r.value, enabled: r.enabled }))
-    await recordConfigChange(tx, { actor, action: 'settings.updated', subject: { type: 'settings', id: 'redaction' }, summary: `Changed the redaction rules (${after.length} rules)`, before: view(before), after: view(after) })
+    await recordConfigChange({ sql: tx, actor, action: 'settings.updated', subject: { type: 'settings', id: 'redaction' }, summary: `Changed the redaction rules (${after.length} rules)`, before: view(before), after: view(after) })
     return after
   })
   return settingsOf(rows)

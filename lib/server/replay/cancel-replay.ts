@@ -39,7 +39,8 @@ export async function cancelReplay({ id, actor, ...scope }: CancelReplayOptions)
       await finishJob(tx, { jobId, owner: null, status: 'cancelled' })
       outcome = 'cancelled'
     }
-    await recordAudit(tx, {
+    await recordAudit({
+      sql: tx,
       actor,
       action: 'replay.cancelled',
       subject: { type: 'replay', id: jobId },

@@ -94,7 +94,8 @@ export async function createReplay(options: CreateReplayOptions): Promise<Replay
     }
 
     const target = planned.target.type === 'custom' ? `exchange "${planned.target.exchange}", key "${planned.target.routingKey}"` : planned.target.type === 'queue' ? 'the failed queues' : 'the original exchanges'
-    await recordAudit(tx, {
+    await recordAudit({
+      sql: tx,
       actor,
       action: 'replay.created',
       subject: { type: 'replay', id: jobId },

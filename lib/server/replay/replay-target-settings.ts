@@ -35,7 +35,7 @@ export async function updateReplayTargetSettings(input: UpdateReplayTargetSettin
      RETURNING custom_target_patterns, updated_at, updated_by`,
     [input.customTargetPatterns, actor],
   )
-  await recordConfigChange(sql, { actor, action: 'settings.updated', subject: { type: 'settings', id: 'replay-targets' }, summary: 'Changed the custom replay target allow-list', before: { customTargetPatterns: before }, after: { customTargetPatterns: rows[0].custom_target_patterns } })
+  await recordConfigChange({ sql: sql, actor, action: 'settings.updated', subject: { type: 'settings', id: 'replay-targets' }, summary: 'Changed the custom replay target allow-list', before: { customTargetPatterns: before }, after: { customTargetPatterns: rows[0].custom_target_patterns } })
   return toDto(rows[0], config)
 }
 

@@ -25,7 +25,8 @@ export async function createSource(input: CreateSourceInput, actor: string): Pro
     },
   })
   const created = toSourceDto(row)
-  await recordConfigChange(sql, {
+  await recordConfigChange({
+    sql: sql,
     actor,
     action: 'source.created',
     subject: { type: 'source', id: created.id },

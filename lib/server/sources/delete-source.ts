@@ -26,6 +26,6 @@ export async function deleteSource({ id, actor }: { id: string; actor: string })
      DELETE FROM group_source_stats WHERE source_id = $1::bigint`,
     [sourceId.toString()],
   )
-  await recordConfigChange(sql, { actor, action: 'source.deleted', subject: { type: 'source', id }, summary: `Removed source ${existing.queue}`, before: toSourceDto(existing), after: null })
+  await recordConfigChange({ sql: sql, actor, action: 'source.deleted', subject: { type: 'source', id }, summary: `Removed source ${existing.queue}`, before: toSourceDto(existing), after: null })
   return { id, deleted: true }
 }

@@ -33,7 +33,8 @@ export async function updateSource({ id, input, actor }: { id: string; input: Up
     },
   })
   const after = toSourceDto(row)
-  await recordConfigChange(sql, {
+  await recordConfigChange({
+    sql: sql,
     actor,
     action: 'source.updated',
     subject: { type: 'source', id: after.id },

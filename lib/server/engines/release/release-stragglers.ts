@@ -31,7 +31,8 @@ export async function releaseStragglers({ sql, actor = SYSTEM_ACTOR }: { sql: Sq
     })
     const jobId = await createReleaseJob(tx, { rows, actor })
     if (jobId === null) return null
-    await recordAudit(tx, {
+    await recordAudit({
+      sql: tx,
       actor,
       action: 'replay.created',
       subject: { type: 'replay', id: jobId },
