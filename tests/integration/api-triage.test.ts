@@ -481,8 +481,8 @@ describe('triage read API', () => {
     })
 
     it('arrivalsLastHour counts the last 60 minutes of arrivals', async () => {
-      expect((await getSummary({ now })).arrivalsLastHour).toBe(5 + 3)
-      expect((await getSummary({ now: new Date(now.getTime() + 3 * HOUR) })).arrivalsLastHour).toBe(0)
+      expect((await getSummary({ db, now })).arrivalsLastHour).toBe(5 + 3)
+      expect((await getSummary({ db, now: new Date(now.getTime() + 3 * HOUR) })).arrivalsLastHour).toBe(0)
     })
 
     it('a management API that hangs or refuses leaves depth out, says why, and does not hold the summary up', async () => {
@@ -494,14 +494,14 @@ describe('triage read API', () => {
       try {
         config.RABBITMQ_MANAGEMENT_URL = `http://guest:guest@127.0.0.1:${(silent.address() as AddressInfo).port}`
         const started = Date.now()
-        const hung = await getSummary({ depthTimeoutMs: 300 })
+        const hung = await getSummary({ db, depthTimeoutMs: 300 })
         expect(Date.now() - started).toBeLessThan(1_500)
         expect(hung.brokerError).toMatch(/did not answer within 300 ms/)
         expect(hung.sources.map((s) => s.depth)).toEqual([null, null])
         expect(hung.stored).toBe(15 + 6 + FLOOD)
 
         config.RABBITMQ_MANAGEMENT_URL = 'http://guest:guest@127.0.0.1:1'
-        const refused = await getSummary()
+        const refused = await getSummary({ db })
         expect(refused.brokerError).toMatch(/management API unavailable/)
         expect(refused.sources.map((s) => s.drained)).toEqual([6 + FLOOD, 15])
       } finally {

@@ -167,6 +167,7 @@ describe('backup and restore of a running Lazarus', () => {
     user = await createTestUser(db, 'backup-operator', [{ role: 'operator' }])
     ;({ secret: session } = await createSession({ sql: db.sql, userId: user.userId, method: 'local', limits: SESSION_LIMITS, ip: '127.0.0.1', userAgent: 'backup test' }))
     replayJob = (await createReplay({
+      db,
       input: { selection: { ids: ids.slice(100, 100 + REPLAYED) }, target: { type: 'queue' }, ratePerSecond: REPLAY_RATE },
       actor: 'backup-test',
     })) as ReplayCreatedDto

@@ -233,7 +233,7 @@ describe('a header nested too deep to store', () => {
   it('replays the whole header table byte for byte, the deep header included, plus the lineage headers', async () => {
     replayed = await recordFrames()
     const ids = [...rows.values()].map((row) => row.id)
-    const created = (await createReplay({ input: { selection: { ids } }, actor: 'alice' })) as ReplayCreatedDto
+    const created = (await createReplay({ db, input: { selection: { ids } }, actor: 'alice' })) as ReplayCreatedDto
     expect(created.plan).toMatchObject({ matched: 3, replayable: 3 })
     expect(await waitForJob(db.sql, created.id)).toMatchObject({ status: 'completed', confirmed: 3, failed: 0 })
     const consumer = await connect(replayed.url)

@@ -216,7 +216,7 @@ describe('group counters per source', () => {
     await expectCountersTrue()
     const count = async (table: string) => (await db.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE source_id = $1::bigint`, [source.c])).rows[0].n
     expect([await count('group_source_stats'), await count('group_source_arrivals')]).toEqual([1, 3])
-    await deleteSource({ id: source.c, actor: 'admin@lazarus.test' })
+    await deleteSource({ db, id: source.c, actor: 'admin@lazarus.test' })
     expect([await count('group_source_stats'), await count('group_source_arrivals')]).toEqual([0, 0])
     expect((await storedAndTruth()).stored.length).toBe(4)
   })

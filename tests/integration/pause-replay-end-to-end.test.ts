@@ -101,7 +101,7 @@ describe('pause, hold, replay, release, resume: end to end', () => {
 
     // 3. The operator replays E's dead letters; the source is order-sensitive, so E is paused first. No executor
     //    has picked the job up yet.
-    const job = (await createReplay({ input: { selection: { ids: dead.map((d) => d.id) }, target: { type: 'queue' }, ratePerSecond: 200 }, actor: 'ann' })) as ReplayCreatedDto
+    const job = (await createReplay({ db, input: { selection: { ids: dead.map((d) => d.id) }, target: { type: 'queue' }, ratePerSecond: 200 }, actor: 'ann' })) as ReplayCreatedDto
     expect(job.plan.pauseEntities).toBe(true)
     await waitFor(async () => guard.pauses().some((p) => p.entityKey === 'E'), { what: 'the guard to learn that E is paused' })
 

@@ -35,7 +35,7 @@ export async function deliverPendingAlerts({ sql, now, deliver = deliverWebhooks
   if (rows.length === 0) return delivered
   // Capped here too: a database from before the cap may hold more, and each one multiplies every alert and its retries.
   const { rows: hooks } = await sql.query<{ url: string }>(`SELECT url FROM alert_webhooks WHERE enabled ORDER BY id LIMIT ${MAX_WEBHOOKS}`)
-  const policy = await loadWebhookPolicy(sql)
+  const policy = await loadWebhookPolicy({ sql })
   // Alert texts quote error messages: they leave redacted, like exports. A stored rule that no longer compiles throws
   // here and nothing is sent; the claimed events are taken again once the claim runs out.
   const redactor = await loadRedactor(sql)
