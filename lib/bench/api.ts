@@ -209,8 +209,8 @@ async function main() {
       { name: `GET /api/groups as ${SCOPED_PATTERN}`, target: TARGETS.groups, call: () => groupsRoute.GET(signedIn('/api/groups', 'scoped'), noParams) },
       { name: `messages, first page as ${SCOPED_PATTERN}`, target: TARGETS.page, call: () => listMessages('', 'scoped') },
       // One of the largest group's sources, as the operation runs for such a caller (their source ids given directly).
-      { name: `messages, large group as ${partQueue}`, target: TARGETS.page, call: async () => Response.json(await listMessagesOf(listMessagesQuerySchema.parse({ group: largeGroup }), { sourceIds: part })) },
-      { name: `GET /api/groups/{largest}?range=30d as ${partQueue}`, target: TARGETS.groups, call: async () => Response.json(await getGroup({ id: largeGroup, range: '30d', sourceIds: part })) },
+      { name: `messages, large group as ${partQueue}`, target: TARGETS.page, call: async () => Response.json(await listMessagesOf({ db: db!, query: listMessagesQuerySchema.parse({ group: largeGroup }), sourceIds: part })) },
+      { name: `GET /api/groups/{largest}?range=30d as ${partQueue}`, target: TARGETS.groups, call: async () => Response.json(await getGroup({ db: db!, id: largeGroup, range: '30d', sourceIds: part })) },
     ]
 
     console.log('\nMeasuring (route handlers in-process; SQL = the same statements replayed bare through pg; EXPLAIN = ANALYZE execution,')

@@ -161,9 +161,9 @@ describe('backup and restore of a running Lazarus', () => {
 
     // What a backup must keep besides messages: statuses, triage, people, sessions, tokens, a replay in progress.
     const ids = (await db.sql.query<{ id: string }>('SELECT id::text FROM dead_letters ORDER BY id')).rows.map((r) => r.id)
-    await resolveMessages({ input: { selection: { ids: ids.slice(0, 30) }, reason: 'fixed upstream, backup test' }, actor: 'backup-test' })
+    await resolveMessages({ db, input: { selection: { ids: ids.slice(0, 30) }, reason: 'fixed upstream, backup test' }, actor: 'backup-test' })
     const { rows: groups } = await db.sql.query<{ id: string }>('SELECT id::text FROM error_groups ORDER BY id LIMIT 1')
-    await updateGroup({ id: groups[0].id, input: { status: 'acknowledged', note: 'looking into it', ticketUrl: 'https://tickets.example/LZ-1' }, actor: 'backup-test' })
+    await updateGroup({ db, id: groups[0].id, input: { status: 'acknowledged', note: 'looking into it', ticketUrl: 'https://tickets.example/LZ-1' }, actor: 'backup-test' })
     user = await createTestUser(db, 'backup-operator', [{ role: 'operator' }])
     ;({ secret: session } = await createSession({ sql: db.sql, userId: user.userId, method: 'local', limits: SESSION_LIMITS, ip: '127.0.0.1', userAgent: 'backup test' }))
     replayJob = (await createReplay({

@@ -133,8 +133,8 @@ describe('guard, hold and the hold source', () => {
     const listed = await listPauses({ status: 'active' })
     expect(listed.pauses.find((p) => p.id === pause.id)?.held).toBe(2)
     // The held group stays out of the triage list unless asked for.
-    expect((await listGroups({ sort: 'count', limit: 50 })).groups.map((g) => g.signature)).not.toContain('lazarus:held')
-    const heldGroup = (await listGroups({ sort: 'count', limit: 50, includeHeld: true })).groups.find((g) => g.signature === 'lazarus:held')
+    expect((await listGroups({ db, query: { sort: 'count', limit: 50 } })).groups.map((g) => g.signature)).not.toContain('lazarus:held')
+    const heldGroup = (await listGroups({ db, query: { sort: 'count', limit: 50, includeHeld: true } })).groups.find((g) => g.signature === 'lazarus:held')
     expect(heldGroup).toMatchObject({ title: 'Held while paused', count: 2 })
   })
 

@@ -39,7 +39,7 @@ describe('replay claims and outcomes', () => {
     expect(await statuses()).toEqual(['in_flight', 'in_flight', 'in_flight', 'pending', 'pending'])
     expect((await listReplayItems({ db, id: job.id, query: { limit: 100, status: 'in_flight' } })).items.map((i) => i.id)).toEqual(['1', '2', '3'])
     expect((await listReplayItems({ db, id: job.id, query: { limit: 100, status: 'pending' } })).items.map((i) => i.id)).toEqual(['4', '5'])
-    const detail = await getMessage({ id: taken[0].dead_letter_id })
+    const detail = await getMessage({ db, id: taken[0].dead_letter_id })
     expect(detail.replays).toEqual([expect.objectContaining({ jobId: job.id, status: 'in_flight', publishedAt: null })])
   })
 

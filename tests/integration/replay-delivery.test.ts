@@ -138,7 +138,7 @@ describe('replay delivery', () => {
     const [after] = await stored('id = $1::bigint', [original.id])
     expect(after.status).toBe('replayed')
     expect(items[0].status).toBe('confirmed')
-    const detail = await getMessage({ id: original.id })
+    const detail = await getMessage({ db, id: original.id })
     expect(detail.replays).toMatchObject([{ jobId: created.id, status: 'confirmed', replayId: items[0].replay_id, exchange: names.exchange, routingKey: names.key, createdBy: 'alice' }])
     const { rows: audit } = await db.sql.query<{ action: string; actor: string; outcome: string }>(
       `SELECT action, actor, outcome FROM audit_log WHERE subject_type = 'replay' AND subject_id = $1 ORDER BY id`,
@@ -209,7 +209,7 @@ describe('replay delivery', () => {
     expect(await storedCount()).toBe(before)
     const again = (await createReplay({ db, input: { selection: { ids }, target: { type: 'queue' }, dryRun: true }, actor: 'alice' })) as ReplayDryRunDto
     expect(again.plan.replayable).toBe(3)
-    const detail = await getMessage({ id: ids[0] })
+    const detail = await getMessage({ db, id: ids[0] })
     expect(detail.statusReason).toMatch(/unroutable/)
     expect(detail.replays).toMatchObject([{ status: 'unroutable' }])
   })

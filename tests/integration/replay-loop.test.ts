@@ -61,11 +61,11 @@ describe('replay loops', () => {
       expect(next).toMatchObject({ status: 'dead', lineage_origin_id: root.id, replay_count: n })
       expect((await rows()).find((r) => r.id === current.id)?.status).toBe('replayed')
 
-      const detail = await getMessage({ id: next.id })
+      const detail = await getMessage({ db, id: next.id })
       expect(detail.replayedFrom).toEqual({ messageId: current.id, jobId: created.id, replayId: items[0].replay_id })
       expect(detail.lineage).toEqual({ originId: root.id, replayCount: n })
       expect(detail.headers['x-lazarus-origin-id']).toBe(root.id)
-      expect((await getMessage({ id: current.id })).replays).toMatchObject([{ jobId: created.id, status: 'confirmed' }])
+      expect((await getMessage({ db, id: current.id })).replays).toMatchObject([{ jobId: created.id, status: 'confirmed' }])
       current = next
     }
 

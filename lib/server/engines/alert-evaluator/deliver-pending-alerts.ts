@@ -38,7 +38,7 @@ export async function deliverPendingAlerts({ sql, now, deliver = deliverWebhooks
   const policy = await loadWebhookPolicy({ sql })
   // Alert texts quote error messages: they leave redacted, like exports. A stored rule that no longer compiles throws
   // here and nothing is sent; the claimed events are taken again once the claim runs out.
-  const redactor = await loadRedactor(sql)
+  const redactor = await loadRedactor({ sql })
   for (const row of rows.sort((a, b) => Number(a.id) - Number(b.id))) {
     const accepted = new Set((row.delivery ?? []).filter((d) => d.ok).map((d) => d.url))
     const urls = hooks.map((h) => h.url).filter((url) => !accepted.has(url))
