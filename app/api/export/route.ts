@@ -12,12 +12,8 @@ export const GET = route({ permission: 'messages:read' }, async ({ db, query, or
   const release = await beginExport(config, callerKey(signedIn()))
   let file
   try {
-    file = await exportMessages(input, {
-      db,
-      baseUrl: origin,
-      sourceIds: await sourceIds(),
-      view: await redactedViewFor({ db, rawSourceIds: await sourceIds('messages:raw') }),
-    })
+    const view = await redactedViewFor({ db, rawSourceIds: await sourceIds('messages:raw') })
+    file = await exportMessages(input, { db, baseUrl: origin, sourceIds: await sourceIds(), view })
   } catch (error) {
     release()
     throw error
