@@ -69,8 +69,8 @@ describe('one broker layer: recovery and re-declaration', () => {
   }
 
   async function pauseAndResume(i: number): Promise<string> {
-    const pause = await createPause({ input: { sourceId: dlqSourceId, queue: work, entityKey: `entity-${i}`, reason: 'broker recovery test' }, actor: 'ann', allowAnyQueue: true })
-    await resumePause({ id: pause.id, actor: 'ann' })
+    const pause = await createPause({ db, input: { sourceId: dlqSourceId, queue: work, entityKey: `entity-${i}`, reason: 'broker recovery test' }, actor: 'ann', allowAnyQueue: true })
+    await resumePause({ db, id: pause.id, actor: 'ann' })
     return pause.id
   }
 
