@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# The whole suite (README: `npm test`): unit and integration tests (Vitest), then the production build and
-# the browser tests (Playwright, Debian's Chromium). Needs PostgreSQL and RabbitMQ on 127.0.0.1 (see .ci/services.sh).
+# The whole suite (README: `npm test`): typecheck and lint, unit and integration tests (Vitest), then the production
+# build and the browser tests (Playwright, Debian's Chromium). Needs PostgreSQL and RabbitMQ on 127.0.0.1 (see .ci/services.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p test-results
 status=0
+
+# The house rules first (docs/ARCHITECTURE.md#house-rules): types, lint with zero warnings, import boundaries and
+# cycles, unused code. A failure fails the run, but the tests still run so one push shows everything.
+echo "typecheck: npm run typecheck"
+npm run --silent typecheck || { echo "typecheck failed" >&2; status=1; }
+echo "lint: npm run lint"
+npm run --silent lint || { echo "lint failed" >&2; status=1; }
 
 npx vitest run --reporter=default --reporter=json --outputFile.json=test-results/vitest.json || status=1
 

@@ -185,8 +185,8 @@ async function main() {
 
     const scenarios: Scenario[] = [
       // The per-request sign-in check alone (session cookie → principal): the issue's budget is under a millisecond.
-      { name: 'sign-in check (session cookie)', target: 1, call: async () => Response.json(await authenticate(signedIn('/'), requestFacts(signedIn('/')), { sql: db!.sql, config: getConfig() })) },
-      { name: 'sign-in check (API token)', target: 1, call: async () => Response.json(await authenticate(signedIn('/', 'scoped'), requestFacts(signedIn('/', 'scoped')), { sql: db!.sql, config: getConfig() })) },
+      { name: 'sign-in check (session cookie)', target: 1, call: async () => Response.json(await authenticate(signedIn('/'), requestFacts(signedIn('/')), { db: db!, config: getConfig() })) },
+      { name: 'sign-in check (API token)', target: 1, call: async () => Response.json(await authenticate(signedIn('/', 'scoped'), requestFacts(signedIn('/', 'scoped')), { db: db!, config: getConfig() })) },
       { name: 'GET /api/groups', target: TARGETS.groups, call: () => groupsRoute.GET(signedIn('/api/groups'), noParams) },
       // Not in the issue's list: a group's page, for the largest group over the longest range.
       { name: 'GET /api/groups/{largest}?range=30d', target: TARGETS.groups, call: () => groupRoute.GET(signedIn(`/api/groups/${largeGroup}?range=30d`), { params: Promise.resolve({ id: largeGroup }) }) },
@@ -209,8 +209,8 @@ async function main() {
       { name: `GET /api/groups as ${SCOPED_PATTERN}`, target: TARGETS.groups, call: () => groupsRoute.GET(signedIn('/api/groups', 'scoped'), noParams) },
       { name: `messages, first page as ${SCOPED_PATTERN}`, target: TARGETS.page, call: () => listMessages('', 'scoped') },
       // One of the largest group's sources, as the operation runs for such a caller (their source ids given directly).
-      { name: `messages, large group as ${partQueue}`, target: TARGETS.page, call: async () => Response.json(await listMessagesOf(listMessagesQuerySchema.parse({ group: largeGroup }), { sourceIds: part })) },
-      { name: `GET /api/groups/{largest}?range=30d as ${partQueue}`, target: TARGETS.groups, call: async () => Response.json(await getGroup({ id: largeGroup, range: '30d', sourceIds: part })) },
+      { name: `messages, large group as ${partQueue}`, target: TARGETS.page, call: async () => Response.json(await listMessagesOf({ db: db!, query: listMessagesQuerySchema.parse({ group: largeGroup }), sourceIds: part })) },
+      { name: `GET /api/groups/{largest}?range=30d as ${partQueue}`, target: TARGETS.groups, call: async () => Response.json(await getGroup({ db: db!, id: largeGroup, range: '30d', sourceIds: part })) },
     ]
 
     console.log('\nMeasuring (route handlers in-process; SQL = the same statements replayed bare through pg; EXPLAIN = ANALYZE execution,')

@@ -4,7 +4,7 @@
  * with API tokens, as a script would.
  */
 import type { Db } from '@/lib/server/platform/db'
-import type { Principal } from '@/lib/server/auth/principal'
+import type { SignedIn } from '@/lib/server/auth/principal'
 import { createApiToken } from '@/lib/server/users/create-api-token'
 import { createUser } from '@/lib/server/users/create-user'
 import type { Role } from '@/lib/shared/roles'
@@ -14,7 +14,7 @@ export const TEST_ADMIN_TOKEN = 'lazarus-test-admin-token-0123456789abcdefghij'
 export const ADMIN_AUTH = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } as const
 
 /** The principal LAZARUS_ADMIN_TOKEN stands for. */
-export const PROVISIONING_ADMIN: Principal = {
+export const PROVISIONING_ADMIN: SignedIn = {
   kind: 'token',
   via: 'bearer',
   userId: null,
@@ -56,7 +56,7 @@ export async function createTestUser(
   const grant = tokenGrant.scope ? { scope: tokenGrant.scope, guardQueue: tokenGrant.guardQueue } : { role: tokenGrant.role ?? roles[0]?.role ?? 'viewer', sourcePattern: tokenGrant.sourcePattern ?? roles[0]?.sourcePattern ?? null }
   const { token } = await createApiToken({
     db,
-    principal: PROVISIONING_ADMIN as Extract<Principal, { kind: 'token' }>,
+    principal: PROVISIONING_ADMIN,
     input: { name: 'tests', guardVhost: '/', userId: user.id, ...grant },
   })
   return { userId: user.id, email: user.email, token, actor: tokenActor(name), authorization: `Bearer ${token}` }

@@ -1,11 +1,14 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import type { Db } from '@/lib/server/platform/db'
 import { listPauses } from '@/lib/server/pauses/list-pauses'
 import { listPausesQuerySchema } from '@/lib/shared/schemas/pause'
 
 export type PollRequest = { url: URL; headers: IncomingHttpHeaders; at: number }
 
 export type PausesApiOptions = {
+  /** The database the list is read from (the test's). */
+  db: Db
   /**
    * Answers a poll before Lazarus does: a status (401, 403, 503…) to refuse it with, or null to serve the list. Lets a
    * test play a Lazarus that requires guard tokens (the route's own authentication is tested with the route).
@@ -18,7 +21,7 @@ export type PausesApiOptions = {
  * schema, then the list operation (which records the guard's heartbeat). A guard reaches "Lazarus" over HTTP
  * in-process. `requests` counts the list reads (how tests see a guard re-read it); `polls` keeps each one.
  */
-export async function servePausesApi(options: PausesApiOptions = {}): Promise<{
+export async function servePausesApi(options: PausesApiOptions): Promise<{
   url: string
   requests: () => number
   polls: PollRequest[]
@@ -44,7 +47,7 @@ export async function servePausesApi(options: PausesApiOptions = {}): Promise<{
         res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'invalid', message: parsed.error.message } }))
         return
       }
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(await listPauses(parsed.data)))
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(await listPauses({ db: options.db, ...parsed.data })))
     } catch (error) {
       res.writeHead(500).end(String(error))
     }

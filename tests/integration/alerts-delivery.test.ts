@@ -37,7 +37,7 @@ describe('alert webhook delivery', () => {
     receiver = await startWebhookReceiver()
     receiver.answer = 503
     // The receiver listens on loopback, which webhooks reach only when allow-listed (as for an internal receiver).
-    await updateWebhookSettings({ allowedHosts: ['127.0.0.1'] }, 'ops')
+    await updateWebhookSettings({ db, input: { allowedHosts: ['127.0.0.1'] }, actor: 'ops' })
     const { url } = receiver
     await db.sql.query('INSERT INTO alert_webhooks (url) VALUES ($1)', [url])
     await db.sql.query(

@@ -23,7 +23,7 @@ describe('alert webhooks are redacted', () => {
     sourceId = (await db.sql.query<{ id: string }>(`INSERT INTO sources (queue) VALUES ('auth.dlq') RETURNING id::text`)).rows[0].id
     receiver = await startWebhookReceiver()
     // The receiver listens on loopback, which webhooks reach only when allow-listed (as for an internal receiver).
-    await updateWebhookSettings({ allowedHosts: ['127.0.0.1'] }, 'ops')
+    await updateWebhookSettings({ db, input: { allowedHosts: ['127.0.0.1'] }, actor: 'ops' })
     // Two webhooks: neither may learn the other's URL from the payload.
     await db.sql.query('INSERT INTO alert_webhooks (url) VALUES ($1), ($2)', [receiver.url, `${receiver.url}?second=T0/B0/secretpath`])
     await db.sql.query(`INSERT INTO alert_rules (kind, created_by) VALUES ('new-group', 'ops')`)

@@ -44,7 +44,7 @@ describe('alert webhooks and the internal network', () => {
       [text, now],
     )
     await evaluateAlerts({ db, now })
-    const { events } = await listAlertEvents({ limit: 200 }, { includeDeliveryErrors: true })
+    const { events } = await listAlertEvents({ db, query: { limit: 200 }, includeDeliveryErrors: true })
     return events.find((e) => e.id === rows[0].id)!
   }
   const texts = (r: WebhookReceiver) => r.bodies.map((b: { text: string }) => b.text)
@@ -228,19 +228,19 @@ describe('alert webhooks and the internal network', () => {
       { url: `${new URL(receiver.url).origin}/…`, ok: false, status: null, error: null },
       { url: 'http://10.1.2.3/…', ok: false, status: null, error: null },
     ]
-    const byDefault = (await listAlertEvents({ limit: 200 })).events.find((e) => e.id === event.id)!
+    const byDefault = (await listAlertEvents({ db, query: { limit: 200 } })).events.find((e) => e.id === event.id)!
     expect(byDefault.delivery).toEqual(hidden)
-    expect((await listAlertEvents({ limit: 200 }, { includeDeliveryErrors: false })).events.find((e) => e.id === event.id)!.delivery).toEqual(hidden)
+    expect((await listAlertEvents({ db, query: { limit: 200 }, includeDeliveryErrors: false })).events.find((e) => e.id === event.id)!.delivery).toEqual(hidden)
 
     // The firing list (the banner) carries deliveries too.
     const ruleId = (await db.sql.query<{ id: string }>(`INSERT INTO alert_rules (kind, threshold_per_minute, created_by) VALUES ('source-rate', 1, 'ops') RETURNING id::text`)).rows[0].id
     await db.sql.query(`UPDATE alert_events SET rule_id = $1::bigint WHERE id = $2::bigint`, [ruleId, event.id])
     await db.sql.query(`INSERT INTO alert_states (rule_id, subject_key, firing, since) VALUES ($1::bigint, 'source:1', true, now())`, [ruleId])
-    expect((await listAlerts()).firing.find((e) => e.id === event.id)!.delivery).toEqual(hidden)
-    expect((await listAlerts({ includeDeliveryErrors: true })).firing.find((e) => e.id === event.id)!.delivery).toEqual(event.delivery)
+    expect((await listAlerts({ db })).firing.find((e) => e.id === event.id)!.delivery).toEqual(hidden)
+    expect((await listAlerts({ db, includeDeliveryErrors: true })).firing.find((e) => e.id === event.id)!.delivery).toEqual(event.delivery)
     // Accepted deliveries keep their 2xx status either way: it tells nothing about the network.
     await db.sql.query(`DELETE FROM alert_webhooks WHERE url LIKE 'http://10.%'`)
     const accepted = await alertAndDeliver()
-    expect((await listAlertEvents({ limit: 200 })).events.find((e) => e.id === accepted.id)!.delivery).toEqual([{ url: `${new URL(receiver.url).origin}/…`, ok: true, status: 200, error: null }])
+    expect((await listAlertEvents({ db, query: { limit: 200 } })).events.find((e) => e.id === accepted.id)!.delivery).toEqual([{ url: `${new URL(receiver.url).origin}/…`, ok: true, status: 200, error: null }])
   })
 })

@@ -34,7 +34,7 @@ describe('inflow alerts', () => {
     sourceId = (await db.sql.query<{ id: string }>(`INSERT INTO sources (queue) VALUES ('orders.dlq') RETURNING id::text`)).rows[0].id
     receiver = await startWebhookReceiver()
     // The receiver listens on loopback, which webhooks reach only when allow-listed (as for an internal receiver).
-    await updateWebhookSettings({ allowedHosts: ['127.0.0.1'] }, 'ops')
+    await updateWebhookSettings({ db, input: { allowedHosts: ['127.0.0.1'] }, actor: 'ops' })
     const { url } = receiver
     expect((await post(webhooksRoute.POST, { url })).status).toBe(201)
     const rule = await post(rulesRoute.POST, { kind: 'source-rate', sourceId, thresholdPerMinute: 10, windowMinutes: 5, cooldownMinutes: 30 })

@@ -208,7 +208,7 @@ describe('triage read API', () => {
         const ids: string[] = []
         let cursor: string | undefined
         for (let page = 0; page < 400; page++) {
-          const result = await listMessages(listMessagesQuerySchema.parse({ q: 'nightly-1', limit: '7', ...(cursor ? { cursor } : {}) }), { searchWindow, maxSearchWindow })
+          const result = await listMessages({ db, query: listMessagesQuerySchema.parse({ q: 'nightly-1', limit: '7', ...(cursor ? { cursor } : {}) }), searchWindow, maxSearchWindow })
           ids.push(...result.messages.map((m) => m.id))
           if (!result.nextCursor) break
           cursor = result.nextCursor
@@ -365,7 +365,7 @@ describe('triage read API', () => {
     }
 
     it('sparkline buckets are clock hours, oldest first, the current hour last', async () => {
-      const { groups } = await listGroups({ sort: 'count', limit: 10, now })
+      const { groups } = await listGroups({ db, query: { sort: 'count', limit: 10 }, now })
       const stock = groups.find((g) => g.id === group.stock)!
       const want = new Array(24).fill(0)
       want[23] = 3
@@ -414,17 +414,17 @@ describe('triage read API', () => {
     })
 
     it('buckets start on clock hours and UTC days, and each arrival lands in the bucket holding its minute', async () => {
-      const day = await getGroup({ id: group.stock, range: '24h', now })
+      const day = await getGroup({ db, id: group.stock, range: '24h', now })
       expect(day.arrivals[0].t).toBe(new Date(hourStart - 23 * HOUR).toISOString())
       expect(day.arrivals[23].t).toBe(new Date(hourStart).toISOString())
       expect(day.arrivals.map((a) => a.count)).toEqual(day.group.sparkline)
       expect([day.arrivals[23].count, day.arrivals[21].count, day.arrivals[18].count]).toEqual([3, 1, 2])
 
-      const week = await getGroup({ id: group.stock, range: '7d', now })
+      const week = await getGroup({ db, id: group.stock, range: '7d', now })
       expect(week.arrivals[167 - 30].count).toBe(1)
       expect(week.arrivals[167].count).toBe(3)
 
-      const month = await getGroup({ id: group.stock, range: '30d', now })
+      const month = await getGroup({ db, id: group.stock, range: '30d', now })
       expect(month.arrivals[0].t).toBe(new Date(dayStart - 29 * DAY).toISOString())
       expect(month.arrivals[29].t).toBe(new Date(dayStart).toISOString())
       const dayOf = (ms: number) => 29 - (dayStart - Math.floor(ms / DAY) * DAY) / DAY
@@ -437,10 +437,10 @@ describe('triage read API', () => {
 
     it('a breakdown over more messages than its cap counts the most recent ones and says so', async () => {
       const { rows } = await db.sql.query<{ count: number }>('SELECT count::int FROM error_groups WHERE id = $1', [group.flood])
-      const sampled = await groupBreakdown(db.sql, { id: group.flood, count: rows[0].count }, { cap: 100 })
+      const sampled = await groupBreakdown({ sql: db.sql, group: { id: group.flood, count: rows[0].count }, cap: 100 })
       expect(sampled).toMatchObject({ breakdownSampled: true, breakdownRows: 100 })
       expect(sampled.breakdown.failureKinds).toEqual([{ value: 'overflow', count: 100 }])
-      const whole = await groupBreakdown(db.sql, { id: group.stock, count: 8 }, { cap: 8 })
+      const whole = await groupBreakdown({ sql: db.sql, group: { id: group.stock, count: 8 }, cap: 8 })
       expect(whole).toMatchObject({ breakdownSampled: false, breakdownRows: 8 })
     })
   })
@@ -481,8 +481,8 @@ describe('triage read API', () => {
     })
 
     it('arrivalsLastHour counts the last 60 minutes of arrivals', async () => {
-      expect((await getSummary({ now })).arrivalsLastHour).toBe(5 + 3)
-      expect((await getSummary({ now: new Date(now.getTime() + 3 * HOUR) })).arrivalsLastHour).toBe(0)
+      expect((await getSummary({ db, now })).arrivalsLastHour).toBe(5 + 3)
+      expect((await getSummary({ db, now: new Date(now.getTime() + 3 * HOUR) })).arrivalsLastHour).toBe(0)
     })
 
     it('a management API that hangs or refuses leaves depth out, says why, and does not hold the summary up', async () => {
@@ -494,14 +494,14 @@ describe('triage read API', () => {
       try {
         config.RABBITMQ_MANAGEMENT_URL = `http://guest:guest@127.0.0.1:${(silent.address() as AddressInfo).port}`
         const started = Date.now()
-        const hung = await getSummary({ depthTimeoutMs: 300 })
+        const hung = await getSummary({ db, depthTimeoutMs: 300 })
         expect(Date.now() - started).toBeLessThan(1_500)
         expect(hung.brokerError).toMatch(/did not answer within 300 ms/)
         expect(hung.sources.map((s) => s.depth)).toEqual([null, null])
         expect(hung.stored).toBe(15 + 6 + FLOOD)
 
         config.RABBITMQ_MANAGEMENT_URL = 'http://guest:guest@127.0.0.1:1'
-        const refused = await getSummary()
+        const refused = await getSummary({ db })
         expect(refused.brokerError).toMatch(/management API unavailable/)
         expect(refused.sources.map((s) => s.drained)).toEqual([6 + FLOOD, 15])
       } finally {

@@ -161,12 +161,13 @@ describe('backup and restore of a running Lazarus', () => {
 
     // What a backup must keep besides messages: statuses, triage, people, sessions, tokens, a replay in progress.
     const ids = (await db.sql.query<{ id: string }>('SELECT id::text FROM dead_letters ORDER BY id')).rows.map((r) => r.id)
-    await resolveMessages({ input: { selection: { ids: ids.slice(0, 30) }, reason: 'fixed upstream, backup test' }, actor: 'backup-test' })
+    await resolveMessages({ db, input: { selection: { ids: ids.slice(0, 30) }, reason: 'fixed upstream, backup test' }, actor: 'backup-test' })
     const { rows: groups } = await db.sql.query<{ id: string }>('SELECT id::text FROM error_groups ORDER BY id LIMIT 1')
-    await updateGroup({ id: groups[0].id, input: { status: 'acknowledged', note: 'looking into it', ticketUrl: 'https://tickets.example/LZ-1' }, actor: 'backup-test' })
+    await updateGroup({ db, id: groups[0].id, input: { status: 'acknowledged', note: 'looking into it', ticketUrl: 'https://tickets.example/LZ-1' }, actor: 'backup-test' })
     user = await createTestUser(db, 'backup-operator', [{ role: 'operator' }])
     ;({ secret: session } = await createSession({ sql: db.sql, userId: user.userId, method: 'local', limits: SESSION_LIMITS, ip: '127.0.0.1', userAgent: 'backup test' }))
     replayJob = (await createReplay({
+      db,
       input: { selection: { ids: ids.slice(100, 100 + REPLAYED) }, target: { type: 'queue' }, ratePerSecond: REPLAY_RATE },
       actor: 'backup-test',
     })) as ReplayCreatedDto
@@ -287,8 +288,8 @@ describe('backup and restore of a running Lazarus', () => {
     const audit = await rowsById(db.sql, 'audit_log')
     for (const [id, row] of await rowsById(sql, 'audit_log')) expect(row).toBe(audit.get(id))
     // Only hashes are stored, and the hashes came along: the same secrets sign in on the restored database.
-    expect(await principalFromApiToken(sql, user.token)).toMatchObject({ kind: 'token', userId: user.userId })
-    expect(await principalFromSession(sql, session, SESSION_LIMITS)).toMatchObject({ kind: 'user', userId: user.userId })
+    expect(await principalFromApiToken({ sql, secret: user.token })).toMatchObject({ kind: 'token', userId: user.userId })
+    expect(await principalFromSession({ sql, secret: session, limits: SESSION_LIMITS })).toMatchObject({ kind: 'user', userId: user.userId })
   })
 
   it('restores a consistent snapshot: counters, search and the replay in progress agree with the rows', async () => {

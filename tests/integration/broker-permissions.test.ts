@@ -110,10 +110,10 @@ describe('Lazarus with least-privilege RabbitMQ users', () => {
     // It sees other users' consumers: a worker on the work queue makes that queue no source.
     const { consumerTag } = await channel.consume(names.work, () => {})
     await waitForQueueStats(names.work, (s) => (s.consumers ?? 0) === 1, 'the worker in the statistics')
-    await expect(createSource(createSourceSchema.parse({ queue: names.work }), 'admin@lazarus.test')).rejects.toMatchObject({ code: 'conflict', details: { evidence: [{ kind: 'other-consumers', consumers: 1 }] } })
+    await expect(createSource({ db, input: createSourceSchema.parse({ queue: names.work }), actor: 'admin@lazarus.test' })).rejects.toMatchObject({ code: 'conflict', details: { evidence: [{ kind: 'other-consumers', consumers: 1 }] } })
     await channel.cancel(consumerTag)
 
-    const source = await createSource(createSourceSchema.parse({ queue: names.dlq, orderSensitive: true }), 'admin@lazarus.test')
+    const source = await createSource({ db, input: createSourceSchema.parse({ queue: names.dlq, orderSensitive: true }), actor: 'admin@lazarus.test' })
     sourceId = source.id
     expect(source).toMatchObject({ queue: names.dlq, enabled: true })
   })
@@ -142,13 +142,13 @@ describe('Lazarus with least-privilege RabbitMQ users', () => {
     executor = startTestExecutor(db, { amqpUrl: LAZARUS_AMQP_URL, amqpUser: users.amqp })
     const id = async (entity: string) => (await db.sql.query<{ id: string }>('SELECT id::text FROM dead_letters WHERE entity_key = $1', [entity])).rows[0].id
 
-    const toSource = (await createReplay({ input: { selection: { ids: [await id('order-1')] } }, actor: 'ann' })) as ReplayCreatedDto
+    const toSource = (await createReplay({ db, input: { selection: { ids: [await id('order-1')] } }, actor: 'ann' })) as ReplayCreatedDto
     // The bindings were read: the management user sees the exchange and where the key goes.
     expect(toSource.plan).toMatchObject({ pauseEntities: true, targets: [{ exchange: names.exchange, exists: true, queues: 1, queueNames: [names.work] }] })
     expect(toSource.plan.warnings.join(' ')).not.toMatch(/Could not check/)
     expect(await waitForJob(db.sql, toSource.id)).toMatchObject({ status: 'completed', confirmed: 1, failed: 0 })
 
-    const toQueue = (await createReplay({ input: { selection: { ids: [await id('order-2')] }, target: { type: 'queue' } }, actor: 'ann' })) as ReplayCreatedDto
+    const toQueue = (await createReplay({ db, input: { selection: { ids: [await id('order-2')] }, target: { type: 'queue' } }, actor: 'ann' })) as ReplayCreatedDto
     expect(await waitForJob(db.sql, toQueue.id)).toMatchObject({ status: 'completed', confirmed: 1, failed: 0 })
 
     const received = await collect(admin, names.work, 2, 10_000)

@@ -69,8 +69,8 @@ describe('one broker layer: recovery and re-declaration', () => {
   }
 
   async function pauseAndResume(i: number): Promise<string> {
-    const pause = await createPause({ input: { sourceId: dlqSourceId, queue: work, entityKey: `entity-${i}`, reason: 'broker recovery test' }, actor: 'ann', allowAnyQueue: true })
-    await resumePause({ id: pause.id, actor: 'ann' })
+    const pause = await createPause({ db, input: { sourceId: dlqSourceId, queue: work, entityKey: `entity-${i}`, reason: 'broker recovery test' }, actor: 'ann', allowAnyQueue: true })
+    await resumePause({ db, id: pause.id, actor: 'ann' })
     return pause.id
   }
 
@@ -115,7 +115,7 @@ describe('one broker layer: recovery and re-declaration', () => {
     const REPLAYED = 4_000
     await storeBulk(db.sql, uniqueName('rec_src'), bulkRows(REPLAYED, { originExchange: exchange, originKey: 'k', originQueue: work }))
     const { rows: replayIds } = await db.sql.query<{ id: string }>(`SELECT d.id::text FROM dead_letters d JOIN sources s ON s.id = d.source_id WHERE s.enabled = false`)
-    const job = (await createReplay({ input: { selection: { ids: replayIds.map((r) => r.id) }, ratePerSecond: 200 }, actor: 'ann' })) as ReplayCreatedDto
+    const job = (await createReplay({ db, input: { selection: { ids: replayIds.map((r) => r.id) }, ratePerSecond: 200 }, actor: 'ann' })) as ReplayCreatedDto
     executor.wake()
 
     await listenForEvents()
@@ -141,7 +141,7 @@ describe('one broker layer: recovery and re-declaration', () => {
     let polling = true
     const healthLoad = (async () => {
       while (polling) {
-        healthSeen.push((await getHealth()).broker)
+        healthSeen.push((await getHealth({ db })).broker)
         await sleep(200)
       }
     })()
@@ -227,7 +227,7 @@ describe('one broker layer: recovery and re-declaration', () => {
          WHERE s.enabled = false AND st.status = 'dead'`,
       )
       expect(rows).toHaveLength(first.failed)
-      const again = (await createReplay({ input: { selection: { ids: rows.map((r) => r.id) }, ratePerSecond: 1_000 }, actor: 'ann' })) as ReplayCreatedDto
+      const again = (await createReplay({ db, input: { selection: { ids: rows.map((r) => r.id) }, ratePerSecond: 1_000 }, actor: 'ann' })) as ReplayCreatedDto
       executor.wake()
       expect(await waitForJob(db.sql, again.id)).toMatchObject({ status: 'completed', confirmed: first.failed, failed: 0 })
     }
@@ -251,7 +251,7 @@ describe('one broker layer: recovery and re-declaration', () => {
     expect(confirmedIds.filter((r) => !perReplayId.has(r.replay_id))).toEqual([])
 
     // --- Health: once its cache has expired, the new health connection answers.
-    await waitFor(async () => (await getHealth()).broker.ok || null, { what: 'health ok again', timeoutMs: 15_000, intervalMs: 500 })
+    await waitFor(async () => (await getHealth({ db })).broker.ok || null, { what: 'health ok again', timeoutMs: 15_000, intervalMs: 500 })
     polling = false
     await healthLoad
     expect(healthSeen.length).toBeGreaterThan(10)

@@ -205,7 +205,7 @@ describe('a header nested too deep to store', () => {
 
   it('shows the deep header in the message detail as its raw bytes, clearly marked', async () => {
     const row = rows.get('tables-600')!
-    const detail = await getMessage({ id: row.id })
+    const detail = await getMessage({ db, id: row.id })
     const b64 = CASES['tables-600'].value.subarray(5).toString('base64')
     expect(detail.headers.deep).toEqual({ type: 'table-too-deep', value: b64 })
     expect(detail.headersTyped.deep).toEqual({ t: 'F', b64, tooDeep: true })
@@ -218,7 +218,7 @@ describe('a header nested too deep to store', () => {
   it('exports the deep header in JSON Lines as a typed value carrying its raw bytes', async () => {
     const ids = (['tables-600', 'arrays-10000'] as const).map((name) => rows.get(name)!.id)
     // The operation behind GET /api/export, with the default redaction rules applied.
-    const file = await exportMessages(exportQuerySchema.parse({ format: 'jsonl', ids: ids.join(',') }), { baseUrl: 'http://lazarus.test' })
+    const file = await exportMessages(exportQuerySchema.parse({ format: 'jsonl', ids: ids.join(',') }), { db, baseUrl: 'http://lazarus.test' })
     const lines = (await new Response(file.body).text()).trim().split('\n').map((line) => JSON.parse(line))
     expect(lines).toHaveLength(2)
     for (const line of lines) {
@@ -233,7 +233,7 @@ describe('a header nested too deep to store', () => {
   it('replays the whole header table byte for byte, the deep header included, plus the lineage headers', async () => {
     replayed = await recordFrames()
     const ids = [...rows.values()].map((row) => row.id)
-    const created = (await createReplay({ input: { selection: { ids } }, actor: 'alice' })) as ReplayCreatedDto
+    const created = (await createReplay({ db, input: { selection: { ids } }, actor: 'alice' })) as ReplayCreatedDto
     expect(created.plan).toMatchObject({ matched: 3, replayable: 3 })
     expect(await waitForJob(db.sql, created.id)).toMatchObject({ status: 'completed', confirmed: 3, failed: 0 })
     const consumer = await connect(replayed.url)

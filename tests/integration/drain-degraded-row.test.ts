@@ -43,7 +43,7 @@ describe('a row PostgreSQL refuses for its content', () => {
 
     await storeBatch({ sql: db.sql, sourceId, sourceLabel: 'degraded.dlq', rows: [degradeRow(row, refusal!)] })
     const { rows } = await db.sql.query<{ id: string }>(`SELECT id::text FROM dead_letters WHERE 'stored-degraded' = ANY(flags)`)
-    const message = await getMessage({ id: rows[0].id })
+    const message = await getMessage({ db, id: rows[0].id })
     expect(message.flags).toEqual(expect.arrayContaining(['stored-degraded', expect.stringMatching(/^store-error: .*json/i)]))
     expect(message.headersTyped).toEqual({ 'x-lazarus-unstorable-headers': { t: 'x', b64: Buffer.from(headersJson).toString('base64') } })
     expect(message.properties).toEqual({})

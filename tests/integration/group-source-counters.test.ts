@@ -191,9 +191,9 @@ describe('group counters per source', () => {
   it('resolving messages (by ids and by group) counts them in their group and source', async () => {
     const a = await groupOf('v1:counters-a')
     const some = await idsWhere(`d.source_id = $1 AND st.dead_letter_id IS NULL AND d.id % 4 = 1`, [source.b])
-    const byIds = await resolveMessages({ input: { selection: { ids: some }, reason: 'fixed upstream' }, actor: 'ann' })
+    const byIds = await resolveMessages({ db, input: { selection: { ids: some }, reason: 'fixed upstream' }, actor: 'ann' })
     expect(byIds.resolved).toBe(some.length)
-    const byGroup = await resolveMessages({ input: { selection: { groupId: a }, reason: 'known' }, actor: 'ann' })
+    const byGroup = await resolveMessages({ db, input: { selection: { groupId: a }, reason: 'known' }, actor: 'ann' })
     expect(byGroup.resolved).toBe(60)
     const stored = await expectCountersTrue()
     expect(stored.find((p) => p.group === a)).toMatchObject({ source: source.a, count: 60, resolved: 60 })
@@ -212,13 +212,13 @@ describe('group counters per source', () => {
   it('deleting a source that stores nothing any more removes its counters and buckets', async () => {
     await storeBatch({ sql: db.sql, sourceId: source.c, sourceLabel: 'counters.c.dlq', rows: [0, 1, 2].map((i) => row('c', 'v1:counters-shared', 900 + i)) })
     const mine = await idsWhere('d.source_id = $1', [source.c])
-    await resolveMessages({ input: { selection: { ids: mine }, reason: 'noise' }, actor: 'ann' })
+    await resolveMessages({ db, input: { selection: { ids: mine }, reason: 'noise' }, actor: 'ann' })
     await db.sql.query(`UPDATE dead_letter_states SET status_changed_at = now() - interval '40 days' WHERE dead_letter_id = ANY($1::bigint[])`, [mine])
     await runRetention({ db, days: 30 })
     await expectCountersTrue()
     const count = async (table: string) => (await db.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE source_id = $1::bigint`, [source.c])).rows[0].n
     expect([await count('group_source_stats'), await count('group_source_arrivals')]).toEqual([1, 3])
-    await deleteSource({ id: source.c, actor: 'admin@lazarus.test' })
+    await deleteSource({ db, id: source.c, actor: 'admin@lazarus.test' })
     expect([await count('group_source_stats'), await count('group_source_arrivals')]).toEqual([0, 0])
     expect((await storedAndTruth()).stored.length).toBe(4)
   })

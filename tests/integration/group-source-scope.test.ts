@@ -76,7 +76,7 @@ describe('reads restricted to some sources', () => {
     for (const r of rows) group[r.signature.replace('v1:scope-', '') as keyof typeof group] = r.id
     // One billing and two orders messages of the shared group resolved: the counters follow per source.
     const resolve = async (where: string, take: number) =>
-      resolveMessages({ input: { selection: { ids: (await ids(where, [group.shared])).slice(0, take) }, reason: 'handled' }, actor: 'ann' })
+      resolveMessages({ db, input: { selection: { ids: (await ids(where, [group.shared])).slice(0, take) }, reason: 'handled' }, actor: 'ann' })
     await resolve(`group_id = $1 AND source_id = ${source.billing} AND failed_at < now() - interval '4 hours'`, 1)
     await resolve(`group_id = $1 AND source_id = ${source.orders} AND failed_at < now() - interval '2 hours'`, 2)
     await db.sql.query('ANALYZE')
@@ -85,7 +85,7 @@ describe('reads restricted to some sources', () => {
 
   describe('GET /api/groups', () => {
     it('lists only groups with messages in the allowed sources, with their counts, rates, sparkline, facets and sources', async () => {
-      const { groups } = await listGroups({ sort: 'count', limit: 50, now }, billing())
+      const { groups } = await listGroups({ db, query: { sort: 'count', limit: 50 }, now, ...billing() })
       expect(groups.map((g) => g.id)).toEqual([group.flood, group.shared, group.billing])
       const shared = groups.find((g) => g.id === group.shared)!
       expect(shared).toMatchObject({
@@ -98,7 +98,7 @@ describe('reads restricted to some sources', () => {
     })
 
     it('leaves unrestricted callers the whole group', async () => {
-      const { groups } = await listGroups({ sort: 'count', limit: 50, now })
+      const { groups } = await listGroups({ db, query: { sort: 'count', limit: 50 }, now })
       expect(groups.map((g) => g.id)).toEqual([group.flood, group.shared, group.orders, group.billing])
       expect(groups.find((g) => g.id === group.shared)).toMatchObject({
         count: 10, ratePerMinute: { last5: 0.6, last60: 0.1 }, sources: ['billing.dlq', 'orders.dlq'], services: ['billing', 'orders-api'],
@@ -113,24 +113,24 @@ describe('reads restricted to some sources', () => {
       ['a service', { service: 'billing' }, ['shared', 'billing']],
       ['active since', { from: at(90 * MINUTE) }, ['shared']],
     ] as const)('filters on the allowed sources\' figures: %s', async (_name, filter, want) => {
-      const { groups } = await listGroups({ sort: 'count', limit: 50, now, ...filter }, billing())
+      const { groups } = await listGroups({ db, query: { sort: 'count', limit: 50, ...filter }, now, ...billing() })
       expect(groups.map((g) => Object.entries(group).find(([, id]) => id === g.id)?.[0])).toEqual(want)
     })
 
     it('sorts by the allowed sources\' rate', async () => {
-      const { groups } = await listGroups({ sort: 'rate', limit: 50, now }, { sourceIds: [source.orders] })
+      const { groups } = await listGroups({ db, query: { sort: 'rate', limit: 50 }, now, sourceIds: [source.orders] })
       expect(groups.map((g) => g.id).slice(0, 2)).toEqual([group.shared, group.orders])
     })
 
     it('an empty scope sees nothing', async () => {
-      expect((await listGroups({ sort: 'count', limit: 50, now }, { sourceIds: [] })).groups).toEqual([])
-      await expect(getGroup({ id: group.shared, range: '24h', now, sourceIds: [] })).rejects.toMatchObject({ code: 'not_found' })
+      expect((await listGroups({ db, query: { sort: 'count', limit: 50 }, now, sourceIds: [] })).groups).toEqual([])
+      await expect(getGroup({ db, id: group.shared, range: '24h', now, sourceIds: [] })).rejects.toMatchObject({ code: 'not_found' })
     })
   })
 
   describe('GET /api/groups/{id}', () => {
     it('shows the group as the allowed sources see it: arrivals, breakdowns and counts', async () => {
-      const detail = await getGroup({ id: group.shared, range: '24h', now, ...billing() })
+      const detail = await getGroup({ db, id: group.shared, range: '24h', now, ...billing() })
       expect(detail.group).toMatchObject({ id: group.shared, count: 4, sources: ['billing.dlq'] })
       expect(detail.arrivals.reduce((a, b) => a + b.count, 0)).toBe(4)
       expect(detail.breakdown).toEqual({
@@ -140,30 +140,30 @@ describe('reads restricted to some sources', () => {
         failureKinds: [{ value: 'invalid', count: 4 }],
       })
       expect(detail).toMatchObject({ breakdownRows: 4, breakdownSampled: false })
-      const whole = await getGroup({ id: group.shared, range: '24h', now })
+      const whole = await getGroup({ db, id: group.shared, range: '24h', now })
       expect(whole.arrivals.reduce((a, b) => a + b.count, 0)).toBe(10)
       expect(whole.breakdown.sources.map((s) => s.count)).toEqual([6, 4])
     })
 
     it('is not found when no allowed source holds a message of it', async () => {
-      await expect(getGroup({ id: group.orders, range: '24h', now, ...billing() })).rejects.toMatchObject({ code: 'not_found' })
-      await expect(updateGroup({ id: group.orders, input: { note: 'x' }, actor: 'ann', ...billing() })).rejects.toMatchObject({ code: 'not_found' })
-      expect(await updateGroup({ id: group.shared, input: { note: 'seen by billing' }, actor: 'ann', ...billing() })).toMatchObject({ count: 4, note: 'seen by billing' })
+      await expect(getGroup({ db, id: group.orders, range: '24h', now, ...billing() })).rejects.toMatchObject({ code: 'not_found' })
+      await expect(updateGroup({ db, id: group.orders, input: { note: 'x' }, actor: 'ann', ...billing() })).rejects.toMatchObject({ code: 'not_found' })
+      expect(await updateGroup({ db, id: group.shared, input: { note: 'seen by billing' }, actor: 'ann', ...billing() })).toMatchObject({ count: 4, note: 'seen by billing' })
     })
 
     it('counts the breakdown over the group\'s most recent messages, the allowed ones among them, and says when that is a sample', async () => {
       // The flood's newest messages are all orders': a window of 100 holds none of billing's five.
-      expect(await groupBreakdown(db.sql, { id: group.flood, count: 5 }, { cap: 100, ...billing() })).toMatchObject({ breakdownRows: 0, breakdownSampled: true })
-      const whole = await groupBreakdown(db.sql, { id: group.flood, count: 5 }, { cap: FLOOD_ORDERS + 5, ...billing() })
+      expect(await groupBreakdown({ sql: db.sql, group: { id: group.flood, count: 5 }, cap: 100, ...billing() })).toMatchObject({ breakdownRows: 0, breakdownSampled: true })
+      const whole = await groupBreakdown({ sql: db.sql, group: { id: group.flood, count: 5 }, cap: FLOOD_ORDERS + 5, ...billing() })
       expect(whole).toMatchObject({ breakdownRows: 5, breakdownSampled: false, breakdown: { sources: [{ id: source.billing, count: 5 }] } })
     })
   })
 
   it('GET /api/summary counts and lists only the allowed sources', async () => {
-    const scoped = await getSummary({ now, depthTimeoutMs: 300, ...billing() })
+    const scoped = await getSummary({ db, now, depthTimeoutMs: 300, ...billing() })
     expect(scoped).toMatchObject({ stored: 11, arrivalsLastHour: 2, groups: 3 })
     expect(scoped.sources.map((s) => s.id)).toEqual([source.billing])
-    const whole = await getSummary({ now, depthTimeoutMs: 300 })
+    const whole = await getSummary({ db, now, depthTimeoutMs: 300 })
     expect(whole).toMatchObject({ stored: 11 + 9 + FLOOD_ORDERS, arrivalsLastHour: 9, groups: 4 })
     expect(whole.sources).toHaveLength(2)
   })
@@ -173,7 +173,7 @@ describe('reads restricted to some sources', () => {
       const seen: string[] = []
       let cursor: string | null = null
       do {
-        const page = await listMessages(listMessagesQuerySchema.parse({ ...query, limit: '3', ...(cursor ? { cursor } : {}) }), { sourceIds })
+        const page = await listMessages({ db, query: listMessagesQuerySchema.parse({ ...query, limit: '3', ...(cursor ? { cursor } : {}) }), sourceIds })
         seen.push(...page.messages.map((m) => m.id))
         cursor = page.nextCursor
       } while (cursor)
@@ -195,29 +195,29 @@ describe('reads restricted to some sources', () => {
     })
 
     it('counts only the allowed sources\' messages, from their counters past the exact cap', async () => {
-      expect(await countMessages({}, billing())).toEqual({ count: 11, estimated: false, method: 'exact' })
-      expect(await countMessages({ group: group.shared }, billing())).toEqual({ count: 4, estimated: false, method: 'exact' })
+      expect(await countMessages({ db, filter: {}, ...billing() })).toEqual({ count: 11, estimated: false, method: 'exact' })
+      expect(await countMessages({ db, filter: { group: group.shared }, ...billing() })).toEqual({ count: 4, estimated: false, method: 'exact' })
       const orders = { sourceIds: [source.orders] }
-      expect(await countMessages({ group: group.flood }, orders)).toEqual({ count: FLOOD_ORDERS, estimated: true, method: 'counter' })
-      expect(await countMessages({}, orders)).toEqual({ count: FLOOD_ORDERS + 9, estimated: true, method: 'counter' })
-      expect(await countMessages({ group: group.flood })).toEqual({ count: FLOOD_ORDERS + 5, estimated: true, method: 'counter' })
+      expect(await countMessages({ db, filter: { group: group.flood }, ...orders })).toEqual({ count: FLOOD_ORDERS, estimated: true, method: 'counter' })
+      expect(await countMessages({ db, filter: {}, ...orders })).toEqual({ count: FLOOD_ORDERS + 9, estimated: true, method: 'counter' })
+      expect(await countMessages({ db, filter: { group: group.flood } })).toEqual({ count: FLOOD_ORDERS + 5, estimated: true, method: 'counter' })
     })
 
     it('a message of another source is not found, its body neither; related messages come from the allowed sources', async () => {
       const [ordersMessage] = await ids(`source_id = ${source.orders} AND group_id = ${group.shared}`)
       const [billingMessage, ...otherBilling] = await ids(`source_id = ${source.billing} AND group_id = ${group.shared}`)
-      await expect(getMessage({ id: ordersMessage, ...billing() })).rejects.toMatchObject({ code: 'not_found' })
-      await expect(getMessageBody({ id: ordersMessage, ...billing() })).rejects.toMatchObject({ code: 'not_found' })
-      const detail = await getMessage({ id: billingMessage, ...billing() })
+      await expect(getMessage({ db, id: ordersMessage, ...billing() })).rejects.toMatchObject({ code: 'not_found' })
+      await expect(getMessageBody({ db, id: ordersMessage, ...billing() })).rejects.toMatchObject({ code: 'not_found' })
+      const detail = await getMessage({ db, id: billingMessage, ...billing() })
       expect(detail.related.sameGroup.map((m) => m.id)).toEqual(otherBilling)
-      expect((await getMessageBody({ id: billingMessage, ...billing() })).bytes.length).toBeGreaterThan(0)
-      expect((await getMessage({ id: billingMessage })).related.sameGroup.some((m) => m.source.id === source.orders)).toBe(true)
+      expect((await getMessageBody({ db, id: billingMessage, ...billing() })).bytes.length).toBeGreaterThan(0)
+      expect((await getMessage({ db, id: billingMessage })).related.sameGroup.some((m) => m.source.id === source.orders)).toBe(true)
     })
   })
 
   describe('export and tickets', () => {
     const text = async (query: Record<string, string>, sourceIds?: string[]) =>
-      new Response((await exportMessages(exportQuerySchema.parse(query), { baseUrl, now, ...(sourceIds ? { sourceIds } : {}) })).body).text()
+      new Response((await exportMessages(exportQuerySchema.parse(query), { db, baseUrl, now, ...(sourceIds ? { sourceIds } : {}) })).body).text()
 
     it('JSON Lines and CSV hold only the allowed sources\' messages, named ids included', async () => {
       const jsonl = (await text({ format: 'jsonl', group: group.shared }, [source.billing])).trim().split('\n').map((line) => JSON.parse(line))
@@ -235,7 +235,7 @@ describe('reads restricted to some sources', () => {
     })
 
     it('a group export of a group only found elsewhere is not found', async () => {
-      await expect(exportMessages(exportQuerySchema.parse({ format: 'csv', group: group.orders }), { baseUrl, ...billing() })).rejects.toMatchObject({ code: 'not_found' })
+      await expect(exportMessages(exportQuerySchema.parse({ format: 'csv', group: group.orders }), { db, baseUrl, ...billing() })).rejects.toMatchObject({ code: 'not_found' })
     })
 
     it('Markdown tickets of a group, a selection and a message show only the allowed sources', async () => {
@@ -243,15 +243,15 @@ describe('reads restricted to some sources', () => {
       expect(groupTicket).toContain('`billing.dlq`')
       expect(groupTicket).not.toContain('orders')
       expect(groupTicket).toMatch(/\*\*Messages:\*\* 4 \(3 dead or held · 1 resolved\)/)
-      const redactor = await loadRedactor()
-      const selection = await buildSelectionTicket({ filter: { group: group.shared } }, { redactor, baseUrl, now, ...billing() })
+      const redactor = await loadRedactor({ sql: db.sql })
+      const selection = await buildSelectionTicket({ filter: { group: group.shared } }, { db, redactor, baseUrl, now, ...billing() })
       expect(selection).toMatch(/Dead letters: 4 messages/)
       expect(selection).not.toContain('orders')
-      expect(await buildSelectionTicket({ filter: { group: group.shared } }, { redactor, baseUrl, now })).toMatch(/Dead letters: 10 messages/)
+      expect(await buildSelectionTicket({ filter: { group: group.shared } }, { db, redactor, baseUrl, now })).toMatch(/Dead letters: 10 messages/)
       const [ordersMessage] = await ids(`source_id = ${source.orders}`)
-      await expect(buildMessageTicket(ordersMessage, { redactor, baseUrl, ...billing() })).rejects.toMatchObject({ code: 'not_found' })
-      await expect(buildGroupTicket(group.orders, { redactor, baseUrl, ...billing() })).rejects.toMatchObject({ code: 'not_found' })
-      expect(await buildMessageTicket(ordersMessage, { redactor, baseUrl })).toContain('`orders.dlq`')
+      await expect(buildMessageTicket(ordersMessage, { db, redactor, baseUrl, ...billing() })).rejects.toMatchObject({ code: 'not_found' })
+      await expect(buildGroupTicket(group.orders, { db, redactor, baseUrl, ...billing() })).rejects.toMatchObject({ code: 'not_found' })
+      expect(await buildMessageTicket(ordersMessage, { db, redactor, baseUrl })).toContain('`orders.dlq`')
     })
   })
 })

@@ -113,7 +113,7 @@ describe('pause registry API', () => {
       // No dead letter of bare.dlq names a queue: only an admin (allowAnyQueue) may name one (pause-queue-scope.test.ts).
       name: 'an admin pauses an explicit queue; a source without a rule makes guards read x-entity-key',
       call: async () =>
-        Response.json(await createPause({ input: createPauseSchema.parse({ sourceId: bareSourceId, queue: 'bare.work', entityKey: 'k-1', reason: 'r' }), actor: 'ann', allowAnyQueue: true }), { status: 201 }),
+        Response.json(await createPause({ db, input: createPauseSchema.parse({ sourceId: bareSourceId, queue: 'bare.work', entityKey: 'k-1', reason: 'r' }), actor: 'ann', allowAnyQueue: true }), { status: 201 }),
       status: 201,
       save: 'bare',
       check: (b) => expect(b).toMatchObject({ queue: 'bare.work', entityKeyRule: { kind: 'header', name: 'x-entity-key' }, version: 3 }),

@@ -116,7 +116,7 @@ describe('guard security: events only trigger a re-read; the list decides; token
     const drain = await drainQueues(db, [dlq], { entityKey: RULE })
     drainer = drain.drainer
     sourceId = drain.sourceIds[dlq]
-    api = await servePausesApi({ gate })
+    api = await servePausesApi({ db, gate })
   })
 
   afterAll(async () => {
@@ -158,7 +158,7 @@ describe('guard security: events only trigger a re-read; the list decides; token
 
     // The old attack: after an event at version 999999, a real pause at a low version was ignored on every poll.
     // Now the list decides, whatever version an event claimed.
-    const pause = await createPause({ input: { sourceId, queue: work, entityKey: 'order-1', reason: 'real' }, actor: 'ann', allowAnyQueue: true })
+    const pause = await createPause({ db, input: { sourceId, queue: work, entityKey: 'order-1', reason: 'real' }, actor: 'ann', allowAnyQueue: true })
     expect(pause.version).toBeLessThan(10)
     await waitFor(async () => c.guard.pauses().some((p) => p.id === pause.id), { what: 'the guard to learn the real pause' })
     await publish(work, [{ orderId: 'order-1', n: 3 }, { orderId: 'order-2', n: 4 }])
@@ -171,9 +171,9 @@ describe('guard security: events only trigger a re-read; the list decides; token
     expect(c.guard.pauses().map((p) => p.id)).toEqual([pause.id])
 
     // A real whole-queue pause still stops the consumer, and its resume starts it again.
-    const whole = await createPause({ input: { sourceId, queue: work, entityKey: null, reason: 'downstream outage' }, actor: 'ann', allowAnyQueue: true })
+    const whole = await createPause({ db, input: { sourceId, queue: work, entityKey: null, reason: 'downstream outage' }, actor: 'ann', allowAnyQueue: true })
     await waitFor(async () => c.consumer.paused && c.consumer.consumerTag === null, { what: 'the consumer to stop' })
-    await resumePause({ id: whole.id, actor: 'ann' })
+    await resumePause({ db, id: whole.id, actor: 'ann' })
     await waitFor(async () => !c.consumer.paused && c.consumer.consumerTag !== null, { what: 'the consumer to start again' })
     expect(c.errors).toEqual([])
   })
@@ -197,7 +197,7 @@ describe('guard security: events only trigger a re-read; the list decides; token
 
     await sleep(1_100)
     const quiet = Date.now()
-    const pause = await createPause({ input: { sourceId, queue: work, entityKey: 'order-9', reason: 'real' }, actor: 'ann', allowAnyQueue: true })
+    const pause = await createPause({ db, input: { sourceId, queue: work, entityKey: 'order-9', reason: 'real' }, actor: 'ann', allowAnyQueue: true })
     await waitFor(async () => c.guard.pauses().some((p) => p.id === pause.id), { intervalMs: 5, what: 'the real pause' })
     expect(Date.now() - quiet).toBeLessThan(750)
     expect(c.errors).toEqual([])
@@ -236,14 +236,14 @@ describe('guard security: events only trigger a re-read; the list decides; token
   it("the list for a guard's poll holds its queue's pauses only; its heartbeat is written at most once a minute", async () => {
     const mine = await newQueue('sec_list')
     const theirs = await newQueue('sec_list_other')
-    const own = await createPause({ input: { sourceId, queue: mine, entityKey: 'order-1', reason: 'r' }, actor: 'ann', allowAnyQueue: true })
-    await createPause({ input: { sourceId, queue: theirs, entityKey: 'order-1', reason: 'r' }, actor: 'ann', allowAnyQueue: true })
+    const own = await createPause({ db, input: { sourceId, queue: mine, entityKey: 'order-1', reason: 'r' }, actor: 'ann', allowAnyQueue: true })
+    await createPause({ db, input: { sourceId, queue: theirs, entityKey: 'order-1', reason: 'r' }, actor: 'ann', allowAnyQueue: true })
     const beat = { queue: mine, vhost: '/', instance: 'host-1-abcd', guardVersion: '2.0.0' }
-    const listed = await listPauses({ status: 'active', ...beat })
+    const listed = await listPauses({ db, status: 'active', ...beat })
     expect(listed.pauses.map((p) => p.id)).toEqual([own.id])
-    expect(listed.version).toBe((await listPauses({ status: 'active' })).version)
+    expect(listed.version).toBe((await listPauses({ db, status: 'active' })).version)
     // Another vhost has no pauses of that name.
-    expect((await listPauses({ status: 'active', queue: mine, vhost: 'other' })).pauses).toEqual([])
+    expect((await listPauses({ db, status: 'active', queue: mine, vhost: 'other' })).pauses).toEqual([])
 
     const seen = async () =>
       (await db.sql.query<{ first: Date; last: Date; v: string }>(
@@ -252,13 +252,13 @@ describe('guard security: events only trigger a re-read; the list decides; token
       )).rows
     const [first] = await seen()
     expect(first.v).toBe('2.0.0')
-    await listPauses({ status: 'active', ...beat })
-    expect(await recordGuardHeartbeat(db.sql, { ...beat, guardVersion: '2.0.1' })).toBe(false)
+    await listPauses({ db, status: 'active', ...beat })
+    expect(await recordGuardHeartbeat({ sql: db.sql, beat: { ...beat, guardVersion: '2.0.1' } })).toBe(false)
     expect(await seen()).toEqual([first])
 
     // A minute later the next poll writes again.
     await db.sql.query(`UPDATE guard_heartbeats SET last_seen_at = last_seen_at - interval '61 seconds', first_seen_at = first_seen_at - interval '61 seconds' WHERE instance = $1`, [beat.instance])
-    expect(await recordGuardHeartbeat(db.sql, { ...beat, guardVersion: '2.0.1' })).toBe(true)
+    expect(await recordGuardHeartbeat({ sql: db.sql, beat: { ...beat, guardVersion: '2.0.1' } })).toBe(true)
     const [after] = await seen()
     expect(after.v).toBe('2.0.1')
     expect(after.last.getTime()).toBeGreaterThan(after.first.getTime() + 60_000)
@@ -269,7 +269,7 @@ describe('guard security: events only trigger a re-read; the list decides; token
     refusals.set(work, { status: 401, accept: 'right-token' })
     const shouted = vi.spyOn(console, 'error').mockImplementation(() => {})
     // Lazarus has a pause on this queue, which this guard cannot read.
-    const pause = await createPause({ input: { sourceId, queue: work, entityKey: 'order-1', reason: 'unseen' }, actor: 'ann', allowAnyQueue: true })
+    const pause = await createPause({ db, input: { sourceId, queue: work, entityKey: 'order-1', reason: 'unseen' }, actor: 'ann', allowAnyQueue: true })
     const c = await startConsumer(work, { startTimeoutMs: 300, retryDelayMs: 50 })
 
     const polled = (q: string) => api.polls.filter((p) => p.url.searchParams.get('queue') === q).length
@@ -298,7 +298,7 @@ describe('guard security: events only trigger a re-read; the list decides; token
     const work = await newQueue('sec_revoked')
     vi.spyOn(console, 'error').mockImplementation(() => {})
     const c = await startConsumer(work, { token: 'soon-revoked', retryDelayMs: 50 })
-    const whole = await createPause({ input: { sourceId, queue: work, entityKey: null, reason: 'deploy' }, actor: 'ann', allowAnyQueue: true })
+    const whole = await createPause({ db, input: { sourceId, queue: work, entityKey: null, reason: 'deploy' }, actor: 'ann', allowAnyQueue: true })
     await waitFor(async () => c.consumer.paused && c.consumer.consumerTag === null, { what: 'the consumer to stop' })
     await publish(work, [{ orderId: 'order-1', n: 1 }])
 

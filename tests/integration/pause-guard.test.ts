@@ -84,7 +84,7 @@ describe('guard, hold and the hold source', () => {
     const drain = await drainQueues(db, [dlq], { entityKey: RULE })
     drainer = drain.drainer
     sourceId = drain.sourceIds[dlq]
-    api = await servePausesApi()
+    api = await servePausesApi({ db })
   })
 
   afterAll(async () => {
@@ -107,7 +107,7 @@ describe('guard, hold and the hold source', () => {
   it("holds a paused entity's messages in lazarus.hold; the drainer stores them held, with held_from; others pass", async () => {
     main = await startConsumer(work)
     await main.guard.ready()
-    const pause = await createPause({ input: { sourceId, queue: work, entityKey: 'order-1', reason: 'stock sync broken' }, actor: 'ann', allowAnyQueue: true })
+    const pause = await createPause({ db, input: { sourceId, queue: work, entityKey: 'order-1', reason: 'stock sync broken' }, actor: 'ann', allowAnyQueue: true })
     // Learnt at once: the control event makes the guard re-read the list (polled only every minute here).
     await waitFor(async () => main.guard.pauses().some((p) => p.id === pause.id), { what: 'the guard to learn the pause' })
 
@@ -130,11 +130,11 @@ describe('guard, hold and the hold source', () => {
     // The originals were acked, never requeued (the last test closes the channel and finds nothing returned).
     expect(await queueDepth(work)).toBe(0)
 
-    const listed = await listPauses({ status: 'active' })
+    const listed = await listPauses({ db, status: 'active' })
     expect(listed.pauses.find((p) => p.id === pause.id)?.held).toBe(2)
     // The held group stays out of the triage list unless asked for.
-    expect((await listGroups({ sort: 'count', limit: 50 })).groups.map((g) => g.signature)).not.toContain('lazarus:held')
-    const heldGroup = (await listGroups({ sort: 'count', limit: 50, includeHeld: true })).groups.find((g) => g.signature === 'lazarus:held')
+    expect((await listGroups({ db, query: { sort: 'count', limit: 50 } })).groups.map((g) => g.signature)).not.toContain('lazarus:held')
+    const heldGroup = (await listGroups({ db, query: { sort: 'count', limit: 50, includeHeld: true } })).groups.find((g) => g.signature === 'lazarus:held')
     expect(heldGroup).toMatchObject({ title: 'Held while paused', count: 2 })
   })
 
@@ -149,18 +149,18 @@ describe('guard, hold and the hold source', () => {
   it('a lost event is made up for by the next one: every event makes the guard re-read the list', async () => {
     const before = api.requests()
     // A pause whose event never went out (committed, then the broker hiccuped)...
-    const [lost] = await db.sql.transaction((tx) => insertPauses(tx, { actor: 'ann', pauses: [{ sourceId, vhost: '/', queue: work, entityKey: 'order-8', entityKeyRule: RULE, reason: 'lost' }] }))
+    const [lost] = await db.sql.transaction((tx) => insertPauses({ sql: tx, actor: 'ann', pauses: [{ sourceId, vhost: '/', queue: work, entityKey: 'order-8', entityKeyRule: RULE, reason: 'lost' }] }))
     await new Promise((r) => setTimeout(r, 300))
     expect(main.guard.pauses().map((p) => p.id)).not.toContain(lost.id)
     // ...then the next event arrives: the list it makes the guard read has both.
-    const next = await createPause({ input: { sourceId, queue: work, entityKey: 'order-9', reason: 'next' }, actor: 'ann', allowAnyQueue: true })
+    const next = await createPause({ db, input: { sourceId, queue: work, entityKey: 'order-9', reason: 'next' }, actor: 'ann', allowAnyQueue: true })
     await waitFor(async () => main.guard.pauses().some((p) => p.id === lost.id) && main.guard.pauses().some((p) => p.id === next.id), { what: 'both pauses known' })
     expect(api.requests()).toBeGreaterThan(before)
   })
 
   it('a message held after its pause ended is released by the straggler sweep', async () => {
-    const pause = await createPause({ input: { sourceId, queue: work, entityKey: 'order-5', reason: 'short' }, actor: 'ann', allowAnyQueue: true })
-    expect((await resumePause({ id: pause.id, actor: 'ann' })).status).toBe('resumed')
+    const pause = await createPause({ db, input: { sourceId, queue: work, entityKey: 'order-5', reason: 'short' }, actor: 'ann', allowAnyQueue: true })
+    expect((await resumePause({ db, id: pause.id, actor: 'ann' })).status).toBe('resumed')
     await waitFor(async () => !main.guard.pauses().some((p) => p.id === pause.id), { what: 'the guard to learn the resume' })
     await publish(work, [{ orderId: 'order-5', n: 1 }])
     await waitFor(async () => main.handled.some((h) => h.orderId === 'order-5'), { what: 'order-5 handled after the resume' })
@@ -185,7 +185,7 @@ describe('guard, hold and the hold source', () => {
     const late = uniqueName('late_work')
     const ch = await app.createChannel()
     await ch.assertQueue(late, { durable: false })
-    const pause = await createPause({ input: { sourceId, queue: late, entityKey: 'order-7', reason: 'before the guard' }, actor: 'ann', allowAnyQueue: true })
+    const pause = await createPause({ db, input: { sourceId, queue: late, entityKey: 'order-7', reason: 'before the guard' }, actor: 'ann', allowAnyQueue: true })
     const before = api.requests()
     const consumer = await startConsumer(late)
     expect(api.requests()).toBeGreaterThan(before)
@@ -202,7 +202,7 @@ describe('guard, hold and the hold source', () => {
     await ch.assertQueue(queue, { durable: false })
     const consumer = await startConsumer(queue)
     expect(consumer.consumer.consumerTag).toEqual(expect.any(String))
-    const pause = await createPause({ input: { sourceId, queue, entityKey: null, reason: 'downstream maintenance' }, actor: 'ann', allowAnyQueue: true })
+    const pause = await createPause({ db, input: { sourceId, queue, entityKey: null, reason: 'downstream maintenance' }, actor: 'ann', allowAnyQueue: true })
     await waitFor(async () => consumer.consumer.paused && consumer.consumer.consumerTag === null, { what: 'the consumer to stop' })
     expect((await ch.checkQueue(queue)).consumerCount).toBe(0)
 
@@ -211,7 +211,7 @@ describe('guard, hold and the hold source', () => {
     expect(consumer.handled).toEqual([])
     expect(await queueDepth(queue)).toBe(3)
 
-    expect((await resumePause({ id: pause.id, actor: 'ann' })).status).toBe('resumed')
+    expect((await resumePause({ db, id: pause.id, actor: 'ann' })).status).toBe('resumed')
     await waitFor(async () => consumer.handled.length === 3, { what: 'consumption to resume' })
     expect(consumer.handled.map((h) => h.n)).toEqual([1, 2, 3])
     expect(consumer.consumer.paused).toBe(false)

@@ -63,7 +63,7 @@ describe('held messages no pause explains are stored, flagged and never released
     return rows
   }
 
-  const pause = (queue: string, entityKey: string | null) => createPause({ input: { sourceId, queue, entityKey, reason: 'test' }, actor: 'ann', allowAnyQueue: true })
+  const pause = (queue: string, entityKey: string | null) => createPause({ db, input: { sourceId, queue, entityKey, reason: 'test' }, actor: 'ann', allowAnyQueue: true })
 
   beforeAll(async () => {
     topology.assertConfigured()
@@ -116,7 +116,7 @@ describe('held messages no pause explains are stored, flagged and never released
     // A pause of that queue created afterwards does not adopt them: its resume has nothing of its own to release.
     const later = await pause(victim, null)
     expect(later.held).toBe(0)
-    expect((await resumePause({ id: later.id, actor: 'ann' })).status).toBe('resumed')
+    expect((await resumePause({ db, id: later.id, actor: 'ann' })).status).toBe('resumed')
     await sleep(600)
     expect((await heldFrom(victim)).map((r) => [r.status, r.released])).toEqual([['held', 0], ['held', 0]])
     expect(await queueDepth(victim)).toBe(0)
@@ -125,9 +125,9 @@ describe('held messages no pause explains are stored, flagged and never released
   it('a hold arriving 5 minutes after its pause ended goes back to the queue; 11 minutes after, it stays held and flagged', async () => {
     const work = await newQueue('hsec_work')
     const ended11 = await pause(work, 'order-11')
-    await resumePause({ id: ended11.id, actor: 'ann' })
+    await resumePause({ db, id: ended11.id, actor: 'ann' })
     const ended5 = await pause(work, 'order-5')
-    await resumePause({ id: ended5.id, actor: 'ann' })
+    await resumePause({ db, id: ended5.id, actor: 'ann' })
     const setTimes = `UPDATE pauses SET created_at = now() - interval '40 minutes', resumed_at = now() - $2::int * interval '1 minute' WHERE id = $1::bigint`
     await db.sql.query(setTimes, [ended11.id, 11])
     await db.sql.query(setTimes, [ended5.id, 5])
@@ -159,9 +159,9 @@ describe('held messages no pause explains are stored, flagged and never released
     expect((await heldFrom(work)).map((r) => [r.n, r.flags])).toEqual([[1, []], [2, ['held-unexpected']], [4, []]])
     expect((await heldFrom(other)).map((r) => r.flags)).toEqual([['held-unexpected']])
     // The pause counts only what it will send back.
-    expect((await listPauses({ status: 'active' })).pauses.find((p) => p.id === paused.id)?.held).toBe(2)
+    expect((await listPauses({ db, status: 'active' })).pauses.find((p) => p.id === paused.id)?.held).toBe(2)
 
-    const resumed = await resumePause({ id: paused.id, actor: 'ann' })
+    const resumed = await resumePause({ db, id: paused.id, actor: 'ann' })
     expect(resumed.status).toBe('releasing')
     const job = await waitForJob(db.sql, resumed.replayJobId!)
     expect(job).toMatchObject({ status: 'completed', total: 2, released: 2 })

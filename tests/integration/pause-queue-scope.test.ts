@@ -37,7 +37,7 @@ describe('which queues a pause may name', () => {
   let bareId: string
   let holdId: string
   const pause = (body: Record<string, unknown>, allowAnyQueue?: boolean) =>
-    createPause({ input: createPauseSchema.parse({ reason: 'scope test', ...body }), actor: 'op', ...(allowAnyQueue === undefined ? {} : { allowAnyQueue }) })
+    createPause({ db, input: createPauseSchema.parse({ reason: 'scope test', ...body }), actor: 'op', ...(allowAnyQueue === undefined ? {} : { allowAnyQueue }) })
   const refusal = async (body: Record<string, unknown>) => {
     const error = await pause(body).then(() => null, (e: unknown) => e)
     expect(error).toBeInstanceOf(AppError)

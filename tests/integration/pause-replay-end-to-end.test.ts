@@ -57,7 +57,7 @@ describe('pause, hold, replay, release, resume: end to end', () => {
     const drain = await drainQueues(db, [names.dlq], { entityKey: { kind: 'jsonPointer', pointer: '/orderId' } })
     drainer = drain.drainer
     await db.sql.query('UPDATE sources SET order_sensitive = true WHERE id = $1::bigint', [drain.sourceIds[names.dlq]])
-    api = await servePausesApi()
+    api = await servePausesApi({ db })
   })
 
   afterAll(async () => {
@@ -101,7 +101,7 @@ describe('pause, hold, replay, release, resume: end to end', () => {
 
     // 3. The operator replays E's dead letters; the source is order-sensitive, so E is paused first. No executor
     //    has picked the job up yet.
-    const job = (await createReplay({ input: { selection: { ids: dead.map((d) => d.id) }, target: { type: 'queue' }, ratePerSecond: 200 }, actor: 'ann' })) as ReplayCreatedDto
+    const job = (await createReplay({ db, input: { selection: { ids: dead.map((d) => d.id) }, target: { type: 'queue' }, ratePerSecond: 200 }, actor: 'ann' })) as ReplayCreatedDto
     expect(job.plan.pauseEntities).toBe(true)
     await waitFor(async () => guard.pauses().some((p) => p.entityKey === 'E'), { what: 'the guard to learn that E is paused' })
 
@@ -137,7 +137,7 @@ describe('pause, hold, replay, release, resume: end to end', () => {
     expect(statuses).toEqual([{ status: 'replayed', n: 8 }])
 
     // 6. Resumed: the registry says so, the guard heard it, and E's next message goes straight to the handler.
-    const pauses = await listPauses({ status: 'all' })
+    const pauses = await listPauses({ db, status: 'all' })
     expect(pauses.pauses.map((p) => [p.entityKey, p.status, p.replayJobId])).toEqual([['E', 'resumed', job.id]])
     await waitFor(async () => guard.pauses().length === 0, { what: 'the guard to learn the resume' })
     await publish([{ orderId: 'E', step: 'after' }])

@@ -46,7 +46,7 @@ describe('replay under a broker resource alarm', () => {
   }
 
   async function replay(ids: string[]): Promise<string> {
-    const created = (await createReplay({ input: { selection: { ids }, ratePerSecond: 10_000 }, actor: 'ops', settings: replaySettings(getConfig()) })) as ReplayCreatedDto
+    const created = (await createReplay({ db, input: { selection: { ids }, ratePerSecond: 10_000 }, actor: 'ops', settings: replaySettings(getConfig()) })) as ReplayCreatedDto
     executor?.wake()
     return created.id
   }

@@ -17,14 +17,14 @@ describe('replay claims and outcomes', () => {
   let db: TestDb
   let job: ReplayCreatedDto
   const claim = (afterSeq: number, limit: number) => claimItems({ sql: db.sql, jobId: job.id, afterSeq, span: 1000, limit, maxBytes: 32 * 1024 * 1024 })
-  const statuses = async () => (await listReplayItems({ id: job.id, query: { limit: 100 } })).items.map((i) => i.status)
+  const statuses = async () => (await listReplayItems({ db, id: job.id, query: { limit: 100 } })).items.map((i) => i.status)
   const claimedThrough = async () => (await db.sql.query<{ n: number }>('SELECT claimed_through AS n FROM replay_jobs WHERE id = $1::bigint', [job.id])).rows[0].n
 
   beforeAll(async () => {
     db = await createTestDb()
     await storeBulk(db.sql, uniqueName('claim_dlq'), bulkRows(5, { originExchange: 'amq.direct', originKey: 'k', originQueue: uniqueName('claim_work') }))
     const { rows } = await db.sql.query<{ id: string }>('SELECT id::text FROM error_groups')
-    job = (await createReplay({ input: { selection: { groupId: rows[0].id }, target: { type: 'queue' } }, actor: 'claim-test' })) as ReplayCreatedDto
+    job = (await createReplay({ db, input: { selection: { groupId: rows[0].id }, target: { type: 'queue' } }, actor: 'claim-test' })) as ReplayCreatedDto
   })
   afterAll(async () => db?.drop())
 
@@ -37,9 +37,9 @@ describe('replay claims and outcomes', () => {
     const { rows } = await db.sql.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM replay_items WHERE job_id = $1::bigint GROUP BY 1', [job.id])
     expect(rows).toEqual([{ status: 'pending', n: 5 }])
     expect(await statuses()).toEqual(['in_flight', 'in_flight', 'in_flight', 'pending', 'pending'])
-    expect((await listReplayItems({ id: job.id, query: { limit: 100, status: 'in_flight' } })).items.map((i) => i.id)).toEqual(['1', '2', '3'])
-    expect((await listReplayItems({ id: job.id, query: { limit: 100, status: 'pending' } })).items.map((i) => i.id)).toEqual(['4', '5'])
-    const detail = await getMessage({ id: taken[0].dead_letter_id })
+    expect((await listReplayItems({ db, id: job.id, query: { limit: 100, status: 'in_flight' } })).items.map((i) => i.id)).toEqual(['1', '2', '3'])
+    expect((await listReplayItems({ db, id: job.id, query: { limit: 100, status: 'pending' } })).items.map((i) => i.id)).toEqual(['4', '5'])
+    const detail = await getMessage({ db, id: taken[0].dead_letter_id })
     expect(detail.replays).toEqual([expect.objectContaining({ jobId: job.id, status: 'in_flight', publishedAt: null })])
   })
 

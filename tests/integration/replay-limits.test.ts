@@ -42,7 +42,7 @@ describe('replay size limits', () => {
 
   it('excludes oversized bodies and header tables in the plan', async () => {
     const settings = replaySettings(getConfig(), { maxBodyBytes: 2048 })
-    const { plan } = (await createReplay({ input: { selection: { ids }, dryRun: true }, actor: 'a', settings })) as ReplayDryRunDto
+    const { plan } = (await createReplay({ db, input: { selection: { ids }, dryRun: true }, actor: 'a', settings })) as ReplayDryRunDto
     expect(plan).toMatchObject({ matched: 5, replayable: 3, canRun: true })
     expect(plan.excluded).toEqual([
       { reason: 'too-large', count: 1, sampleIds: [ids[2]] },
@@ -53,7 +53,7 @@ describe('replay size limits', () => {
   it('reports what slipped past the plan as "cannot replay" and publishes the rest on the same channel', async () => {
     // Planned with a larger body limit than the executor's, and a header table that grew after planning.
     const loose = replaySettings(getConfig(), { maxBodyBytes: 1024 * 1024 })
-    const created = (await createReplay({ input: { selection: { ids: ids.slice(0, 4) } }, actor: 'a', settings: loose })) as ReplayCreatedDto
+    const created = (await createReplay({ db, input: { selection: { ids: ids.slice(0, 4) } }, actor: 'a', settings: loose })) as ReplayCreatedDto
     expect(created.plan.replayable).toBe(4)
     await db.sql.query('UPDATE dead_letters SET headers = $2::json WHERE id = $1::bigint', [ids[1], hugeHeaders])
     // Started only now: an executor polling meanwhile could claim the job before the header table grew.
@@ -74,7 +74,7 @@ describe('replay size limits', () => {
     await channel.assertQueue(full, { durable: false, arguments: { 'x-max-length': 1, 'x-overflow': 'reject-publish' } })
     const rows = bulkRows(3, { originExchange: '', originKey: full, originQueue: full, start: 500 })
     const source = await storeBulk(db.sql, uniqueName('lim_dlq_full'), rows)
-    const created = (await createReplay({ input: { selection: { filter: { source } }, target: { type: 'queue' }, ratePerSecond: 20 }, actor: 'a' })) as ReplayCreatedDto
+    const created = (await createReplay({ db, input: { selection: { filter: { source } }, target: { type: 'queue' }, ratePerSecond: 20 }, actor: 'a' })) as ReplayCreatedDto
     executor.wake()
     const job = await waitForJob(db.sql, created.id)
     expect(job).toMatchObject({ status: 'completed', confirmed: 1, failed: 2 })

@@ -33,9 +33,9 @@ describe('replay targets', () => {
   let groupId: string
 
   const plan = async (selection: CreateReplayInput['selection'], target?: ReplayTarget, options: { sourceIds?: string[] | null } = {}) =>
-    ((await createReplay({ input: { selection, target, dryRun: true }, actor: 'op', ...options })) as ReplayDryRunDto).plan
+    ((await createReplay({ db, input: { selection, target, dryRun: true }, actor: 'op', ...options })) as ReplayDryRunDto).plan
   const refused = async (target: ReplayTarget, dryRun: boolean) => {
-    const error = await createReplay({ input: { selection: { ids: ids.legit }, target, dryRun }, actor: 'op' }).then(() => null, (e: unknown) => e)
+    const error = await createReplay({ db, input: { selection: { ids: ids.legit }, target, dryRun }, actor: 'op' }).then(() => null, (e: unknown) => e)
     expect(error).toBeInstanceOf(AppError)
     expect((error as AppError).status).toBe(422)
     return error as AppError
@@ -94,7 +94,7 @@ describe('replay targets', () => {
   })
 
   it('refuses every named custom exchange while the allow-list is empty, and says where to set it', async () => {
-    expect(await getReplayTargetSettings()).toEqual({ customTargetPatterns: [], environmentPatterns: [], updatedAt: null, updatedBy: null })
+    expect(await getReplayTargetSettings({ db })).toEqual({ customTargetPatterns: [], environmentPatterns: [], updatedAt: null, updatedBy: null })
     for (const dryRun of [true, false]) {
       const error = await refused({ type: 'custom', exchange: allowed.exchange, routingKey: 'retry' }, dryRun)
       expect(error.message).toMatch(/Custom replay targets are not allowed.*PUT \/api\/settings\/replay-targets or LAZARUS_REPLAY_TARGET_PATTERNS/)
@@ -103,9 +103,9 @@ describe('replay targets', () => {
   })
 
   it('takes custom exchanges the allow-list matches, and refuses the others with the list', async () => {
-    const saved = await updateReplayTargetSettings(updateReplayTargetSettingsSchema.parse({ customTargetPatterns: [`${prefix}.*`, 'billing.retry', 'billing.retry'] }), 'root')
+    const saved = await updateReplayTargetSettings({ db, input: updateReplayTargetSettingsSchema.parse({ customTargetPatterns: [`${prefix}.*`, 'billing.retry', 'billing.retry'] }), actor: 'root' })
     expect(saved).toMatchObject({ customTargetPatterns: [`${prefix}.*`, 'billing.retry'], updatedBy: 'root' })
-    expect(await getReplayTargetSettings()).toEqual(saved)
+    expect(await getReplayTargetSettings({ db })).toEqual(saved)
 
     const ok = await plan({ ids: ids.legit }, { type: 'custom', exchange: allowed.exchange, routingKey: 'retry' })
     expect(ok).toMatchObject({ replayable: 3, canRun: true, targets: [{ exchange: allowed.exchange, exists: true, queues: 1, queueNames: [allowed.queue] }] })
@@ -119,18 +119,18 @@ describe('replay targets', () => {
     expect(error.details).toMatchObject({ refused: 'not-allow-listed', allowedPatterns: [`${prefix}.*`, 'billing.retry'] })
 
     // The allow-list cannot reopen what is never a target.
-    await updateReplayTargetSettings(updateReplayTargetSettingsSchema.parse({ customTargetPatterns: ['*'] }), 'root')
+    await updateReplayTargetSettings({ db, input: updateReplayTargetSettingsSchema.parse({ customTargetPatterns: ['*'] }), actor: 'root' })
     expect((await refused({ type: 'custom', exchange: control, routingKey: 'pause' }, true)).details).toMatchObject({ refused: 'reserved-exchange' })
     expect((await plan({ ids: ids.legit }, { type: 'custom', exchange: allowed.exchange, routingKey: 'retry' })).canRun).toBe(true)
-    await updateReplayTargetSettings({ customTargetPatterns: [] }, 'root')
+    await updateReplayTargetSettings({ db, input: { customTargetPatterns: [] }, actor: 'root' })
   })
 
   it('adds the patterns of LAZARUS_REPLAY_TARGET_PATTERNS to the stored ones', async () => {
     const config = parseConfig({ ...process.env, LAZARUS_REPLAY_TARGET_PATTERNS: ` ${prefix}.*, billing.retry ` })
     expect(config.LAZARUS_REPLAY_TARGET_PATTERNS).toEqual([`${prefix}.*`, 'billing.retry'])
-    expect(await getReplayTargetSettings(config)).toMatchObject({ customTargetPatterns: [], environmentPatterns: [`${prefix}.*`, 'billing.retry'] })
+    expect(await getReplayTargetSettings({ db, config })).toMatchObject({ customTargetPatterns: [], environmentPatterns: [`${prefix}.*`, 'billing.retry'] })
     const settings = replaySettings(config)
-    const dry = (await createReplay({ input: { selection: { ids: ids.legit }, target: { type: 'custom', exchange: allowed.exchange, routingKey: 'retry' }, dryRun: true }, actor: 'op', settings })) as ReplayDryRunDto
+    const dry = (await createReplay({ db, input: { selection: { ids: ids.legit }, target: { type: 'custom', exchange: allowed.exchange, routingKey: 'retry' }, dryRun: true }, actor: 'op', settings })) as ReplayDryRunDto
     expect(dry.plan.canRun).toBe(true)
     expect(() => parseConfig({ ...process.env, LAZARUS_REPLAY_TARGET_PATTERNS: 'amq.*' })).toThrow(/LAZARUS_REPLAY_TARGET_PATTERNS/)
   })
@@ -144,7 +144,7 @@ describe('replay targets', () => {
     // Nothing was looked up for the refused key: a dry run cannot tell whether "victim.work" exists.
     expect(other.targets).toEqual([])
     expect(other.warnings.join(' ')).toMatch(/3 messages would go where replays never go/)
-    await expect(createReplay({ input: { selection: { ids: ids.legit }, target: { type: 'custom', exchange: '', routingKey: 'victim.work' } }, actor: 'op' })).rejects.toMatchObject({
+    await expect(createReplay({ db, input: { selection: { ids: ids.legit }, target: { type: 'custom', exchange: '', routingKey: 'victim.work' } }, actor: 'op' })).rejects.toMatchObject({
       code: 'unprocessable',
       message: expect.stringMatching(/None of the selected messages can be replayed to this target/),
     })
@@ -163,7 +163,7 @@ describe('replay targets', () => {
     expect(byQueue).toMatchObject({ replayable: 7, excluded: [{ reason: 'target-refused', count: 1, sampleIds: ids.hold }] })
 
     // The job is frozen without them.
-    const job = (await createReplay({ input: { selection: { ids: [...ids.control, ...ids.amq, ...ids.direct] }, pauseEntities: false }, actor: 'op' })) as ReplayCreatedDto
+    const job = (await createReplay({ db, input: { selection: { ids: [...ids.control, ...ids.amq, ...ids.direct] }, pauseEntities: false }, actor: 'op' })) as ReplayCreatedDto
     expect(job.plan).toMatchObject({ matched: 3, replayable: 1 })
     const { rows: items } = await db.sql.query<{ dead_letter_id: string; exchange: string; routing_key: string }>(
       'SELECT dead_letter_id::text, exchange, routing_key FROM replay_items WHERE job_id = $1::bigint',
@@ -185,10 +185,10 @@ describe('replay targets', () => {
     expect((await plan({ groupId }, undefined, { sourceIds: [] })).matched).toBe(0)
     expect((await plan({ groupId }, undefined, { sourceIds: [sourceA, sourceB] })).matched).toBe(10)
 
-    const job = (await createReplay({ input: { selection: { groupId }, target: { type: 'queue' }, pauseEntities: false }, actor: 'op', sourceIds: [sourceB] })) as ReplayCreatedDto
+    const job = (await createReplay({ db, input: { selection: { groupId }, target: { type: 'queue' }, pauseEntities: false }, actor: 'op', sourceIds: [sourceB] })) as ReplayCreatedDto
     const { rows } = await db.sql.query<{ dead_letter_id: string }>('SELECT dead_letter_id::text FROM replay_items WHERE job_id = $1::bigint ORDER BY dead_letter_id', [job.id])
     expect(rows.map((r) => r.dead_letter_id)).toEqual([...ids.other].sort())
-    await expect(createReplay({ input: { selection: { groupId }, dryRun: true }, actor: 'op', sourceIds: ['1 OR true'] })).rejects.toThrow(/is not a source id/)
+    await expect(createReplay({ db, input: { selection: { groupId }, dryRun: true }, actor: 'op', sourceIds: ['1 OR true'] })).rejects.toThrow(/is not a source id/)
   })
 
   it('validates the allow-list', () => {

@@ -93,7 +93,7 @@ describe('request ids', () => {
     // The test user setup and the seed wrote nothing through a route; every entry so far came from one.
     expect(rows[0].n).toBe(0)
     const { recordAudit } = await import('@/lib/server/audit/record-audit')
-    await recordAudit(db.sql, { actor: 'tests', action: 'settings.updated', subject: { type: 'settings', id: null }, summary: 'outside a request' })
+    await recordAudit({ sql: db.sql, actor: 'tests', action: 'settings.updated', subject: { type: 'settings', id: null }, summary: 'outside a request' })
     const after = await db.sql.query<{ request_id: string | null }>(`SELECT request_id FROM audit_log WHERE summary = 'outside a request'`)
     expect(after.rows).toEqual([{ request_id: null }])
   })

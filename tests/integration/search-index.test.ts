@@ -14,12 +14,12 @@ let serial = 0
 const row = (body: string) =>
   ingestRow({ body: Buffer.from(body), bodyEncoding: 'text', failedAt: new Date(Date.now() - ++serial * 1000), signature: 'v1:search-boom', title: 'Boom' })
 
-const search = async (q: string) =>
-  (await listMessages(listMessagesQuerySchema.parse({ q, limit: '50' }), { searchWindow: 5, maxSearchWindow: 5 })).messages.map((m) => m.bodyPreview?.slice(0, 12))
-
 describe('search index', () => {
   let db: TestDb
   let sourceId: string
+
+  const search = async (q: string) =>
+    (await listMessages({ db, query: listMessagesQuerySchema.parse({ q, limit: '50' }), searchWindow: 5, maxSearchWindow: 5 })).messages.map((m) => m.bodyPreview?.slice(0, 12))
 
   beforeAll(async () => {
     db = await createTestDb()
@@ -41,12 +41,12 @@ describe('search index', () => {
   it('finds terms up to 512 characters into a body, the same before and after indexing', async () => {
     const before = { near: await search('needle-at-300'), far: await search('needle-at-600') }
     expect(before).toEqual({ near: ['deep-0 .....'], far: [] })
-    expect(await countMessages({ q: 'needle-at-300' })).toMatchObject({ count: 1 })
+    expect(await countMessages({ db, filter: { q: 'needle-at-300' } })).toMatchObject({ count: 1 })
     const result = await indexSearchBacklog({ sql: db.sql })
     expect(result).toMatchObject({ ranges: 1, rows: 2 })
     expect(await searchBacklogSize({ sql: db.sql })).toEqual({ ranges: 0, ids: 0 })
     expect({ near: await search('needle-at-300'), far: await search('needle-at-600') }).toEqual(before)
-    expect(await countMessages({ q: 'needle-at-300' })).toMatchObject({ count: 1 })
+    expect(await countMessages({ db, filter: { q: 'needle-at-300' } })).toMatchObject({ count: 1 })
   })
 
   it('concurrent indexers share the backlog without indexing a range twice or missing one', async () => {
@@ -65,7 +65,7 @@ describe('search index', () => {
     expect(runs.reduce((a, b) => a + b, 0)).toBe(500)
     const { rows } = await db.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM dead_letter_search s JOIN dead_letters d ON d.id = s.dead_letter_id WHERE d.body_preview LIKE 'par-%'`)
     expect(rows[0].n).toBe(500)
-    expect(await countMessages({ q: 'shared-term' })).toEqual({ count: 500, estimated: false, method: 'exact' })
+    expect(await countMessages({ db, filter: { q: 'shared-term' } })).toEqual({ count: 500, estimated: false, method: 'exact' })
   })
 
   it('overlapping ranges (two batches written at once interleave their ids) index each row once', async () => {
@@ -74,7 +74,7 @@ describe('search index', () => {
     // A second range inside the first, as a concurrently written batch would leave.
     await db.sql.query('INSERT INTO search_backlog (first_id, last_id) VALUES ($1::bigint + 2, $2::bigint - 2)', [range.first_id, range.last_id])
     expect(await indexSearchBacklog({ sql: db.sql })).toMatchObject({ ranges: 2, rows: 10 })
-    expect(await countMessages({ q: 'overlap-term' })).toMatchObject({ count: 10 })
+    expect(await countMessages({ db, filter: { q: 'overlap-term' } })).toMatchObject({ count: 10 })
   })
 
   it('the background indexer catches up with what is stored and stops cleanly', async () => {

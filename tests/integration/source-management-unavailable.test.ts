@@ -29,20 +29,20 @@ describe('sources while the management API is unavailable', () => {
   })
 
   it('refuses to create or enable a source with 503 and says how to confirm', async () => {
-    const error = await createSource(createSourceSchema.parse({ queue }), 'admin@lazarus.test').catch((e: unknown) => e)
+    const error = await createSource({ db, input: createSourceSchema.parse({ queue }), actor: 'admin@lazarus.test' }).catch((e: unknown) => e)
     const response = toHttpError(error)
     expect(response.status).toBe(503)
     const body = await response.json()
     expect(body.error.message).toMatch(/management API is unavailable.*confirmNotWorkQueue/)
     expect(body.error.details).toEqual({ vhost: '/', queue, confirmWith: 'confirmNotWorkQueue' })
 
-    const disabled = await createSource(createSourceSchema.parse({ queue, enabled: false }), 'admin@lazarus.test')
-    await expect(updateSource({ id: disabled.id, input: updateSourceSchema.parse({ enabled: true }), actor: 'admin@lazarus.test' })).rejects.toMatchObject({ code: 'unavailable' })
-    expect(await updateSource({ id: disabled.id, input: updateSourceSchema.parse({ enabled: true, confirmNotWorkQueue: true }), actor: 'admin@lazarus.test' })).toMatchObject({ enabled: true })
+    const disabled = await createSource({ db, input: createSourceSchema.parse({ queue, enabled: false }), actor: 'admin@lazarus.test' })
+    await expect(updateSource({ db, id: disabled.id, input: updateSourceSchema.parse({ enabled: true }), actor: 'admin@lazarus.test' })).rejects.toMatchObject({ code: 'unavailable' })
+    expect(await updateSource({ db, id: disabled.id, input: updateSourceSchema.parse({ enabled: true, confirmNotWorkQueue: true }), actor: 'admin@lazarus.test' })).toMatchObject({ enabled: true })
   })
 
   it('accepts the confirmed request without asking the broker', async () => {
     const other = uniqueName('confirmed_dlq')
-    expect(await createSource(createSourceSchema.parse({ queue: other, confirmNotWorkQueue: true }), 'admin@lazarus.test')).toMatchObject({ queue: other, enabled: true })
+    expect(await createSource({ db, input: createSourceSchema.parse({ queue: other, confirmNotWorkQueue: true }), actor: 'admin@lazarus.test' })).toMatchObject({ queue: other, enabled: true })
   })
 })

@@ -35,7 +35,7 @@ describe('sources refuse work queues', () => {
   }
   const policy = uniqueName('retry_policy')
 
-  const create = (body: Record<string, unknown>) => createSource(createSourceSchema.parse(body), 'admin@lazarus.test')
+  const create = (body: Record<string, unknown>) => createSource({ db, input: createSourceSchema.parse(body), actor: 'admin@lazarus.test' })
   /** The refusal as the API sends it. */
   const refusal = async (promise: Promise<unknown>) => {
     const error = await promise.then(
@@ -150,15 +150,15 @@ describe('sources refuse work queues', () => {
     // A worker starts consuming the queue meanwhile.
     const { consumerTag } = await channel.consume(q.disabled, () => {})
     await waitForQueueStats(q.disabled, (s) => (s.consumers ?? 0) === 1, 'the new worker in the statistics')
-    const { status, body } = await refusal(updateSource({ id: source.id, input: updateSourceSchema.parse({ enabled: true }), actor: 'admin@lazarus.test' }))
+    const { status, body } = await refusal(updateSource({ db, id: source.id, input: updateSourceSchema.parse({ enabled: true }), actor: 'admin@lazarus.test' }))
     expect(status).toBe(409)
     expect(kinds(body.error.details)).toEqual(['other-consumers'])
     const { rows } = await db.sql.query<{ enabled: boolean }>('SELECT enabled FROM sources WHERE id = $1::bigint', [source.id])
     expect(rows[0].enabled).toBe(false)
     // Other settings change without the check.
-    expect(await updateSource({ id: source.id, input: updateSourceSchema.parse({ orderSensitive: true }), actor: 'admin@lazarus.test' })).toMatchObject({ orderSensitive: true, enabled: false })
+    expect(await updateSource({ db, id: source.id, input: updateSourceSchema.parse({ orderSensitive: true }), actor: 'admin@lazarus.test' })).toMatchObject({ orderSensitive: true, enabled: false })
 
-    expect(await updateSource({ id: source.id, input: updateSourceSchema.parse({ enabled: true, confirmNotWorkQueue: true }), actor: 'admin@lazarus.test' })).toMatchObject({ enabled: true })
+    expect(await updateSource({ db, id: source.id, input: updateSourceSchema.parse({ enabled: true, confirmNotWorkQueue: true }), actor: 'admin@lazarus.test' })).toMatchObject({ enabled: true })
     await channel.cancel(consumerTag)
   })
 
@@ -175,15 +175,15 @@ describe('sources refuse work queues', () => {
     expect((await workQueueEvidence({ vhost: '/', queue: q.drained, drainedBefore: false })).map((e) => e.kind)).toEqual(['consumed'])
 
     // Disabled, then enabled again while the drainer's consumer may still be attached: neither it nor its ack counts.
-    await updateSource({ id: sourceId, input: updateSourceSchema.parse({ enabled: false }), actor: 'admin@lazarus.test' })
-    expect(await updateSource({ id: sourceId, input: updateSourceSchema.parse({ enabled: true }), actor: 'admin@lazarus.test' })).toMatchObject({ enabled: true })
+    await updateSource({ db, id: sourceId, input: updateSourceSchema.parse({ enabled: false }), actor: 'admin@lazarus.test' })
+    expect(await updateSource({ db, id: sourceId, input: updateSourceSchema.parse({ enabled: true }), actor: 'admin@lazarus.test' })).toMatchObject({ enabled: true })
     await waitForQueueStats(q.drained, (s) => (s.consumers ?? 0) === 1, "Lazarus' consumer")
   })
 
   it('trusts LAZARUS_SOURCES: the operator’s configuration is registered without the check', async () => {
     const { consumerTag } = await channel.consume(q.fromEnv, () => {})
     await waitForQueueStats(q.fromEnv, (s) => (s.consumers ?? 0) === 1, 'the worker in the statistics')
-    await ensureSources([q.fromEnv])
+    await ensureSources({ db, queues: [q.fromEnv] })
     const { rows } = await db.sql.query<{ enabled: boolean }>('SELECT enabled FROM sources WHERE queue = $1', [q.fromEnv])
     expect(rows).toEqual([{ enabled: true }])
     await channel.cancel(consumerTag)

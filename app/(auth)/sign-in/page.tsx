@@ -1,12 +1,9 @@
 import type { Metadata } from 'next'
 import { redirect } from 'next/navigation'
 import { SignInForm } from '@/components/auth/sign-in-form'
-import { describeSession } from '@/lib/server/auth/describe-session'
 import { safeReturnTo } from '@/lib/server/auth/oidc'
-import { pagePrincipal } from '@/lib/server/auth/page-principal'
+import { describePageSession, pagePrincipal } from '@/lib/server/auth/page-principal'
 import { isSignedIn } from '@/lib/server/auth/principal'
-import { getConfig } from '@/lib/server/platform/config'
-import { getDb } from '@/lib/server/platform/db'
 
 export const metadata: Metadata = { title: 'Sign in' }
 
@@ -15,7 +12,7 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
   const next = safeReturnTo(typeof params.next === 'string' ? params.next : '/')
   const principal = await pagePrincipal()
   if (isSignedIn(principal)) redirect(next)
-  const session = await describeSession({ db: await getDb(), config: getConfig(), principal })
+  const session = await describePageSession(principal)
   const error = typeof params.error === 'string' ? params.error.slice(0, 300) : null
   return <SignInForm methods={session.methods} needsSetup={session.needsSetup} next={next} error={error} expired={params.expired === '1'} />
 }

@@ -5,4 +5,4 @@ import { listAlerts } from '@/lib/server/alerts/list-alerts'
 export const dynamic = 'force-dynamic'
 
 // GET /api/alerts – what is firing now, the rules and the webhooks
-export const GET = route({ permission: 'alerts:read' }, async ({ principal }) => json(await listAlerts({ includeDeliveryErrors: hasPermission(principal, 'admin') })))
+export const GET = route({ permission: 'alerts:read' }, async ({ db, principal }) => json(await listAlerts({ db, includeDeliveryErrors: hasPermission(principal, 'admin') })))

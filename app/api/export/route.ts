@@ -7,12 +7,13 @@ import { exportQuerySchema } from '@/lib/shared/schemas/export'
 export const dynamic = 'force-dynamic'
 
 // GET /api/export?format=jsonl|csv|md&…filters or ids=1,2,3 – a redacted, streamed download
-export const GET = route({ permission: 'messages:read' }, async ({ query, origin, sourceIds, signedIn, config }) => {
+export const GET = route({ permission: 'messages:read' }, async ({ db, query, origin, sourceIds, signedIn, config }) => {
   const input = exportQuerySchema.parse(query)
   const release = await beginExport(config, callerKey(signedIn()))
   let file
   try {
-    file = await exportMessages(input, { baseUrl: origin, sourceIds: await sourceIds(), view: await redactedViewFor(await sourceIds('messages:raw')) })
+    const view = await redactedViewFor({ db, rawSourceIds: await sourceIds('messages:raw') })
+    file = await exportMessages(input, { db, baseUrl: origin, sourceIds: await sourceIds(), view })
   } catch (error) {
     release()
     throw error

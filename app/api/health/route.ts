@@ -6,7 +6,7 @@ export const dynamic = 'force-dynamic'
 
 // GET /api/health – 200 whenever the web process is up; `{status}` to anyone (load balancers, probes, any Host),
 // the database, broker and drainer details only to signed-in callers
-export const GET = route({ permission: 'public' }, async ({ principal }) => {
-  const health = await getHealth()
+export const GET = route({ permission: 'public' }, async ({ db, principal }) => {
+  const health = await getHealth({ db })
   return json(isSignedIn(principal) ? health : { status: health.status })
 })

@@ -6,6 +6,7 @@ import { listMessagesQuerySchema } from '@/lib/shared/schemas/message'
 export const dynamic = 'force-dynamic'
 
 // GET /api/messages – stored dead letters, newest failure first, filtered and keyset-paginated
-export const GET = route({ permission: 'messages:read' }, async ({ query, sourceIds }) =>
-  json(await listMessages(listMessagesQuerySchema.parse(query), { sourceIds: await sourceIds(), view: await redactedViewFor(await sourceIds('messages:raw')) })),
-)
+export const GET = route({ permission: 'messages:read' }, async ({ db, query, sourceIds }) => {
+  const view = await redactedViewFor({ db, rawSourceIds: await sourceIds('messages:raw') })
+  return json(await listMessages({ db, query: listMessagesQuerySchema.parse(query), sourceIds: await sourceIds(), view }))
+})

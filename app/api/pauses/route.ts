@@ -8,17 +8,17 @@ export const dynamic = 'force-dynamic'
 
 // GET /api/pauses – the pause registry with its version; guards poll it (their poll is also their heartbeat) with a
 // token that reads their own queue only; ?status=all includes resumed pauses
-export const GET = route({ permission: 'guard' }, async ({ query, principal, sourceIds }) => {
+export const GET = route({ permission: 'guard' }, async ({ db, query, principal, sourceIds }) => {
   const input = listPausesQuerySchema.parse(query)
   const guard = principal.kind !== 'anonymous' ? principal.guardQueue : null
-  if (guard) return json(await listPauses({ ...input, vhost: guard.vhost, queue: guard.queue }))
-  return json(await listPauses({ ...input, sourceIds: await sourceIds('pauses:read') }))
+  if (guard) return json(await listPauses({ db, ...input, vhost: guard.vhost, queue: guard.queue }))
+  return json(await listPauses({ db, ...input, sourceIds: await sourceIds('pauses:read') }))
 })
 
 // POST /api/pauses – pause one entity (entityKey) or the whole queue (entityKey null) of a source's consumer queue
-export const POST = route({ permission: 'pauses:write' }, async ({ request, actor, principal, sourceIds }) =>
+export const POST = route({ permission: 'pauses:write' }, async ({ request, db, actor, principal, sourceIds }) =>
   json(
-    await createPause({ input: await readJson(request, createPauseSchema), actor, allowAnyQueue: hasPermission(principal, 'admin'), sourceIds: await sourceIds() }),
+    await createPause({ db, input: await readJson(request, createPauseSchema), actor, allowAnyQueue: hasPermission(principal, 'admin'), sourceIds: await sourceIds() }),
     { status: 201 },
   ),
 )

@@ -6,12 +6,12 @@ import { createReplaySchema, listReplaysQuerySchema } from '@/lib/shared/schemas
 export const dynamic = 'force-dynamic'
 
 // GET /api/replays – replay and release jobs with progress, newest first
-export const GET = route({ permission: 'messages:read' }, async ({ query, sourceIds }) =>
-  json(await listReplays(listReplaysQuerySchema.parse(query), { sourceIds: await sourceIds() })),
+export const GET = route({ permission: 'messages:read' }, async ({ db, query, sourceIds }) =>
+  json(await listReplays({ db, query: listReplaysQuerySchema.parse(query), sourceIds: await sourceIds() })),
 )
 
 // POST /api/replays – plan (dryRun) or create a replay job
-export const POST = route({ permission: 'messages:replay' }, async ({ request, actor, sourceIds }) => {
-  const result = await createReplay({ input: await readJson(request, createReplaySchema), actor, sourceIds: await sourceIds() })
+export const POST = route({ permission: 'messages:replay' }, async ({ request, db, actor, sourceIds }) => {
+  const result = await createReplay({ db, input: await readJson(request, createReplaySchema), actor, sourceIds: await sourceIds() })
   return 'id' in result ? json(result, { status: 201 }) : json(result)
 })

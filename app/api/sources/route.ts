@@ -6,9 +6,9 @@ import { createSourceSchema } from '@/lib/shared/schemas/source'
 export const dynamic = 'force-dynamic'
 
 // GET /api/sources – DLQs being drained, with drained counts and live broker depth
-export const GET = route({ permission: 'sources:read' }, async ({ sourceIds }) => json(await listSources({ sourceIds: await sourceIds() })))
+export const GET = route({ permission: 'sources:read' }, async ({ db, sourceIds }) => json(await listSources({ db, sourceIds: await sourceIds() })))
 
 // POST /api/sources – start draining another DLQ
-export const POST = route({ permission: 'admin' }, async ({ request, actor }) =>
-  json(await createSource(await readJson(request, createSourceSchema), actor), { status: 201 }),
+export const POST = route({ permission: 'admin' }, async ({ request, db, actor }) =>
+  json(await createSource({ db, input: await readJson(request, createSourceSchema), actor }), { status: 201 }),
 )

@@ -1,10 +1,12 @@
 import 'server-only'
 import { z } from 'zod'
-import { getDb } from '@/lib/server/platform/db'
+import type { Db } from '@/lib/server/platform/db'
 import { decodeKeysetCursor as decodeCursor } from '@/lib/server/messages/message-cursor'
 import type { AuditEntryDto, AuditListDto, listAuditQuerySchema } from '@/lib/shared/schemas/audit'
 
-export type ListAuditOptions = z.infer<typeof listAuditQuerySchema>
+export type ListAuditQuery = z.infer<typeof listAuditQuerySchema>
+
+export type ListAuditOptions = { db: Db; query: ListAuditQuery }
 
 type AuditRow = {
   id: string; at: Date; actor: string; action: AuditEntryDto['action']; subject_type: AuditEntryDto['subject']['type']
@@ -30,8 +32,7 @@ export function toAuditEntryDto(row: AuditRow): AuditEntryDto {
 }
 
 /** The audit log, newest first, keyset-paginated on (at, id). */
-export async function listAudit(query: ListAuditOptions): Promise<AuditListDto> {
-  const { sql } = await getDb()
+export async function listAudit({ db, query }: ListAuditOptions): Promise<AuditListDto> {
   const params: unknown[] = []
   const where: string[] = []
   const add = (clause: (p: string) => string, value: unknown) => {
@@ -47,7 +48,7 @@ export async function listAudit(query: ListAuditOptions): Promise<AuditListDto> 
     where.push(`(at, id) < ($${params.length - 1}::timestamptz, $${params.length}::bigint)`)
   }
   params.push(query.limit + 1)
-  const { rows } = await sql.query<AuditRow>(
+  const { rows } = await db.sql.query<AuditRow>(
     `SELECT id::text, at, actor, action, subject_type, subject_id, summary, details, outcome, request_id FROM audit_log
      WHERE ${where.length ? where.join(' AND ') : 'TRUE'} ORDER BY at DESC, id DESC LIMIT $${params.length}`,
     params,

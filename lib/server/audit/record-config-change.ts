@@ -14,11 +14,12 @@ export type ConfigChange = {
 }
 
 /**
- * Every change of configuration is audited with before and after (docs/security.md, "Where the rules live"). Pass
- * the change's transaction where it has one, so the entry commits with it.
+ * Every change of configuration is audited with before and after (docs/security.md, "Where the rules live"), in the
+ * change's transaction (`sql`), so the entry commits with it.
  */
-export function recordConfigChange(sql: Sql, change: ConfigChange): Promise<string> {
-  return recordAudit(sql, {
+export function recordConfigChange({ sql, ...change }: ConfigChange & { sql: Sql }): Promise<string> {
+  return recordAudit({
+    sql,
     actor: change.actor,
     action: change.action,
     subject: change.subject,

@@ -52,7 +52,7 @@ type TokenRow = {
  * The principal behind a bearer token from the api_tokens table, or null when it is unknown, revoked, expired, its
  * owner is disabled, or its owner no longer holds what the token grants.
  */
-export async function principalFromApiToken(sql: Sql, secret: string): Promise<Principal | null> {
+export async function principalFromApiToken({ sql, secret }: { sql: Sql; secret: string }): Promise<Principal | null> {
   if (!secret.startsWith(API_TOKEN_PREFIX)) return null
   const { rows } = await sql.query<TokenRow>(
     `SELECT t.id::text, t.name, t.user_id::text, u.email, t.role, t.source_pattern, t.scope, t.guard_vhost, t.guard_queue,

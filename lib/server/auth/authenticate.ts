@@ -1,6 +1,6 @@
 import 'server-only'
 import type { Config } from '@/lib/server/platform/config'
-import type { Sql } from '@/lib/server/platform/db/sql'
+import type { Db } from '@/lib/server/platform/db'
 import { AppError } from '@/lib/server/platform/errors/app-error'
 import type { RequestFacts } from '@/lib/server/platform/http/request-facts'
 import { addressInRanges } from './addresses'
@@ -12,7 +12,7 @@ import { ANONYMOUS, type Principal } from './principal'
 import { secretHash } from './secret-token'
 import { principalFromSession } from './sessions'
 
-export type AuthenticateOptions = { sql: Sql; config: Config }
+export type AuthenticateOptions = { db: Db; config: Config }
 
 let adminTokenHash: { source: string; hash: Buffer | null } | undefined
 
@@ -33,7 +33,7 @@ function expectedAdminTokenHash(config: Config): Buffer | null {
 const PROXY_REFRESH_MS = 60_000
 const proxyCache = new Map<string, { at: number; principal: Principal | null }>()
 
-async function principalFromProxy(request: Request, { sql, config }: AuthenticateOptions): Promise<Principal | null> {
+async function principalFromProxy(request: Request, { db, config }: AuthenticateOptions): Promise<Principal | null> {
   const email = request.headers.get(config.LAZARUS_PROXY_USER_HEADER)?.trim()
   if (!email) return null
   if (email.length > 320 || !/^[^\s@]+@[^\s@]+$/.test(email)) throw new AppError('unauthenticated', 'The proxy sent a user that is not an e-mail address')
@@ -41,11 +41,9 @@ async function principalFromProxy(request: Request, { sql, config }: Authenticat
   const key = `${email.toLowerCase()}\u0000${groups.join('\u0000')}`
   const cached = proxyCache.get(key)
   if (cached && Date.now() - cached.at < PROXY_REFRESH_MS) return cached.principal
-  const user = await upsertExternalUser(sql, {
-    email,
-    displayName: null,
-    source: 'proxy',
-    groupBindings: bindingsForGroups(groups, config.LAZARUS_GROUP_ROLES),
+  const user = await upsertExternalUser({
+    sql: db.sql,
+    identity: { email, displayName: null, source: 'proxy', groupBindings: bindingsForGroups(groups, config.LAZARUS_GROUP_ROLES) },
   })
   const principal: Principal | null = user.disabled
     ? null
@@ -68,7 +66,7 @@ export async function authenticate(request: Request, facts: RequestFacts, option
     if (!match) throw new AppError('unauthenticated', 'Authorization must be "Bearer <token>"')
     const secret = match[1]
     const principal =
-      principalFromAdminToken(secret, expectedAdminTokenHash(options.config)) ?? (await principalFromApiToken(options.sql, secret))
+      principalFromAdminToken(secret, expectedAdminTokenHash(options.config)) ?? (await principalFromApiToken({ sql: options.db.sql, secret }))
     if (!principal) throw new AppError('unauthenticated', 'The token is not valid (unknown, revoked, expired, or its owner lost the role)')
     return principal
   }
@@ -78,9 +76,10 @@ export async function authenticate(request: Request, facts: RequestFacts, option
   }
   const secret = readCookie(request, sessionCookieName(options.config))
   if (secret && secret.length <= 256) {
-    const principal = await principalFromSession(options.sql, secret, {
-      idleMinutes: options.config.LAZARUS_SESSION_IDLE_MINUTES,
-      maxHours: options.config.LAZARUS_SESSION_MAX_HOURS,
+    const principal = await principalFromSession({
+      sql: options.db.sql,
+      secret,
+      limits: { idleMinutes: options.config.LAZARUS_SESSION_IDLE_MINUTES, maxHours: options.config.LAZARUS_SESSION_MAX_HOURS },
     })
     if (principal) return principal
   }

@@ -2,6 +2,7 @@ import 'server-only'
 import type { Config } from '@/lib/server/platform/config'
 import type { Db } from '@/lib/server/platform/db'
 import type { SessionDto } from '@/lib/shared/schemas/user'
+import { anyUser } from './auth-store'
 import { oidcEnabled } from './oidc'
 import { isSignedIn, type Principal } from './principal'
 
@@ -20,6 +21,5 @@ export async function describeSession({ db, config, principal }: { db: Db; confi
       needsSetup: false,
     }
   }
-  const { rows } = await db.sql.query<{ any: boolean }>('SELECT EXISTS (SELECT 1 FROM users) AS any')
-  return { signedIn: false, user: null, roles: [], methods, needsSetup: !rows[0].any && config.LAZARUS_LOCAL_ACCOUNTS }
+  return { signedIn: false, user: null, roles: [], methods, needsSetup: config.LAZARUS_LOCAL_ACCOUNTS && !(await anyUser({ sql: db.sql })) }
 }

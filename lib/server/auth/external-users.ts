@@ -18,7 +18,7 @@ export type ExternalUser = { id: string; email: string; disabled: boolean; bindi
  * ones its groups give now (bindings an admin set by hand stay). OpenID Connect users are found by issuer and
  * subject (an e-mail address can change hands), proxy users by e-mail address.
  */
-export async function upsertExternalUser(sql: Sql, identity: ExternalIdentity): Promise<ExternalUser> {
+export async function upsertExternalUser({ sql, identity }: { sql: Sql; identity: ExternalIdentity }): Promise<ExternalUser> {
   return sql.transaction(async (tx) => {
     const found = identity.oidc
       ? await tx.query<{ id: string; disabled: boolean }>(

@@ -5,24 +5,15 @@ import type { Db } from '@/lib/server/platform/db'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import { AppError } from '@/lib/server/platform/errors/app-error'
 import type { Logger } from '@/lib/server/platform/log'
+import { countUsers, insertAdmin, lockFirstRun, setPasswordHash } from './auth-store'
 import { consumeOneTimeLink, createOneTimeLink } from './one-time-links'
 import { hashPassword } from './passwords'
 
 const SETUP_LINK_HOURS = 24
 
-async function userCount(sql: Sql): Promise<number> {
-  const { rows } = await sql.query<{ n: number }>('SELECT count(*)::int AS n FROM users')
-  return rows[0].n
-}
-
-async function insertAdmin(tx: Sql, { email, password, displayName, actor }: { email: string; password: string; displayName?: string | null; actor: string }): Promise<string> {
-  const { rows } = await tx.query<{ id: string }>(
-    `INSERT INTO users (email, display_name, auth_source, password_hash) VALUES ($1, $2, 'local', $3) RETURNING id::text`,
-    [email, displayName ?? null, await hashPassword(password)],
-  )
-  const id = rows[0].id
-  await tx.query(`INSERT INTO role_bindings (user_id, role, source_pattern, origin) VALUES ($1::bigint, 'admin', NULL, 'manual')`, [id])
-  await recordAudit(tx, { actor, action: 'user.created', subject: { type: 'user', id }, summary: `Created the first admin, ${email}`, details: { before: null, after: { email, roles: ['admin'] } } })
+async function createFirstAdmin({ sql, email, password, displayName, actor }: { sql: Sql; email: string; password: string; displayName?: string | null; actor: string }): Promise<string> {
+  const id = await insertAdmin({ sql, email, displayName: displayName ?? null, passwordHash: await hashPassword(password) })
+  await recordAudit({ sql, actor, action: 'user.created', subject: { type: 'user', id }, summary: `Created the first admin, ${email}`, details: { before: null, after: { email, roles: ['admin'] } } })
   return id
 }
 
@@ -37,17 +28,17 @@ export function consoleBaseUrl(config: Pick<Config, 'LAZARUS_PUBLIC_URL' | 'PORT
  * Several processes may start at once: the advisory lock makes one of them do it.
  */
 export async function prepareFirstRun({ db, config, log }: { db: Db; config: Config; log: Logger }): Promise<void> {
-  if ((await userCount(db.sql)) > 0) return
+  if ((await countUsers({ sql: db.sql })) > 0) return
   await db.sql.transaction(async (tx) => {
-    if (tx.kind === 'postgres') await tx.query('SELECT pg_advisory_xact_lock(7203114452)')
-    if ((await userCount(tx)) > 0) return
+    await lockFirstRun({ sql: tx })
+    if ((await countUsers({ sql: tx })) > 0) return
     if (config.LAZARUS_ADMIN_EMAIL && config.LAZARUS_ADMIN_PASSWORD) {
-      await insertAdmin(tx, { email: config.LAZARUS_ADMIN_EMAIL, password: config.LAZARUS_ADMIN_PASSWORD, actor: 'LAZARUS_ADMIN_EMAIL' })
+      await createFirstAdmin({ sql: tx, email: config.LAZARUS_ADMIN_EMAIL, password: config.LAZARUS_ADMIN_PASSWORD, actor: 'LAZARUS_ADMIN_EMAIL' })
       log.info('created the first admin from LAZARUS_ADMIN_EMAIL and LAZARUS_ADMIN_PASSWORD: sign in with them', { email: config.LAZARUS_ADMIN_EMAIL })
       return
     }
     if (!config.LAZARUS_LOCAL_ACCOUNTS) return
-    const secret = await createOneTimeLink(tx, { purpose: 'setup', userId: null, validHours: SETUP_LINK_HOURS, replacePrevious: false })
+    const secret = await createOneTimeLink({ sql: tx, purpose: 'setup', userId: null, validHours: SETUP_LINK_HOURS, replacePrevious: false })
     const url = `${consoleBaseUrl(config)}/setup#token=${secret}`
     // A warning, so LAZARUS_LOG_LEVEL=warn still shows it: without it (or the variables) nobody can sign in.
     log.warn(
@@ -60,11 +51,11 @@ export async function prepareFirstRun({ db, config, log }: { db: Db; config: Con
 /** POST /api/auth/setup: the holder of the setup link creates the first admin (only while no user exists). */
 export async function completeSetup({ db, token, email, password, displayName }: { db: Db; token: string; email: string; password: string; displayName?: string }): Promise<{ userId: string }> {
   return db.sql.transaction(async (tx) => {
-    if (tx.kind === 'postgres') await tx.query('SELECT pg_advisory_xact_lock(7203114452)')
-    const link = await consumeOneTimeLink(tx, { purpose: 'setup', secret: token })
+    await lockFirstRun({ sql: tx })
+    const link = await consumeOneTimeLink({ sql: tx, purpose: 'setup', secret: token })
     if (!link) throw new AppError('forbidden', 'This setup link is not valid (used, expired or mistyped); restart Lazarus for a new one')
-    if ((await userCount(tx)) > 0) throw new AppError('conflict', 'Lazarus already has users; sign in instead')
-    return { userId: await insertAdmin(tx, { email, password, displayName, actor: email }) }
+    if ((await countUsers({ sql: tx })) > 0) throw new AppError('conflict', 'Lazarus already has users; sign in instead')
+    return { userId: await createFirstAdmin({ sql: tx, email, password, displayName, actor: email }) }
   })
 }
 
@@ -72,14 +63,11 @@ export async function completeSetup({ db, token, email, password, displayName }:
 export async function setPasswordWithLink({ db, token, password }: { db: Db; token: string; password: string }): Promise<{ userId: string; email: string }> {
   const hash = await hashPassword(password)
   return db.sql.transaction(async (tx) => {
-    const link = await consumeOneTimeLink(tx, { purpose: 'set-password', secret: token })
+    const link = await consumeOneTimeLink({ sql: tx, purpose: 'set-password', secret: token })
     if (!link?.userId) throw new AppError('forbidden', 'This link is not valid (used, expired or mistyped); ask an admin for a new one')
-    const { rows } = await tx.query<{ email: string }>(
-      `UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1::bigint AND disabled_at IS NULL RETURNING email`,
-      [link.userId, hash],
-    )
-    if (!rows[0]) throw new AppError('forbidden', 'This account is disabled')
-    await recordAudit(tx, { actor: rows[0].email, action: 'user.updated', subject: { type: 'user', id: link.userId }, summary: `${rows[0].email} set a password`, details: { before: null, after: { passwordSet: true } } })
-    return { userId: link.userId, email: rows[0].email }
+    const email = await setPasswordHash({ sql: tx, userId: link.userId, passwordHash: hash })
+    if (email === null) throw new AppError('forbidden', 'This account is disabled')
+    await recordAudit({ sql: tx, actor: email, action: 'user.updated', subject: { type: 'user', id: link.userId }, summary: `${email} set a password`, details: { before: null, after: { passwordSet: true } } })
+    return { userId: link.userId, email }
   })
 }

@@ -5,6 +5,7 @@ import type { Db } from '@/lib/server/platform/db'
 import { AppError } from '@/lib/server/platform/errors/app-error'
 import { logger } from '@/lib/server/platform/log'
 import { recordAudit } from '@/lib/server/audit/record-audit'
+import { saveOidcFlow, takeOidcFlow } from './auth-store'
 import { upsertExternalUser } from './external-users'
 import { bindingsForGroups } from './group-roles'
 import { newSecret, secretHash } from './secret-token'
@@ -63,11 +64,11 @@ export async function startOidcSignIn({ db, config, origin, returnTo }: StartOid
   const state = client.randomState()
   const nonce = client.randomNonce()
   const browserSecret = newSecret()
-  await db.sql.query('DELETE FROM oidc_flows WHERE expires_at < now()')
-  await db.sql.query(
-    `INSERT INTO oidc_flows (state, browser_hash, nonce, code_verifier, return_to, expires_at) VALUES ($1, $2, $3, $4, $5, now() + $6::int * interval '1 minute')`,
-    [state, secretHash(browserSecret), nonce, verifier, safeReturnTo(returnTo), FLOW_MINUTES],
-  )
+  await saveOidcFlow({
+    sql: db.sql,
+    flow: { state, browserHash: secretHash(browserSecret), nonce, codeVerifier: verifier, returnTo: safeReturnTo(returnTo) },
+    minutes: FLOW_MINUTES,
+  })
   const url = client.buildAuthorizationUrl(provider, {
     redirect_uri: origin + OIDC_CALLBACK_PATH,
     scope: config.LAZARUS_OIDC_SCOPES,
@@ -107,19 +108,15 @@ export async function finishOidcSignIn(options: FinishOidcOptions): Promise<Sign
   const provider = await providerConfig(config)
   const currentUrl = new URL(options.pathAndQuery, options.origin)
   const state = currentUrl.searchParams.get('state') ?? ''
-  const { rows } = await db.sql.query<{ nonce: string; code_verifier: string; return_to: string; browser_hash: Buffer }>(
-    `DELETE FROM oidc_flows WHERE state = $1 AND expires_at > now() RETURNING nonce, code_verifier, return_to, browser_hash`,
-    [state],
-  )
-  const flow = rows[0]
-  if (!flow || !options.browserSecret || !secretHash(options.browserSecret).equals(Buffer.from(flow.browser_hash))) {
+  const flow = await takeOidcFlow({ sql: db.sql, state })
+  if (!flow || !options.browserSecret || !secretHash(options.browserSecret).equals(flow.browserHash)) {
     throw new AppError('forbidden', 'This sign-in was not started in this browser, or took longer than 10 minutes; sign in again')
   }
   let claims: Record<string, unknown>
   let accessToken: string
   try {
     const tokens = await client.authorizationCodeGrant(provider, currentUrl, {
-      pkceCodeVerifier: flow.code_verifier,
+      pkceCodeVerifier: flow.codeVerifier,
       expectedState: state,
       expectedNonce: flow.nonce,
       idTokenExpected: true,
@@ -144,16 +141,20 @@ export async function finishOidcSignIn(options: FinishOidcOptions): Promise<Sign
   }
   if (!email) throw new AppError('forbidden', 'The provider did not say who you are (no email claim); ask for the email scope')
   const groupBindings = bindingsForGroups(groups, config.LAZARUS_GROUP_ROLES)
-  const user = await upsertExternalUser(db.sql, {
-    email,
-    displayName: typeof claims.name === 'string' ? claims.name : null,
-    source: 'oidc',
-    oidc: { issuer: config.LAZARUS_OIDC_ISSUER!, subject: String(claims.sub) },
-    groupBindings,
+  const user = await upsertExternalUser({
+    sql: db.sql,
+    identity: {
+      email,
+      displayName: typeof claims.name === 'string' ? claims.name : null,
+      source: 'oidc',
+      oidc: { issuer: config.LAZARUS_OIDC_ISSUER!, subject: String(claims.sub) },
+      groupBindings,
+    },
   })
   if (user.disabled || user.bindings.length === 0) {
     await db.sql.transaction((tx) =>
-      recordAudit(tx, {
+      recordAudit({
+        sql: tx,
         actor: email!,
         action: 'auth.sign-in-failed',
         subject: { type: 'user', id: user.id },
@@ -164,5 +165,5 @@ export async function finishOidcSignIn(options: FinishOidcOptions): Promise<Sign
     throw new AppError('forbidden', user.disabled ? 'This account is disabled' : 'You are signed in at the provider, but none of your groups gives a role in Lazarus; ask an admin')
   }
   const session = await startSession({ db, config, userId: user.id, email, method: 'oidc', ip: options.ip, userAgent: options.userAgent })
-  return { ...session, returnTo: flow.return_to }
+  return { ...session, returnTo: flow.returnTo }
 }

@@ -16,7 +16,7 @@ export async function pagePrincipal(): Promise<Principal> {
   const request = new Request('http://page.internal/', { headers: h })
   const db = await getDb()
   try {
-    return await authenticate(request, requestFacts(request), { sql: db.sql, config: getConfig() })
+    return await authenticate(request, requestFacts(request), { db, config: getConfig() })
   } catch {
     return { kind: 'anonymous' }
   }
@@ -38,8 +38,12 @@ export async function requirePageSession(permission: Permission = 'signed-in'): 
   if (!hasPermission(principal, permission)) {
     throw Object.assign(new Error(`This page needs the ${permission} permission (${PERMISSIONS[permission]})`), { digest: 'forbidden' })
   }
-  const session = await describeSession({ db: await getDb(), config: getConfig(), principal })
-  return { principal, session }
+  return { principal, session: await describePageSession(principal) }
+}
+
+/** What the browser should know of a page's caller (signed in or not) and of the sign-in methods. */
+export async function describePageSession(principal: Principal): Promise<SessionDto> {
+  return describeSession({ db: await getDb(), config: getConfig(), principal })
 }
 
 /** Whether the signed-in caller of a page holds `permission` (the dashboard layout already required a sign-in). */

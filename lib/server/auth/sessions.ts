@@ -42,7 +42,7 @@ type SessionRow = {
  * The principal behind a session cookie, or null when the session is unknown, revoked, past its absolute or idle
  * limit, or its user is disabled. One indexed query; the idle clock is moved at most once a minute.
  */
-export async function principalFromSession(sql: Sql, secret: string, limits: SessionLimits): Promise<Principal | null> {
+export async function principalFromSession({ sql, secret, limits }: { sql: Sql; secret: string; limits: SessionLimits }): Promise<Principal | null> {
   const { rows } = await sql.query<SessionRow>(
     `SELECT s.id::text, s.user_id::text, u.email, s.last_seen_at,
             coalesce((SELECT json_agg(json_build_object('role', b.role, 'sourcePattern', b.source_pattern))
@@ -73,6 +73,6 @@ export async function principalFromSession(sql: Sql, secret: string, limits: Ses
 }
 
 /** Ends a session (sign-out); ending an unknown one is not an error. */
-export async function revokeSession(sql: Sql, secret: string): Promise<void> {
+export async function revokeSession({ sql, secret }: { sql: Sql; secret: string }): Promise<void> {
   await sql.query('UPDATE sessions SET revoked_at = now() WHERE token_hash = $1 AND revoked_at IS NULL', [secretHash(secret)])
 }

@@ -3,6 +3,7 @@ import { recordAudit } from '@/lib/server/audit/record-audit'
 import type { Config } from '@/lib/server/platform/config'
 import type { Db } from '@/lib/server/platform/db'
 import { AppError } from '@/lib/server/platform/errors/app-error'
+import { findAccountByEmail, recentFailedAttempts, recordSignInAttempt } from './auth-store'
 import { decoyHash, verifyPassword } from './passwords'
 import { createSession } from './sessions'
 
@@ -24,15 +25,8 @@ export type SignInWithPasswordOptions = {
   userAgent: string | null
 }
 
-async function retryAfterSeconds(db: Db, column: 'email' | 'ip', value: string, limit: number): Promise<number | null> {
-  const where = column === 'email' ? 'lower(email) = lower($1)' : 'ip = $1'
-  const { rows } = await db.sql.query<{ n: number; oldest: Date | null }>(
-    `SELECT count(*)::int AS n, min(at) AS oldest FROM (
-       SELECT at FROM sign_in_attempts WHERE ${where} AND NOT succeeded AND at > now() - $2::int * interval '1 minute'
-       ORDER BY at DESC LIMIT $3) recent`,
-    [value, SIGN_IN_LIMITS.windowMinutes, limit],
-  )
-  const { n, oldest } = rows[0]
+async function retryAfterSeconds({ db, by, value, limit }: { db: Db; by: 'email' | 'ip'; value: string; limit: number }): Promise<number | null> {
+  const { n, oldest } = await recentFailedAttempts({ sql: db.sql, by, value, windowMinutes: SIGN_IN_LIMITS.windowMinutes, limit })
   if (n < limit || !oldest) return null
   return Math.max(1, Math.ceil((new Date(oldest).getTime() + SIGN_IN_LIMITS.windowMinutes * 60_000 - Date.now()) / 1000))
 }
@@ -43,24 +37,23 @@ async function retryAfterSeconds(db: Db, column: 'email' | 'ip', value: string, 
  */
 export async function signInWithPassword({ db, config, email, password, ip, userAgent }: SignInWithPasswordOptions): Promise<SignInResult> {
   if (!config.LAZARUS_LOCAL_ACCOUNTS) throw new AppError('forbidden', 'Password sign-in is switched off here; use single sign-on')
-  const wait = (await retryAfterSeconds(db, 'email', email, SIGN_IN_LIMITS.accountFailures)) ?? (await retryAfterSeconds(db, 'ip', ip, SIGN_IN_LIMITS.addressFailures))
+  const wait =
+    (await retryAfterSeconds({ db, by: 'email', value: email, limit: SIGN_IN_LIMITS.accountFailures })) ??
+    (await retryAfterSeconds({ db, by: 'ip', value: ip, limit: SIGN_IN_LIMITS.addressFailures }))
   if (wait !== null) {
     await db.sql.transaction(async (tx) => {
-      await recordAudit(tx, { actor: email, action: 'auth.sign-in-failed', subject: { type: 'user', id: null }, summary: `Sign-in refused for ${email}: too many failed attempts`, details: { ip, reason: 'rate-limited' } })
+      await recordAudit({ sql: tx, actor: email, action: 'auth.sign-in-failed', subject: { type: 'user', id: null }, summary: `Sign-in refused for ${email}: too many failed attempts`, details: { ip, reason: 'rate-limited' } })
     })
     throw new AppError('rate_limited', `Too many failed sign-ins; try again in ${Math.ceil(wait / 60)} min`, { retryAfterSeconds: wait })
   }
-  const { rows } = await db.sql.query<{ id: string; email: string; password_hash: string | null; disabled: boolean }>(
-    `SELECT id::text, email, password_hash, disabled_at IS NOT NULL AS disabled FROM users WHERE lower(email) = lower($1)`,
-    [email],
-  )
-  const user = rows[0]
+  const user = await findAccountByEmail({ sql: db.sql, email })
   const valid = await verifyPassword(user?.password_hash ?? (await decoyHash()), password)
   const ok = Boolean(user && user.password_hash && valid && !user.disabled)
-  await db.sql.query('INSERT INTO sign_in_attempts (email, ip, succeeded) VALUES ($1, $2, $3)', [email, ip, ok])
+  await recordSignInAttempt({ sql: db.sql, email, ip, succeeded: ok })
   if (!ok || !user) {
     await db.sql.transaction(async (tx) => {
-      await recordAudit(tx, {
+      await recordAudit({
+        sql: tx,
         actor: email,
         action: 'auth.sign-in-failed',
         subject: { type: 'user', id: user?.id ?? null },
@@ -92,7 +85,7 @@ export async function startSession({ db, config, userId, email, method, ip, user
       ip,
       userAgent,
     })
-    await recordAudit(tx, { actor: email, action: 'auth.signed-in', subject: { type: 'user', id: userId }, summary: `${email} signed in (${method === 'local' ? 'password' : 'single sign-on'})`, details: { ip, method } })
+    await recordAudit({ sql: tx, actor: email, action: 'auth.signed-in', subject: { type: 'user', id: userId }, summary: `${email} signed in (${method === 'local' ? 'password' : 'single sign-on'})`, details: { ip, method } })
     return { ...session, userId, email }
   })
 }

@@ -11,9 +11,9 @@ export async function signOut({ db, config, request, principal }: { db: Db; conf
   const secret = readCookie(request, sessionCookieName(config))
   if (!secret) return
   await db.sql.transaction(async (tx) => {
-    await revokeSession(tx, secret)
+    await revokeSession({ sql: tx, secret })
     if (isSignedIn(principal) && principal.via === 'session') {
-      await recordAudit(tx, { actor: principal.actor, action: 'auth.signed-out', subject: { type: 'user', id: principal.userId }, summary: `${principal.actor} signed out` })
+      await recordAudit({ sql: tx, actor: principal.actor, action: 'auth.signed-out', subject: { type: 'user', id: principal.userId }, summary: `${principal.actor} signed out` })
     }
   })
 }

@@ -1,5 +1,5 @@
 import 'server-only'
-import { getDb } from '@/lib/server/platform/db'
+import type { Db } from '@/lib/server/platform/db'
 import { notFound } from '@/lib/server/platform/errors/app-error'
 import { parseId } from '@/lib/server/platform/http/parse-id'
 import { bindToRequest, currentRequestId } from '@/lib/server/platform/http/request-context'
@@ -73,11 +73,11 @@ export async function streamRows(
   selection: Selection,
   format: 'jsonl' | 'csv',
   redactor: Redactor,
-  options: ReadPagesOptions & { view?: RedactedView } = {},
+  options: ReadPagesOptions & { db: Db; view?: RedactedView },
 ): Promise<ReadableStream<Uint8Array>> {
   const serialiser = SERIALISERS[format]
   const keep = redactedFilter(selection, options.view)
-  const pages = readExportPages((await getDb()).sql, selection, options)
+  const pages = readExportPages(options.db.sql, selection, options)
   let first: IteratorResult<ExportRow[]> | null = await pages.next()
   let failure: unknown = null
   let rows = 0
@@ -168,19 +168,19 @@ function* encodeLines(rows: ExportRow[], line: (row: ExportRow) => string): Gene
  * GET /api/export: checks the request (a named group must exist), then streams the file. With `sourceIds`, only
  * those sources' messages are exported, and a named group none of them holds a message of is not found.
  */
-export async function exportMessages(query: ExportQuery, options: { baseUrl: string; now?: Date; view?: RedactedView } & SourceScope): Promise<ExportFile> {
+export async function exportMessages(query: ExportQuery, options: { db: Db; baseUrl: string; now?: Date; view?: RedactedView } & SourceScope): Promise<ExportFile> {
   const selection = selectionOf(query)
   const now = options.now ?? new Date()
   const sourceIds = allowedSourceIds(options)
   if ('filter' in selection && selection.filter.group) {
-    const { sql } = await getDb()
+    const { sql } = options.db
     const groupId = parseId(selection.filter.group, 'group').toString()
     const { rows } = sourceIds
       ? await sql.query('SELECT 1 FROM group_source_stats WHERE group_id = $1::bigint AND source_id = ANY($2::bigint[]) AND count > 0 LIMIT 1', [groupId, sourceIds])
       : await sql.query('SELECT 1 FROM error_groups WHERE id = $1::bigint', [groupId])
     if (rows.length === 0) throw notFound(`group ${selection.filter.group}`)
   }
-  const redactor = await loadRedactor()
+  const redactor = await loadRedactor({ sql: options.db.sql })
   const filename = filenameOf(selection, query.format, now)
   if (query.format === 'md') {
     // A ticket's counts and samples come from the database's match: with a text filter they could tell a viewer what a
@@ -190,10 +190,10 @@ export async function exportMessages(query: ExportQuery, options: { baseUrl: str
     }
     const group = wholeGroup(selection)
     const markdown = group
-      ? await buildGroupTicket(group, { redactor, baseUrl: options.baseUrl, now, sourceIds })
-      : await buildSelectionTicket(selection, { redactor, baseUrl: options.baseUrl, now, sourceIds })
+      ? await buildGroupTicket(group, { db: options.db, redactor, baseUrl: options.baseUrl, now, sourceIds })
+      : await buildSelectionTicket(selection, { db: options.db, redactor, baseUrl: options.baseUrl, now, sourceIds })
     return { body: new Blob([markdown]).stream(), contentType: CONTENT_TYPES.md, filename }
   }
-  const body = await streamRows(selection, query.format, redactor, { ...(sourceIds ? { sourceIds } : {}), view: options.view })
+  const body = await streamRows(selection, query.format, redactor, { db: options.db, ...(sourceIds ? { sourceIds } : {}), view: options.view })
   return { body, contentType: CONTENT_TYPES[query.format], filename }
 }

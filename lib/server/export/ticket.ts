@@ -1,6 +1,6 @@
 import 'server-only'
 import type { ApiJsonValue, TypedTable, TypedValue } from '@/lib/server/platform/broker/typed-fields'
-import { getDb } from '@/lib/server/platform/db'
+import type { Db } from '@/lib/server/platform/db'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import { notFound } from '@/lib/server/platform/errors/app-error'
 import { getGroup } from '@/lib/server/groups/get-group'
@@ -19,7 +19,7 @@ import { codeBlock, escapeInline, firstLines, formatCount, inlineCode, link, tru
 /** Markdown bug tickets: a group, one message, or any export selection, redacted, with links back to Lazarus. */
 
 /** `sourceIds`: a caller restricted to those sources gets a ticket of their messages only (see SourceScope). */
-export type TicketOptions = { redactor: Redactor; baseUrl: string; now?: Date } & SourceScope
+export type TicketOptions = { db: Db; redactor: Redactor; baseUrl: string; now?: Date } & SourceScope
 
 const SAMPLES = 3
 const BODY_CHARS = 4_000
@@ -128,10 +128,10 @@ function footer(options: TicketOptions): string {
 
 /** GET /api/groups/{id}/ticket */
 export async function buildGroupTicket(id: string, options: TicketOptions): Promise<string> {
-  const { sql } = await getDb()
+  const { sql } = options.db
   const groupId = parseId(id, 'group').toString()
   const sourceIds = allowedSourceIds(options)
-  const { group, breakdown, breakdownSampled } = await getGroup({ id: groupId, range: '24h', now: options.now, sourceIds })
+  const { group, breakdown, breakdownSampled } = await getGroup({ db: options.db, id: groupId, range: '24h', now: options.now, sourceIds })
   const { redactor, baseUrl } = options
   // Restricted: the group as the allowed sources show it already carries their counters.
   const { rows: counters } = sourceIds
@@ -211,7 +211,7 @@ export async function buildGroupTicket(id: string, options: TicketOptions): Prom
 
 /** GET /api/messages/{id}/ticket */
 export async function buildMessageTicket(id: string, options: TicketOptions): Promise<string> {
-  const { sql } = await getDb()
+  const { sql } = options.db
   const messageId = parseId(id, 'message').toString()
   const [row] = await rowsById(sql, [messageId], allowedSourceIds(options))
   if (!row) throw notFound(`message ${id}`)
@@ -255,7 +255,7 @@ export function filterQuery(filter: MessageFilter, redactor: Redactor): { query:
 
 /** GET /api/export?format=md: a ticket for a selection, with counts from one pass over it and the first messages as samples. */
 export async function buildSelectionTicket(selection: Selection, options: TicketOptions): Promise<string> {
-  const { sql } = await getDb()
+  const { sql } = options.db
   const { redactor, baseUrl } = options
   // Counts and samples walk the selection like the export does (TextSearch in selection-sql.ts).
   const selectionWhere = (params: unknown[]) => selectionSql({ selection, params, sourceIds: options.sourceIds, textSearch: 'per-row' })

@@ -23,7 +23,9 @@ export function bucketStarts(span: BucketSpan): Date[] {
  * (group_id, source_id, minute) INCLUDE (count) per group and allowed source.
  * Every group gets a dense series, zeros included, oldest bucket first.
  */
-export async function arrivalSeries(sql: Sql, groupIds: string[], span: BucketSpan, sourceIds: string[] | null = null): Promise<Map<string, number[]>> {
+export type ArrivalSeriesOptions = { sql: Sql; groupIds: string[]; span: BucketSpan; sourceIds?: string[] | null }
+
+export async function arrivalSeries({ sql, groupIds, span, sourceIds = null }: ArrivalSeriesOptions): Promise<Map<string, number[]>> {
   const series = new Map(groupIds.map((id) => [id, new Array<number>(span.buckets).fill(0)]))
   if (groupIds.length === 0 || sourceIds?.length === 0) return series
   const end = new Date(span.start.getTime() + span.buckets * span.bucketMs)

@@ -1,5 +1,5 @@
 import 'server-only'
-import { getDb } from '@/lib/server/platform/db'
+import type { Db } from '@/lib/server/platform/db'
 import { notFound } from '@/lib/server/platform/errors/app-error'
 import { parseId } from '@/lib/server/platform/http/parse-id'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
@@ -14,22 +14,21 @@ const RANGES: Record<GroupRange, { bucket: GroupDetailDto['bucket']; span: (now:
   '30d': { bucket: 'day', span: (now) => bucketSpan(now, DAY_MS, 30) },
 }
 
-export type GetGroupOptions = { id: string; range: GroupRange; now?: Date } & SourceScope
+export type GetGroupOptions = { db: Db; id: string; range: GroupRange; now?: Date } & SourceScope
 
 /**
  * One group with its arrivals over the range and where its messages come from. With `sourceIds`, as those sources
  * alone show it, and not found when none of them holds a message of it.
  */
-export async function getGroup({ id, range, now = new Date(), ...scope }: GetGroupOptions): Promise<GroupDetailDto> {
-  const { sql } = await getDb()
+export async function getGroup({ db: { sql }, id, range, now = new Date(), ...scope }: GetGroupOptions): Promise<GroupDetailDto> {
   const groupId = parseId(id, 'group').toString()
   const sourceIds = allowedSourceIds(scope)
   const where = sourceIds ? ['g.id = $1::bigint', 'g.count > 0'] : ['g.id = $1::bigint']
-  const [group] = await queryGroups(sql, { where, params: [groupId], orderBy: 'g.id', limit: 1, now, sourceIds })
+  const [group] = await queryGroups({ sql, where, params: [groupId], orderBy: 'g.id', limit: 1, now, sourceIds })
   if (!group) throw notFound(`group ${id}`)
   const { bucket, span } = RANGES[range]
   const buckets = span(now)
-  const [series, breakdown] = await Promise.all([arrivalSeries(sql, [groupId], buckets, sourceIds), groupBreakdown(sql, group, { sourceIds })])
+  const [series, breakdown] = await Promise.all([arrivalSeries({ sql, groupIds: [groupId], span: buckets, sourceIds }), groupBreakdown({ sql, group, sourceIds })])
   const counts = series.get(groupId) ?? []
   return {
     group,

@@ -23,9 +23,10 @@ export type GroupBreakdown = Pick<GroupDetailDto, 'breakdown' | 'breakdownSample
  * of the four (one hash lookup a message; a group has few combinations), and the grouping sets add up those:
  * grouping sets straight over the messages look each one up in four hashes (figures: CHANGELOG.md).
  */
-export async function groupBreakdown(sql: Sql, group: { id: string; count: number }, options: { cap?: number; sourceIds?: string[] | null } = {}): Promise<GroupBreakdown> {
-  const cap = options.cap ?? BREAKDOWN_ROW_CAP
-  if (options.sourceIds) return scopedBreakdown(sql, group, cap, options.sourceIds)
+export type GroupBreakdownOptions = { sql: Sql; group: { id: string; count: number }; cap?: number; sourceIds?: string[] | null }
+
+export async function groupBreakdown({ sql, group, cap = BREAKDOWN_ROW_CAP, sourceIds }: GroupBreakdownOptions): Promise<GroupBreakdown> {
+  if (sourceIds) return scopedBreakdown({ sql, group, cap, sourceIds })
   const { rows } = await sql.query<BreakdownRow>(
     `WITH recent AS (
        SELECT source_id, service, service_version, failure_kind FROM dead_letters
@@ -74,7 +75,7 @@ function toBreakdown(rows: BreakdownRow[]): GroupBreakdown['breakdown'] {
  * (figures: CHANGELOG.md).
  * `group.count` is the allowed sources' count: counting fewer says the breakdown was sampled.
  */
-async function scopedBreakdown(sql: Sql, group: { id: string; count: number }, cap: number, sourceIds: string[]): Promise<GroupBreakdown> {
+async function scopedBreakdown({ sql, group, cap, sourceIds }: Required<GroupBreakdownOptions> & { sourceIds: string[] }): Promise<GroupBreakdown> {
   const { rows } = await sql.query<BreakdownRow>(
     `WITH recent AS (
        SELECT source_id, service, service_version, failure_kind FROM dead_letters

@@ -1,5 +1,5 @@
 import 'server-only'
-import { getDb } from '@/lib/server/platform/db'
+import type { Db } from '@/lib/server/platform/db'
 import type { GroupListDto, ListGroupsQuery } from '@/lib/shared/schemas/group'
 import { HELD_SIGNATURE } from '@/lib/server/pauses/held-row'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
@@ -7,15 +7,14 @@ import { queryGroups } from './query-groups'
 
 const ORDER = { count: 'g.count DESC', rate: 'last5 DESC, last60 DESC', lastSeen: 'g.last_seen DESC' } as const
 
-export type ListGroupsOptions = ListGroupsQuery & { now?: Date }
+export type ListGroupsOptions = { db: Db; query: ListGroupsQuery; now?: Date } & SourceScope
 
 /**
  * Groups that hold messages, filtered on their maintained facets (one row per error signature: a short scan). With
  * `scope.sourceIds`, only groups with messages in those sources, their counts, rates, facets and sources limited to
  * them (every filter and sort applies to those figures).
  */
-export async function listGroups(query: ListGroupsOptions, scope: SourceScope = {}): Promise<GroupListDto> {
-  const { sql } = await getDb()
+export async function listGroups({ db, query, now = new Date(), ...scope }: ListGroupsOptions): Promise<GroupListDto> {
   const params: unknown[] = []
   const where: string[] = ['g.count > 0']
   const add = (clause: (p: string) => string, value: unknown) => {
@@ -30,8 +29,6 @@ export async function listGroups(query: ListGroupsOptions, scope: SourceScope = 
   if (query.service) add((p) => `${p} = ANY(g.services)`, query.service)
   if (query.from) add((p) => `g.last_seen >= ${p}::timestamptz`, query.from)
   if (query.to) add((p) => `g.first_seen < ${p}::timestamptz`, query.to)
-  const groups = await queryGroups(sql, {
-    where, params, orderBy: ORDER[query.sort], limit: query.limit, now: query.now ?? new Date(), sourceIds: allowedSourceIds(scope),
-  })
+  const groups = await queryGroups({ sql: db.sql, where, params, orderBy: ORDER[query.sort], limit: query.limit, now, sourceIds: allowedSourceIds(scope) })
   return { groups }
 }

@@ -47,7 +47,7 @@ const scopedGroupsSql = (p: string) => `(
  * Groups with the counters maintained at ingestion, rates and a 24-hour sparkline from the arrival buckets; for a
  * restricted caller, the same from the per-source counters and buckets of the allowed sources.
  */
-export async function queryGroups(sql: Sql, query: GroupQuery): Promise<GroupDto[]> {
+export async function queryGroups({ sql, ...query }: GroupQuery & { sql: Sql }): Promise<GroupDto[]> {
   const sourceIds = query.sourceIds ?? null
   if (sourceIds?.length === 0) return []
   const params = [...query.params, query.now, query.limit]
@@ -74,7 +74,7 @@ export async function queryGroups(sql: Sql, query: GroupQuery): Promise<GroupDto
      ORDER BY ${query.orderBy}, g.id DESC LIMIT ${limit}`,
     params,
   )
-  const sparklines = await arrivalSeries(sql, rows.map((r) => r.id), bucketSpan(query.now, HOUR_MS, 24), sourceIds)
+  const sparklines = await arrivalSeries({ sql, groupIds: rows.map((r) => r.id), span: bucketSpan(query.now, HOUR_MS, 24), sourceIds })
   return rows.map((r) => ({
     id: r.id, title: r.title, errorType: r.error_type, signature: r.signature, count: r.count,
     firstSeen: new Date(r.first_seen).toISOString(), lastSeen: new Date(r.last_seen).toISOString(),

@@ -1,7 +1,7 @@
 import 'server-only'
 import { BrokerConnection } from '@/lib/server/platform/broker/connection'
 import { getConfig } from '@/lib/server/platform/config'
-import { getDb } from '@/lib/server/platform/db'
+import type { Db } from '@/lib/server/platform/db'
 import { currentBackground } from '@/lib/server/platform/runtime/background'
 import type { DrainerStatus } from '@/lib/server/engines/drainer/drainer'
 
@@ -34,9 +34,8 @@ async function checkBroker(): Promise<Health['broker']> {
   return value
 }
 
-async function checkDb(): Promise<Health['db']> {
+async function checkDb({ sql }: Db): Promise<Health['db']> {
   try {
-    const { sql } = await withTimeout(getDb(), 5_000)
     await withTimeout(sql.query('SELECT 1'), 3_000)
     return { ok: true, kind: sql.kind, error: null }
   } catch (error) {
@@ -44,10 +43,10 @@ async function checkDb(): Promise<Health['db']> {
   }
 }
 
-export async function getHealth(): Promise<Health> {
-  const [db, broker, background] = await Promise.all([checkDb(), checkBroker(), currentBackground()])
+export async function getHealth({ db }: { db: Db }): Promise<Health> {
+  const [database, broker, background] = await Promise.all([checkDb(db), checkBroker(), currentBackground()])
   const drainer = background ? (({ state, brokerError }) => ({ state, brokerError }))(background.drainer.status()) : { state: 'not-running-here' as const }
-  return { status: db.ok && broker.ok ? 'ok' : 'degraded', db, broker, drainer }
+  return { status: database.ok && broker.ok ? 'ok' : 'degraded', db: database, broker, drainer }
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

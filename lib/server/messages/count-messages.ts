@@ -1,5 +1,5 @@
 import 'server-only'
-import { getDb } from '@/lib/server/platform/db'
+import type { Db } from '@/lib/server/platform/db'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import type { MessageCountDto } from '@/lib/shared/schemas/message'
@@ -19,13 +19,14 @@ export const EXACT_COUNT_CAP = 10_000
  * planner's row estimate, never below what the capped scan already saw. With `scope.sourceIds`, only those sources'
  * messages, and their counters (drained counts, per-source group counts).
  */
-export async function countMessages(filter: MessageFilter, scope: SourceScope & { view?: RedactedView } = {}): Promise<MessageCountDto> {
-  const { sql } = await getDb()
+export type CountMessagesOptions = { db: Db; filter: MessageFilter; view?: RedactedView } & SourceScope
+
+export async function countMessages({ db: { sql }, filter, view, ...scope }: CountMessagesOptions): Promise<MessageCountDto> {
   const sourceIds = allowedSourceIds(scope)
   const params: unknown[] = []
   const where = messageFilterSql(filter, params, sourceIds)
-  if (scope.view && scope.view.rawSourceIds !== null && (filter.q !== undefined || filter.entity !== undefined)) {
-    return countRedacted(sql, where, params, filter, scope.view)
+  if (view && view.rawSourceIds !== null && (filter.q !== undefined || filter.entity !== undefined)) {
+    return countRedacted({ sql, where, params, filter, view })
   }
   params.push(EXACT_COUNT_CAP + 1)
   const { rows } = await sql.query<{ n: number }>(
@@ -37,9 +38,9 @@ export async function countMessages(filter: MessageFilter, scope: SourceScope & 
 
   // Counters are kept in the ingesting transaction, but retention or deletes may bypass them: labelled estimates.
   const used = Object.entries(filter).filter(([, value]) => value !== undefined).map(([key]) => key)
-  const counter = used.length === 0 ? await storedCount(sql, sourceIds) : used.length === 1 && filter.group ? await groupCount(sql, filter.group, sourceIds) : null
+  const counter = used.length === 0 ? await storedCount({ sql, sourceIds }) : used.length === 1 && filter.group ? await groupCount({ sql, groupId: filter.group, sourceIds }) : null
   if (counter !== null) return { count: Math.max(counter, exact), estimated: true, method: 'counter' }
-  return { count: Math.max(await plannerEstimate(sql, where, params.slice(0, -1)), exact), estimated: true, method: 'planner' }
+  return { count: Math.max(await plannerEstimate({ sql, where, params: params.slice(0, -1) }), exact), estimated: true, method: 'planner' }
 }
 
 /** Counted among this many candidates when each must be checked against the redacted text. */
@@ -50,26 +51,29 @@ export const REDACTED_COUNT_CAP = 2_000
  * the filter still matches its redacted text (redacted-search.ts), so the count is no oracle either. Past
  * REDACTED_COUNT_CAP candidates the figure is a labelled lower bound.
  */
-async function countRedacted(sql: Sql, where: string, params: unknown[], filter: MessageFilter, view: RedactedView): Promise<MessageCountDto> {
+/** A WHERE over MESSAGES_FROM, numbered against `params`. */
+type Where = { sql: Sql; where: string; params: unknown[] }
+
+async function countRedacted({ sql, where, params, filter, view }: Where & { filter: MessageFilter; view: RedactedView }): Promise<MessageCountDto> {
   const { rows } = await sql.query<{ id: string; source_id: string }>(
     `SELECT d.id::text, d.source_id::text FROM ${MESSAGES_FROM} WHERE ${where} LIMIT ${REDACTED_COUNT_CAP + 1}`,
     params,
   )
   const candidates = rows.slice(0, REDACTED_COUNT_CAP)
   const checked = candidates.filter((r) => needsRedaction(view, r.source_id))
-  const matching = await idsMatchingRedacted(sql, checked.map((r) => r.id), filter, view.redactor)
+  const matching = await idsMatchingRedacted({ sql, ids: checked.map((r) => r.id), filter, redactor: view.redactor })
   const count = candidates.length - checked.length + matching.size
   return rows.length > REDACTED_COUNT_CAP ? { count, estimated: true, method: 'planner' } : { count, estimated: false, method: 'exact' }
 }
 
-async function storedCount(sql: Sql, sourceIds: string[] | null): Promise<number> {
+async function storedCount({ sql, sourceIds }: { sql: Sql; sourceIds: string[] | null }): Promise<number> {
   const { rows } = sourceIds
     ? await sql.query<{ n: number }>('SELECT coalesce(sum(drained_count), 0)::float8 AS n FROM sources WHERE id = ANY($1::bigint[])', [sourceIds])
     : await sql.query<{ n: number }>('SELECT coalesce(sum(drained_count), 0)::float8 AS n FROM sources')
   return rows[0]?.n ?? 0
 }
 
-async function groupCount(sql: Sql, groupId: string, sourceIds: string[] | null): Promise<number | null> {
+async function groupCount({ sql, groupId, sourceIds }: { sql: Sql; groupId: string; sourceIds: string[] | null }): Promise<number | null> {
   const { rows } = sourceIds
     ? await sql.query<{ n: number }>(
       'SELECT sum(count)::float8 AS n FROM group_source_stats WHERE group_id = $1::bigint AND source_id = ANY($2::bigint[])',
@@ -81,7 +85,7 @@ async function groupCount(sql: Sql, groupId: string, sourceIds: string[] | null)
 
 type ExplainRow = { 'QUERY PLAN': string | { Plan: { 'Plan Rows': number } }[] }
 
-async function plannerEstimate(sql: Sql, where: string, params: unknown[]): Promise<number> {
+async function plannerEstimate({ sql, where, params }: Where): Promise<number> {
   const { rows } = await sql.query<ExplainRow>(`EXPLAIN (FORMAT JSON) SELECT 1 FROM ${MESSAGES_FROM} WHERE ${where}`, params)
   const raw = rows[0]?.['QUERY PLAN']
   const plan = typeof raw === 'string' ? (JSON.parse(raw) as Exclude<ExplainRow['QUERY PLAN'], string>) : raw

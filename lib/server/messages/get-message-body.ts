@@ -1,5 +1,5 @@
 import 'server-only'
-import { getDb } from '@/lib/server/platform/db'
+import type { Db } from '@/lib/server/platform/db'
 import { notFound } from '@/lib/server/platform/errors/app-error'
 import { parseId } from '@/lib/server/platform/http/parse-id'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
@@ -44,14 +44,13 @@ export function headerValue(value: string): string {
   return `UTF-8''${encoded}`
 }
 
-export type GetMessageBodyOptions = { id: string } & SourceScope
+export type GetMessageBodyOptions = { db: Db; id: string } & SourceScope
 
 /**
  * The stored body, byte for byte, with the content type and encoding the message was published with. With
  * `sourceIds`, a message of another source is not found.
  */
-export async function getMessageBody({ id, ...scope }: GetMessageBodyOptions): Promise<MessageBody> {
-  const { sql } = await getDb()
+export async function getMessageBody({ db: { sql }, id, ...scope }: GetMessageBodyOptions): Promise<MessageBody> {
   const messageId = parseId(id, 'message')
   const sourceIds = allowedSourceIds(scope)
   const { rows } = await sql.query<{ body: Uint8Array; content_type: string | null; content_encoding: string | null; body_encoding: string }>(

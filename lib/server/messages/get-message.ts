@@ -1,5 +1,5 @@
 import 'server-only'
-import { getDb } from '@/lib/server/platform/db'
+import type { Db } from '@/lib/server/platform/db'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import { notFound } from '@/lib/server/platform/errors/app-error'
 import { parseId } from '@/lib/server/platform/http/parse-id'
@@ -18,6 +18,7 @@ const SAME_GROUP_LIMIT = 5
 const SAME_ENTITY_LIMIT = 10
 
 export type GetMessageOptions = {
+  db: Db
   id: string
   /** A caller who sees some sources' messages redacted (a viewer): a message of such a source comes redacted. */
   view?: RedactedView
@@ -27,8 +28,7 @@ export type GetMessageOptions = {
  * One message with everything stored and derived. With `sourceIds`, a message of another source is not found, and
  * its related messages and replay origin come from those sources only.
  */
-export async function getMessage({ id, view, ...scope }: GetMessageOptions): Promise<MessageDetailDto> {
-  const { sql } = await getDb()
+export async function getMessage({ db: { sql }, id, view, ...scope }: GetMessageOptions): Promise<MessageDetailDto> {
   const messageId = parseId(id, 'message')
   const sourceIds = allowedSourceIds(scope)
   const { rows } = await sql.query<DetailRow>(
@@ -46,15 +46,15 @@ export async function getMessage({ id, view, ...scope }: GetMessageOptions): Pro
   if (!row) throw notFound(`message ${id}`)
   const [sameGroup, sameEntity, replays, replayedFrom] = await Promise.all([
     sourceIds
-      ? relatedMessages(sql, { where: 'd.group_id = $2::bigint AND d.source_id = ANY($3::bigint[])', order: 'DESC', limit: SAME_GROUP_LIMIT, idsFirst: true }, [row.id, row.group_id, sourceIds])
-      : relatedMessages(sql, { where: 'd.group_id = $2::bigint', order: 'DESC', limit: SAME_GROUP_LIMIT }, [row.id, row.group_id]),
+      ? relatedMessages({ sql, where: 'd.group_id = $2::bigint AND d.source_id = ANY($3::bigint[])', order: 'DESC', limit: SAME_GROUP_LIMIT, idsFirst: true, params: [row.id, row.group_id, sourceIds] })
+      : relatedMessages({ sql, where: 'd.group_id = $2::bigint', order: 'DESC', limit: SAME_GROUP_LIMIT, params: [row.id, row.group_id] }),
     row.entity_key === null
       ? []
       : sourceIds
-        ? relatedMessages(sql, { where: 'd.entity_key = $2 AND d.source_id = ANY($3::bigint[])', order: 'ASC', limit: SAME_ENTITY_LIMIT }, [row.id, row.entity_key, sourceIds])
-        : relatedMessages(sql, { where: 'd.entity_key = $2', order: 'ASC', limit: SAME_ENTITY_LIMIT }, [row.id, row.entity_key]),
-    replayHistory(sql, row.id),
-    row.lineage_replay_id === null ? null : replaySourceOf(sql, row.lineage_replay_id, sourceIds),
+        ? relatedMessages({ sql, where: 'd.entity_key = $2 AND d.source_id = ANY($3::bigint[])', order: 'ASC', limit: SAME_ENTITY_LIMIT, params: [row.id, row.entity_key, sourceIds] })
+        : relatedMessages({ sql, where: 'd.entity_key = $2', order: 'ASC', limit: SAME_ENTITY_LIMIT, params: [row.id, row.entity_key] }),
+    replayHistory({ sql, id: row.id }),
+    row.lineage_replay_id === null ? null : replaySourceOf({ sql, replayId: row.lineage_replay_id, sourceIds }),
   ])
   const redacted = needsRedaction(view, row.source_id)
   const detail = toMessageDetail(redacted ? redactDetailRow(row, view.redactor) : row, { maxInlineBody: MAX_INLINE_BODY })
@@ -72,7 +72,7 @@ export async function getMessage({ id, view, ...scope }: GetMessageOptions): Pro
 const REPLAY_HISTORY_LIMIT = 50
 
 /** The message's replay and release items (replay_items_dead_letter_idx), oldest job first. */
-async function replayHistory(sql: Sql, id: string): Promise<MessageReplayDto[]> {
+async function replayHistory({ sql, id }: { sql: Sql; id: string }): Promise<MessageReplayDto[]> {
   const { rows } = await sql.query<{
     job_id: string; kind: MessageReplayDto['kind']; replay_id: string; status: MessageReplayDto['status']; exchange: string | null
     routing_key: string | null; error: string | null; created_by: string; created_at: Date; published_at: Date | null; finished_at: Date | null
@@ -93,7 +93,7 @@ async function replayHistory(sql: Sql, id: string): Promise<MessageReplayDto[]> 
  * The copy this message was replayed from: the dead letter of the replay item whose replay id it carried (for a
  * restricted caller, only if that copy is in one of their sources).
  */
-async function replaySourceOf(sql: Sql, replayId: string, sourceIds: string[] | null): Promise<ReplayedFromDto | null> {
+async function replaySourceOf({ sql, replayId, sourceIds }: { sql: Sql; replayId: string; sourceIds: string[] | null }): Promise<ReplayedFromDto | null> {
   const { rows } = sourceIds
     ? await sql.query<{ dead_letter_id: string; job_id: string }>(
       `SELECT i.dead_letter_id::text, i.job_id::text FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id
@@ -107,8 +107,8 @@ async function replaySourceOf(sql: Sql, replayId: string, sourceIds: string[] | 
   return rows[0] ? { messageId: rows[0].dead_letter_id, jobId: rows[0].job_id, replayId } : null
 }
 
-/** `idsFirst`: pick the ids on `d` alone, then read those rows (see relatedMessages). */
-type RelatedQuery = { where: string; order: 'ASC' | 'DESC'; limit: number; idsFirst?: boolean }
+/** `where` is numbered against `params` ($1: the message shown). `idsFirst`: pick the ids on `d` alone, then read those rows. */
+type RelatedQuery = { sql: Sql; where: string; params: unknown[]; order: 'ASC' | 'DESC'; limit: number; idsFirst?: boolean }
 
 /**
  * Other messages (never the one shown) matching one condition, in failed_at order: both conditions lead an index
@@ -116,7 +116,7 @@ type RelatedQuery = { where: string; order: 'ASC' | 'DESC'; limit: number; idsFi
  * dead_letters alone, which dead_letters_group_idx answers by an index-only scan when the condition adds the source
  * (an INCLUDEd column) to the group: the other sources' messages it passes over are not read from the heap.
  */
-async function relatedMessages(sql: Sql, query: RelatedQuery, params: unknown[]): Promise<SummaryRow[]> {
+async function relatedMessages({ sql, params, ...query }: RelatedQuery): Promise<SummaryRow[]> {
   const order = `d.failed_at ${query.order}, d.id ${query.order}`
   const where = query.idsFirst
     ? `d.id = ANY(ARRAY(SELECT d.id FROM dead_letters d WHERE d.id <> $1::bigint AND ${query.where} ORDER BY ${order} LIMIT ${query.limit}))`

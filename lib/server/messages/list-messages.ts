@@ -1,5 +1,5 @@
 import 'server-only'
-import { getDb } from '@/lib/server/platform/db'
+import type { Db } from '@/lib/server/platform/db'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import type { ListMessagesQuery, MessageListDto } from '@/lib/shared/schemas/message'
@@ -17,6 +17,8 @@ export const SEARCH_WINDOW = 1_000
 export const MAX_SEARCH_WINDOW = 10_000
 
 export type ListMessagesOptions = {
+  db: Db
+  query: ListMessagesQuery
   searchWindow?: number
   maxSearchWindow?: number
   /** A caller who sees some sources' messages redacted: their rows are redacted, and text filters match the redacted text. */
@@ -27,19 +29,14 @@ export type ListMessagesOptions = {
  * Newest failures first, keyset-paginated on (failed_at, id) so deep pages cost the same as the first. With
  * `sourceIds`, only those sources' messages, as if every filter included them.
  */
-export async function listMessages(
-  query: ListMessagesQuery,
-  options: ListMessagesOptions = {},
-): Promise<MessageListDto> {
-  const { sql } = await getDb()
-  const cursor = query.cursor ? decodeCursor(query.cursor) : null
-  const sourceIds = allowedSourceIds(options)
+export async function listMessages({ db: { sql }, query, ...options }: ListMessagesOptions): Promise<MessageListDto> {
+  const read: PageRead = { sql, query, cursor: query.cursor ? decodeCursor(query.cursor) : null, sourceIds: allowedSourceIds(options) }
   const rows = query.q
-    ? await searchPage(sql, query, cursor, { window: options.searchWindow ?? SEARCH_WINDOW, maxWindow: options.maxSearchWindow ?? MAX_SEARCH_WINDOW }, sourceIds)
-    : await filteredPage(sql, query, cursor, sourceIds)
+    ? await searchPage({ ...read, window: options.searchWindow ?? SEARCH_WINDOW, maxWindow: options.maxSearchWindow ?? MAX_SEARCH_WINDOW })
+    : await filteredPage(read)
   const examined = rows.slice(0, query.limit)
   const last = examined[examined.length - 1]
-  const page = options.view ? await redactedPage(sql, examined, query, options.view) : examined
+  const page = options.view ? await redactedPage({ sql, rows: examined, query, view: options.view }) : examined
   return {
     messages: page.map(toMessageSummary),
     nextCursor: rows.length > query.limit && last ? encodeCursor({ failedAt: new Date(last.failed_at).toISOString(), id: last.id }) : null,
@@ -50,11 +47,11 @@ export async function listMessages(
  * Rows of sources the caller sees redacted: dropped when a text filter matched only inside a masked value (the page
  * may then be shorter than the limit; the cursor still moves past every row examined), redacted otherwise.
  */
-async function redactedPage(sql: Sql, rows: SummaryRow[], query: ListMessagesQuery, view: RedactedView): Promise<SummaryRow[]> {
+async function redactedPage({ sql, rows, query, view }: { sql: Sql; rows: SummaryRow[]; query: ListMessagesQuery; view: RedactedView }): Promise<SummaryRow[]> {
   const redacted = rows.filter((r) => needsRedaction(view, r.source_id))
   if (redacted.length === 0) return rows
   const textFilter = query.q !== undefined || query.entity !== undefined
-  const matching = textFilter ? await idsMatchingRedacted(sql, redacted.map((r) => r.id), query, view.redactor) : null
+  const matching = textFilter ? await idsMatchingRedacted({ sql, ids: redacted.map((r) => r.id), filter: query, redactor: view.redactor }) : null
   return rows
     .filter((r) => !matching || !needsRedaction(view, r.source_id) || matching.has(r.id))
     .map((r) => (needsRedaction(view, r.source_id) ? redactSummaryRow(r, view.redactor) : r))
@@ -65,8 +62,11 @@ function whereSql(query: ListMessagesQuery, cursor: Cursor | null, params: unkno
   return cursor ? `${where} AND ${afterCursorSql(query, cursor, params)}` : where
 }
 
+/** What reading a page needs: the connection, the list's query, where the page starts, the caller's sources. */
+type PageRead = { sql: Sql; query: ListMessagesQuery; cursor: Cursor | null; sourceIds: string[] | null }
+
 /** Every filter but `q` leads an index ending in (failed_at DESC, id DESC): the page is one short index range. */
-async function filteredPage(sql: Sql, query: ListMessagesQuery, cursor: Cursor | null, sourceIds: string[] | null): Promise<SummaryRow[]> {
+async function filteredPage({ sql, query, cursor, sourceIds }: PageRead): Promise<SummaryRow[]> {
   const params: unknown[] = []
   const where = whereSql(query, cursor, params, sourceIds)
   params.push(query.limit + 1)
@@ -86,14 +86,13 @@ async function filteredPage(sql: Sql, query: ListMessagesQuery, cursor: Cursor |
  * costs a heap visit per match. The first window's matches estimate how far a walk must go; if that is too far,
  * the term is rare enough for the index.
  */
-async function searchPage(
-  sql: Sql, query: ListMessagesQuery, cursor: Cursor | null, limits: { window: number; maxWindow: number }, sourceIds: string[] | null,
-): Promise<SummaryRow[]> {
+async function searchPage({ window, maxWindow, ...read }: PageRead & { window: number; maxWindow: number }): Promise<SummaryRow[]> {
+  const { sql, query, cursor, sourceIds } = read
   const wanted = query.limit + 1
-  let walk = await walkNewest(sql, query, cursor, limits.window, sourceIds)
+  let walk = await walkNewest({ ...read, window })
   if (walk.ids.length > 0 && walk.ids.length < wanted && walk.full) {
-    const needed = Math.ceil(((limits.window * wanted) / walk.ids.length) * 1.5)
-    if (needed <= limits.maxWindow) walk = await walkNewest(sql, query, cursor, needed, sourceIds)
+    const needed = Math.ceil(((window * wanted) / walk.ids.length) * 1.5)
+    if (needed <= maxWindow) walk = await walkNewest({ ...read, window: needed })
   }
   let ids = walk.ids
   // A walk that ran out of rows saw everything there is; one that ran out of window did not.
@@ -122,9 +121,7 @@ async function searchPage(
  * The first limit + 1 matches among the newest `window` rows that pass the other filters. The scan stops at the
  * last match it needs; the window's last row comes back as well (when reached), which says the window was full.
  */
-async function walkNewest(
-  sql: Sql, query: ListMessagesQuery, cursor: Cursor | null, window: number, sourceIds: string[] | null,
-): Promise<{ ids: string[]; full: boolean }> {
+async function walkNewest({ sql, query, cursor, sourceIds, window }: PageRead & { window: number }): Promise<{ ids: string[]; full: boolean }> {
   const params: unknown[] = []
   const where = whereSql({ ...query, q: undefined }, cursor, params, sourceIds)
   params.push(searchPattern(query.q ?? ''), window, query.limit + 1)

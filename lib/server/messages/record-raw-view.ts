@@ -9,7 +9,8 @@ import type { Db } from '@/lib/server/platform/db'
  */
 export async function recordRawView({ db, actor, messageId, what }: { db: Db; actor: string; messageId: string; what: 'detail' | 'body' }): Promise<void> {
   await db.sql.transaction((tx) =>
-    recordAudit(tx, {
+    recordAudit({
+      sql: tx,
       actor,
       action: 'message.raw-viewed',
       subject: { type: 'message', id: messageId },

@@ -40,7 +40,9 @@ export function matchesRedacted(fields: SearchedFields, filter: { q?: string; en
  * The ids among `ids` whose searched fields still match after redaction (one read of those fields). Used for pages
  * of the message list and for counts; exports check the rows they already hold.
  */
-export async function idsMatchingRedacted(sql: Sql, ids: string[], filter: { q?: string; entity?: string }, redactor: Redactor): Promise<Set<string>> {
+export type IdsMatchingRedactedOptions = { sql: Sql; ids: string[]; filter: { q?: string; entity?: string }; redactor: Redactor }
+
+export async function idsMatchingRedacted({ sql, ids, filter, redactor }: IdsMatchingRedactedOptions): Promise<Set<string>> {
   if (ids.length === 0) return new Set()
   const { rows } = await sql.query<{ id: string; error_type: string | null; error_message: string | null; entity_key: string | null; body_text: string | null; body_encoding: string }>(
     `SELECT d.id::text, d.error_type, left(d.error_message, ${SEARCHED_CHARS}) AS error_message, d.entity_key,

@@ -1,22 +1,21 @@
 import 'server-only'
 import type { z } from 'zod'
 import { recordAudit } from '@/lib/server/audit/record-audit'
-import { getDb } from '@/lib/server/platform/db'
+import type { Db } from '@/lib/server/platform/db'
 import { MESSAGES_FROM, STATUS_SQL } from '@/lib/server/messages/message-filter-sql'
 import { addGroupCounts } from '@/lib/server/engines/replay-executor/job-store'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import { describeSelection, selectionSql } from '@/lib/server/selection/selection-sql'
 import type { ResolveResultDto, resolveSchema } from '@/lib/shared/schemas/replay'
 
-export type ResolveMessagesOptions = { input: z.infer<typeof resolveSchema>; actor: string } & SourceScope
+export type ResolveMessagesOptions = { db: Db; input: z.infer<typeof resolveSchema>; actor: string } & SourceScope
 
 /**
  * POST /api/messages/resolve: dead messages of the selection become 'resolved' with the operator's reason (never
  * replayed afterwards); others are skipped and counted by their status. Resolving a whole group also marks the group
  * resolved (it reopens when new failures arrive). Audited as 'messages.resolved'.
  */
-export async function resolveMessages({ input, actor, ...scope }: ResolveMessagesOptions): Promise<ResolveResultDto> {
-  const { sql } = await getDb()
+export async function resolveMessages({ db: { sql }, input, actor, ...scope }: ResolveMessagesOptions): Promise<ResolveResultDto> {
   const sourceIds = allowedSourceIds(scope)
   const result = await sql.transaction(async (tx) => {
     const params: unknown[] = []
@@ -49,7 +48,8 @@ export async function resolveMessages({ input, actor, ...scope }: ResolveMessage
       await tx.query(`UPDATE error_groups SET status = 'resolved', updated_at = now() WHERE id = $1::bigint`, [input.selection.groupId])
     }
     const skippedCount = skipped.reduce((sum, s) => sum + s.n, 0)
-    await recordAudit(tx, {
+    await recordAudit({
+      sql: tx,
       actor,
       action: 'messages.resolved',
       subject: 'groupId' in input.selection ? { type: 'group', id: input.selection.groupId } : { type: 'message', id: 'ids' in input.selection && input.selection.ids.length === 1 ? input.selection.ids[0] : null },

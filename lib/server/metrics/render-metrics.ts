@@ -1,6 +1,6 @@
 import 'server-only'
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
-import { getDb } from '@/lib/server/platform/db'
+import type { Db } from '@/lib/server/platform/db'
 import { listSources } from '@/lib/server/sources/list-sources'
 
 /** Process metrics (memory, event-loop lag, GC) keep state between scrapes, so they live in one registry per process. */
@@ -24,11 +24,11 @@ export type RenderedMetrics = { contentType: string; body: string }
  * executor maintain it in the same transactions as the data, so the series are the same whichever process is
  * scraped and survive restarts (a `_total` never goes backwards). DLQ depth comes from the management API.
  */
-export async function renderMetrics(): Promise<RenderedMetrics> {
-  const { sql } = await getDb()
+export async function renderMetrics({ db }: { db: Db }): Promise<RenderedMetrics> {
+  const { sql } = db
   const registry = new Registry()
   const [sourcesResult, groups, others, replays, jobs, pauses, backlog] = await Promise.all([
-    listSources(),
+    listSources({ db }),
     sql.query<{ id: string; error_type: string | null; dead: number }>(
       `SELECT id::text, error_type, greatest(count - replayed_count - resolved_count, 0)::float8 AS dead
        FROM error_groups WHERE signature <> 'lazarus:held' ORDER BY count DESC, id LIMIT $1`,

@@ -1,6 +1,5 @@
 import 'server-only'
-import { getDb } from '@/lib/server/platform/db'
-import type { Sql } from '@/lib/server/platform/db/sql'
+import type { Db } from '@/lib/server/platform/db'
 import { AppError, notFound } from '@/lib/server/platform/errors/app-error'
 import { parseId } from '@/lib/server/platform/http/parse-id'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
@@ -10,8 +9,10 @@ import type { CreatePauseInput, PauseDto } from '@/lib/shared/schemas/pause'
 import { publishControlEvents } from './control-events'
 import { describePause, findOpenPauses, insertPauses } from './insert-pause'
 import { toControlEvents } from './pause-row'
+import { findPausableSource, isOriginQueue, mostCommonOriginQueue, originQueues } from './pauses-store'
 
 export type CreatePauseOptions = {
+  db: Db
   input: CreatePauseInput
   actor: string
   /**
@@ -29,21 +30,16 @@ const ORIGIN_SAMPLE = 1_000
  * POST /api/pauses: pauses one entity (or, with entityKey null, the whole queue) on the consumer queue a source's
  * dead letters come from. Guards learn it from the 'pause' event published after commit.
  */
-export async function createPause({ input, actor, allowAnyQueue = false, ...scope }: CreatePauseOptions): Promise<PauseDto> {
-  const sourceId = parseId(input.sourceId, 'source')
+export async function createPause({ db, input, actor, allowAnyQueue = false, ...scope }: CreatePauseOptions): Promise<PauseDto> {
+  const sourceId = parseId(input.sourceId, 'source').toString()
   const sourceIds = allowedSourceIds(scope)
-  if (sourceIds && !sourceIds.includes(sourceId.toString())) throw notFound(`source ${input.sourceId}`)
-  const { sql } = await getDb()
-  const pause = await sql.transaction(async (tx) => {
-    const { rows } = await tx.query<{ id: string; vhost: string; queue: string; kind: string; entity_key: unknown }>(
-      'SELECT id::text, vhost, queue, kind, entity_key FROM sources WHERE id = $1::bigint',
-      [sourceId],
-    )
-    const source = rows[0]
+  if (sourceIds && !sourceIds.includes(sourceId)) throw notFound(`source ${input.sourceId}`)
+  const pause = await db.sql.transaction(async (sql) => {
+    const source = await findPausableSource({ sql, sourceId })
     if (!source) throw notFound(`source ${input.sourceId}`)
     if (source.kind === 'hold') throw new AppError('unprocessable', `"${source.queue}" is Lazarus' hold queue; pause the source the messages failed in`)
-    if (input.queue !== undefined && !allowAnyQueue && !(await isOriginQueue(tx, source.id, input.queue))) {
-      const allowed = await originQueues(tx, source.id)
+    if (input.queue !== undefined && !allowAnyQueue && !(await isOriginQueue({ sql, sourceId: source.id, queue: input.queue }))) {
+      const allowed = await originQueues({ sql, sourceId: source.id, limit: MAX_ALLOWED_LISTED })
       throw new AppError(
         'unprocessable',
         allowed.length === 0
@@ -52,15 +48,16 @@ export async function createPause({ input, actor, allowAnyQueue = false, ...scop
         { queue: input.queue, allowedQueues: allowed },
       )
     }
-    const queue = input.queue ?? (await mostCommonOriginQueue(tx, source.id))
+    const queue = input.queue ?? (await mostCommonOriginQueue({ sql, sourceId: source.id, sample: ORIGIN_SAMPLE }))
     if (!queue) {
       throw new AppError('unprocessable', `none of the dead letters of "${source.queue}" names the queue it failed in; say which queue to pause with "queue"`, [
         { path: ['queue'], message: 'required for this source' },
       ])
     }
-    const [existing] = await findOpenPauses(tx, [{ vhost: source.vhost, queue, entityKey: input.entityKey }])
+    const [existing] = await findOpenPauses({ sql, keys: [{ vhost: source.vhost, queue, entityKey: input.entityKey }] })
     if (existing) throw new AppError('conflict', `${describePause(existing)} is already paused (pause ${existing.id})`, { id: existing.id })
-    const [created] = await insertPauses(tx, {
+    const [created] = await insertPauses({
+      sql,
       actor,
       pauses: [{ sourceId: source.id, vhost: source.vhost, queue, entityKey: input.entityKey, entityKeyRule: input.entityKey === null ? null : ruleOf(source.entity_key), reason: input.reason }],
     })
@@ -77,32 +74,3 @@ export function ruleOf(stored: unknown): EntityKeyRule {
 }
 
 const MAX_ALLOWED_LISTED = 50
-
-/** Whether any stored dead letter of the source failed in `queue`; the common case finds one among the newest rows. */
-async function isOriginQueue(tx: Sql, sourceId: string, queue: string): Promise<boolean> {
-  const { rows } = await tx.query<{ found: boolean }>(
-    'SELECT EXISTS (SELECT 1 FROM dead_letters WHERE source_id = $1::bigint AND origin_queue = $2) AS found',
-    [sourceId, queue],
-  )
-  return rows[0].found
-}
-
-/** The queues the source's dead letters failed in, for the refusal (a full pass over the source: refusals are rare). */
-async function originQueues(tx: Sql, sourceId: string): Promise<string[]> {
-  const { rows } = await tx.query<{ origin_queue: string }>(
-    `SELECT DISTINCT origin_queue FROM dead_letters WHERE source_id = $1::bigint AND origin_queue IS NOT NULL ORDER BY origin_queue LIMIT ${MAX_ALLOWED_LISTED}`,
-    [sourceId],
-  )
-  return rows.map((r) => r.origin_queue)
-}
-
-/** The origin queue most of the source's recent dead letters failed in (a bounded sample, not a scan). */
-async function mostCommonOriginQueue(tx: Sql, sourceId: string): Promise<string | null> {
-  const { rows } = await tx.query<{ origin_queue: string }>(
-    `SELECT origin_queue FROM (
-       SELECT origin_queue FROM dead_letters WHERE source_id = $1::bigint ORDER BY failed_at DESC, id DESC LIMIT ${ORIGIN_SAMPLE}
-     ) recent WHERE origin_queue IS NOT NULL GROUP BY origin_queue ORDER BY count(*) DESC, origin_queue LIMIT 1`,
-    [sourceId],
-  )
-  return rows[0]?.origin_queue ?? null
-}

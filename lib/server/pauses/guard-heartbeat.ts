@@ -8,7 +8,7 @@ export type GuardHeartbeat = { vhost: string; queue: string; instance: string; g
  * and when it was last heard from. A guard polls every 30 s by default, so the row is written at most once a minute
  * per instance (the WHERE of the upsert): the list stays a read for the other polls. Returns whether a row was written.
  */
-export async function recordGuardHeartbeat(sql: Sql, beat: GuardHeartbeat): Promise<boolean> {
+export async function recordGuardHeartbeat({ sql, beat }: { sql: Sql; beat: GuardHeartbeat }): Promise<boolean> {
   const { rows } = await sql.query<{ written: boolean }>(
     `INSERT INTO guard_heartbeats AS h (vhost, queue, instance, guard_version, first_seen_at, last_seen_at)
      VALUES ($1, $2, $3, $4, now(), now())

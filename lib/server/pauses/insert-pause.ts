@@ -15,6 +15,8 @@ export type NewPause = {
 }
 
 export type InsertPausesOptions = {
+  /** The transaction that changes the registry (it takes the registry lock). */
+  sql: Sql
   actor: string
   pauses: NewPause[]
   replayJobId?: string | null
@@ -26,11 +28,11 @@ export type InsertPausesOptions = {
  * Inserts active pauses, each at the next registry version, and audits them; the caller publishes the 'pause'
  * events after commit. One statement for any number of pauses (a replay may pause thousands of entities).
  */
-export async function insertPauses(tx: Sql, options: InsertPausesOptions): Promise<PauseDto[]> {
+export async function insertPauses({ sql, ...options }: InsertPausesOptions): Promise<PauseDto[]> {
   if (options.pauses.length === 0) return []
-  await lockRegistry(tx)
+  await lockRegistry({ sql })
   const column = <T>(pick: (p: NewPause) => T) => options.pauses.map(pick)
-  const { rows } = await tx.query<{ id: string }>(
+  const { rows } = await sql.query<{ id: string }>(
     `INSERT INTO pauses (source_id, vhost, queue, entity_key, entity_key_rule, status, reason, created_by, replay_job_id, version)
      SELECT t.source_id, t.vhost, t.queue, t.entity_key, t.rule::jsonb, 'active', t.reason, $7, $8::bigint, nextval('pause_registry_version')
      FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS t(source_id, vhost, queue, entity_key, rule, reason)
@@ -41,10 +43,10 @@ export async function insertPauses(tx: Sql, options: InsertPausesOptions): Promi
       options.actor, options.replayJobId ?? null,
     ],
   )
-  const created = await selectPauses(tx, 'p.id = ANY($1::bigint[])', [rows.map((r) => r.id)])
-  await recordAudits(
-    tx,
-    created.map((pause) => ({
+  const created = await selectPauses({ sql, where: 'p.id = ANY($1::bigint[])', params: [rows.map((r) => r.id)] })
+  await recordAudits({
+    sql,
+    entries: created.map((pause) => ({
       actor: options.actor,
       action: 'pause.created' as const,
       subject: { type: 'pause' as const, id: pause.id },
@@ -52,19 +54,19 @@ export async function insertPauses(tx: Sql, options: InsertPausesOptions): Promi
       details: { queue: pause.queue, vhost: pause.vhost, entityKey: pause.entityKey, reason: pause.reason, replayJobId: pause.replayJobId, version: pause.version },
       outcome: 'active',
     })),
-  )
+  })
   return created
 }
 
 /** Open (active or releasing) pauses on exactly these keys; a null entity key means the whole-queue pause. */
-export async function findOpenPauses(tx: Sql, keys: { vhost: string; queue: string; entityKey: string | null }[]): Promise<PauseDto[]> {
+export async function findOpenPauses({ sql, keys }: { sql: Sql; keys: { vhost: string; queue: string; entityKey: string | null }[] }): Promise<PauseDto[]> {
   if (keys.length === 0) return []
-  return selectPauses(
-    tx,
-    `p.status <> 'resumed' AND (p.vhost, p.queue, coalesce(p.entity_key, '')) IN (
+  return selectPauses({
+    sql,
+    where: `p.status <> 'resumed' AND (p.vhost, p.queue, coalesce(p.entity_key, '')) IN (
        SELECT k.vhost, k.queue, coalesce(k.entity_key, '') FROM unnest($1::text[], $2::text[], $3::text[]) AS k(vhost, queue, entity_key))`,
-    [keys.map((k) => k.vhost), keys.map((k) => k.queue), keys.map((k) => k.entityKey)],
-  )
+    params: [keys.map((k) => k.vhost), keys.map((k) => k.queue), keys.map((k) => k.entityKey)],
+  })
 }
 
 export function describePause(pause: Pick<PauseDto, 'queue' | 'entityKey'>): string {
@@ -72,19 +74,19 @@ export function describePause(pause: Pick<PauseDto, 'queue' | 'entityKey'>): str
 }
 
 /** Marks pauses resumed, each at the next registry version, and audits them; returns them for the 'resume' events. */
-export async function markResumed(tx: Sql, options: { ids: string[]; actor: string; summary?: (pause: PauseDto) => string }): Promise<PauseDto[]> {
+export async function markResumed({ sql, ...options }: { sql: Sql; ids: string[]; actor: string; summary?: (pause: PauseDto) => string }): Promise<PauseDto[]> {
   if (options.ids.length === 0) return []
-  await lockRegistry(tx)
-  const { rows } = await tx.query<{ id: string }>(
+  await lockRegistry({ sql })
+  const { rows } = await sql.query<{ id: string }>(
     `UPDATE pauses SET status = 'resumed', resumed_at = now(), resumed_by = $2, version = nextval('pause_registry_version')
      WHERE id = ANY($1::bigint[]) AND status <> 'resumed' RETURNING id::text`,
     [options.ids, options.actor],
   )
   if (rows.length === 0) return []
-  const resumed = await selectPauses(tx, 'p.id = ANY($1::bigint[])', [rows.map((r) => r.id)])
-  await recordAudits(
-    tx,
-    resumed.map((pause) => ({
+  const resumed = await selectPauses({ sql, where: 'p.id = ANY($1::bigint[])', params: [rows.map((r) => r.id)] })
+  await recordAudits({
+    sql,
+    entries: resumed.map((pause) => ({
       actor: options.actor,
       action: 'pause.resumed' as const,
       subject: { type: 'pause' as const, id: pause.id },
@@ -92,6 +94,6 @@ export async function markResumed(tx: Sql, options: { ids: string[]; actor: stri
       details: { queue: pause.queue, vhost: pause.vhost, entityKey: pause.entityKey, replayJobId: pause.replayJobId, version: pause.version },
       outcome: 'resumed',
     })),
-  )
+  })
   return resumed
 }

@@ -31,7 +31,7 @@ export async function createJobPauses({ tx, jobId, actor, pairs }: CreateJobPaus
     (a, b) => a.vhost.localeCompare(b.vhost) || a.queue.localeCompare(b.queue) || (a.entityKey ?? '').localeCompare(b.entityKey ?? ''),
   )
   // Each pair is covered by a pause of its own key or by a whole-queue pause of its queue.
-  const open = await findOpenPauses(tx, wanted.flatMap((p) => (p.entityKey === null ? [p] : [p, { ...p, entityKey: null }])))
+  const open = await findOpenPauses({ sql: tx, keys: wanted.flatMap((p) => (p.entityKey === null ? [p] : [p, { ...p, entityKey: null }])) })
   const toCreate = []
   for (const pair of wanted) {
     const covering = open.filter((o) => o.vhost === pair.vhost && o.queue === pair.queue && (o.entityKey === pair.entityKey || o.entityKey === null))
@@ -52,5 +52,5 @@ export async function createJobPauses({ tx, jobId, actor, pairs }: CreateJobPaus
       reason: `replay job ${jobId}`,
     })
   }
-  return insertPauses(tx, { actor, replayJobId: jobId, pauses: toCreate, summary: (p) => `Paused ${describePause(p)} for replay job ${jobId}` })
+  return insertPauses({ sql: tx, actor, replayJobId: jobId, pauses: toCreate, summary: (p) => `Paused ${describePause(p)} for replay job ${jobId}` })
 }

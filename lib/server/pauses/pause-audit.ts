@@ -1,20 +1,20 @@
 import 'server-only'
-import { recordAudit, type RecordAuditOptions } from '@/lib/server/audit/record-audit'
+import { recordAudit, type AuditEntry } from '@/lib/server/audit/record-audit'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import { currentRequestId } from '@/lib/server/platform/http/request-context'
 
 /**
  * Audit entries for many pauses in one statement (a replay can pause thousands of entities); a single entry goes
- * through the audit module's recordAudit. Same columns and caps as recordAudit, in the caller's transaction.
+ * through the audit module's recordAudit. Same columns and caps as recordAudit, in the caller's transaction (`sql`).
  */
-export async function recordAudits(tx: Sql, entries: RecordAuditOptions[]): Promise<void> {
+export async function recordAudits({ sql, entries }: { sql: Sql; entries: AuditEntry[] }): Promise<void> {
   if (entries.length === 0) return
   if (entries.length === 1) {
-    await recordAudit(tx, entries[0])
+    await recordAudit({ sql, ...entries[0] })
     return
   }
-  const column = <T>(pick: (e: RecordAuditOptions) => T) => entries.map(pick)
-  await tx.query(
+  const column = <T>(pick: (e: AuditEntry) => T) => entries.map(pick)
+  await sql.query(
     `INSERT INTO audit_log (actor, action, subject_type, subject_id, summary, details, outcome, request_id)
      SELECT *, $8::text FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::text[])`,
     [

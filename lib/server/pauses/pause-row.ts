@@ -45,7 +45,8 @@ export function toPauseDto(row: PauseRow): PauseDto {
   }
 }
 
-export async function selectPauses(sql: Sql, where: string, params: unknown[]): Promise<PauseDto[]> {
+/** Pauses matching `where` (on pauses `p`, numbered against `params`), by id. */
+export async function selectPauses({ sql, where, params }: { sql: Sql; where: string; params: unknown[] }): Promise<PauseDto[]> {
   const { rows } = await sql.query<PauseRow>(`SELECT ${PAUSE_COLUMNS} FROM pauses p WHERE ${where} ORDER BY p.id`, params)
   return rows.map(toPauseDto)
 }
@@ -57,8 +58,8 @@ const REGISTRY_LOCK = 0x4c5a5055 // "LZPU"
  * Call in the transaction that changes the registry, before it takes versions (nextval('pause_registry_version'),
  * docs/ARCHITECTURE.md#pause-hold-release): held until commit, so changes commit in version order.
  */
-export async function lockRegistry(tx: Sql): Promise<void> {
-  await tx.query('SELECT pg_advisory_xact_lock($1::bigint)', [REGISTRY_LOCK])
+export async function lockRegistry({ sql }: { sql: Sql }): Promise<void> {
+  await sql.query('SELECT pg_advisory_xact_lock($1::bigint)', [REGISTRY_LOCK])
 }
 
 export function toControlEvents(type: ControlEvent['type'], pauses: PauseDto[]): ControlEvent[] {

@@ -1,6 +1,6 @@
 import 'server-only'
 import { recordAudit } from '@/lib/server/audit/record-audit'
-import { getDb } from '@/lib/server/platform/db'
+import type { Db } from '@/lib/server/platform/db'
 import { AppError, notFound } from '@/lib/server/platform/errors/app-error'
 import { parseId } from '@/lib/server/platform/http/parse-id'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
@@ -8,27 +8,21 @@ import type { PauseDto } from '@/lib/shared/schemas/pause'
 import { publishControlEvents } from './control-events'
 import { describePause, markResumed } from './insert-pause'
 import { selectPauses, toControlEvents } from './pause-row'
+import { lockPauseToResume, markReleasing } from './pauses-store'
 import { claimHeldRows, createReleaseJob, notCoveredByOtherPause } from './release-items'
 
-export type ResumePauseOptions = { id: string; actor: string } & SourceScope
+export type ResumePauseOptions = { db: Db; id: string; actor: string } & SourceScope
 
 /**
  * DELETE /api/pauses/{id}. Without held messages the pause is resumed at once (a 'resume' event follows).
  * With some, it becomes 'releasing' and a kind='release' job sends them back in arrival order; the executor
  * resumes the pause when that job ends (resumeJobPauses), so guards keep holding until the backlog is out.
  */
-export async function resumePause({ id, actor, ...scope }: ResumePauseOptions): Promise<PauseDto> {
-  const pauseId = parseId(id, 'pause')
-  const { sql } = await getDb()
+export async function resumePause({ db, id, actor, ...scope }: ResumePauseOptions): Promise<PauseDto> {
+  const pauseId = parseId(id, 'pause').toString()
   const sourceIds = allowedSourceIds(scope)
-  const { pause, resumed } = await sql.transaction(async (tx) => {
-    const { rows } = await tx.query<{ vhost: string; queue: string; entity_key: string | null; status: string; replay_job_id: string | null; job_status: string | null }>(
-      `SELECT p.vhost, p.queue, p.entity_key, p.status, p.replay_job_id::text, j.status AS job_status
-       FROM pauses p LEFT JOIN replay_jobs j ON j.id = p.replay_job_id
-       WHERE p.id = $1::bigint${sourceIds ? ' AND p.source_id = ANY($2::bigint[])' : ''} FOR UPDATE OF p`,
-      sourceIds ? [pauseId, sourceIds] : [pauseId],
-    )
-    const row = rows[0]
+  const { pause, resumed } = await db.sql.transaction(async (tx) => {
+    const row = await lockPauseToResume({ sql: tx, pauseId, sourceIds })
     if (!row) throw notFound(`pause ${id}`)
     if (row.status === 'resumed') throw new AppError('conflict', `pause ${id} was already resumed`)
     if (row.status === 'releasing') throw new AppError('conflict', `pause ${id} is already being released (job ${row.replay_job_id}); it resumes when that job ends`)
@@ -44,12 +38,13 @@ export async function resumePause({ id, actor, ...scope }: ResumePauseOptions): 
     })
     const jobId = await createReleaseJob(tx, { rows: held, actor })
     if (jobId === null) {
-      const resumed = await markResumed(tx, { ids: [pauseId.toString()], actor })
+      const resumed = await markResumed({ sql: tx, ids: [pauseId], actor })
       return { pause: resumed[0], resumed }
     }
-    await tx.query(`UPDATE pauses SET status = 'releasing', replay_job_id = $2::bigint WHERE id = $1::bigint`, [pauseId, jobId])
-    const [pause] = await selectPauses(tx, 'p.id = $1::bigint', [pauseId])
-    await recordAudit(tx, {
+    await markReleasing({ sql: tx, pauseId, jobId })
+    const [pause] = await selectPauses({ sql: tx, where: 'p.id = $1::bigint', params: [pauseId] })
+    await recordAudit({
+      sql: tx,
       actor,
       action: 'pause.resumed',
       subject: { type: 'pause', id: pause.id },

@@ -1,38 +1,29 @@
 import 'server-only'
 import { recordConfigChange } from '@/lib/server/audit/record-config-change'
-import { getDb } from '@/lib/server/platform/db'
+import type { Db } from '@/lib/server/platform/db'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import { AppError } from '@/lib/server/platform/errors/app-error'
 import type {
   RedactionPreviewDto,
   RedactionPreviewInput,
   RedactionRuleDto,
-  RedactionRuleKind,
   RedactionSettingsDto,
   UpdateRedactionInput,
 } from '@/lib/shared/schemas/redaction'
 import { DETECTOR_INFO } from './detectors'
+import { lockRedactionRules, readRedactionRules, replaceRedactionRules, type RuleRow } from './redaction-store'
 import { createRedactor, type RedactionRule, type Redactor } from './redactor'
 import { compileUserPattern, matchesEmpty, PatternCompileError } from './user-pattern'
 
-type RuleRow = { id: string; kind: RedactionRuleKind; value: string; enabled: boolean; description: string | null; updated_at: Date; updated_by: string | null }
-
 const toDto = (row: RuleRow): RedactionRuleDto => ({ id: row.id, kind: row.kind, value: row.value, enabled: row.enabled, description: row.description })
-
-async function readRules(sql: Sql): Promise<RuleRow[]> {
-  const { rows } = await sql.query<RuleRow>(
-    'SELECT id::text, kind, value, enabled, description, updated_at, updated_by FROM redaction_rules ORDER BY position, id',
-  )
-  return rows
-}
 
 /**
  * The stored rules, compiled. Called once per export, ticket and alert delivery, so an edit applies to the next one.
  * A stored pattern that does not compile (written into the table by hand, or by a version that accepted it) stops
  * them with 503 rather than letting them go out without the rule.
  */
-export async function loadRedactor(sql?: Sql): Promise<Redactor> {
-  const rows = await readRules(sql ?? (await getDb()).sql)
+export async function loadRedactor({ sql }: { sql: Sql }): Promise<Redactor> {
+  const rows = await readRedactionRules({ sql })
   try {
     return createRedactor(rows)
   } catch (error) {
@@ -53,9 +44,8 @@ function redactorOf(rules: readonly RedactionRule[]): Redactor {
   return createRedactor(rules)
 }
 
-export async function getRedactionSettings(): Promise<RedactionSettingsDto> {
-  const { sql } = await getDb()
-  return settingsOf(await readRules(sql))
+export async function getRedactionSettings({ db }: { db: Db }): Promise<RedactionSettingsDto> {
+  return settingsOf(await readRedactionRules({ sql: db.sql }))
 }
 
 function settingsOf(rows: RuleRow[]): RedactionSettingsDto {
@@ -106,33 +96,25 @@ function assertPatternsCompile(rules: readonly Pick<RedactionRule, 'kind' | 'val
   if (issues.length > 0) throw new AppError('unprocessable', issues.map((i) => i.message).join('; '), issues)
 }
 
-export async function updateRedactionRules(input: UpdateRedactionInput, actor: string): Promise<RedactionSettingsDto> {
+export async function updateRedactionRules({ db, input, actor }: { db: Db; input: UpdateRedactionInput; actor: string }): Promise<RedactionSettingsDto> {
   assertPatternsMatchSomething(input.rules)
   assertPatternsCompile(input.rules)
-  const { sql } = await getDb()
-  const rows = await sql.transaction(async (tx) => {
-    // One writer at a time; readers keep seeing the previous set until the commit.
-    await tx.query('LOCK TABLE redaction_rules IN SHARE ROW EXCLUSIVE MODE')
-    const before = await readRules(tx)
-    await tx.query('DELETE FROM redaction_rules')
-    if (input.rules.length > 0) {
-      await tx.query(
-        `INSERT INTO redaction_rules (kind, value, enabled, description, position, updated_by)
-         SELECT kind, value, enabled, description, position, $5 FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[]) WITH ORDINALITY AS r(kind, value, enabled, description, position)`,
-        [input.rules.map((r) => r.kind), input.rules.map((r) => r.value), input.rules.map((r) => r.enabled), input.rules.map((r) => r.description || null), actor],
-      )
-    }
-    const after = await readRules(tx)
+  const rows = await db.sql.transaction(async (tx) => {
+    // One writer at a time (the lock is taken before reading what was there); readers see the previous set until the commit.
+    await lockRedactionRules({ sql: tx })
+    const before = await readRedactionRules({ sql: tx })
+    await replaceRedactionRules({ sql: tx, rules: input.rules, actor })
+    const after = await readRedactionRules({ sql: tx })
     const view = (rules: typeof after) => rules.map((r) => ({ kind: r.kind, value: r.value, enabled: r.enabled }))
-    await recordConfigChange(tx, { actor, action: 'settings.updated', subject: { type: 'settings', id: 'redaction' }, summary: `Changed the redaction rules (${after.length} rules)`, before: view(before), after: view(after) })
+    await recordConfigChange({ sql: tx, actor, action: 'settings.updated', subject: { type: 'settings', id: 'redaction' }, summary: `Changed the redaction rules (${after.length} rules)`, before: view(before), after: view(after) })
     return after
   })
   return settingsOf(rows)
 }
 
-export async function previewRedaction(input: RedactionPreviewInput): Promise<RedactionPreviewDto> {
+export async function previewRedaction({ db, input }: { db: Db; input: RedactionPreviewInput }): Promise<RedactionPreviewDto> {
   if (input.rules) assertPatternsMatchSomething(input.rules)
-  const redactor = input.rules ? redactorOf(input.rules) : await loadRedactor()
+  const redactor = input.rules ? redactorOf(input.rules) : await loadRedactor({ sql: db.sql })
   const redacted = redactor.text(input.sample)
   return { redacted, changed: redacted !== input.sample }
 }

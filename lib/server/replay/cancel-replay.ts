@@ -1,45 +1,40 @@
 import 'server-only'
 import { recordAudit } from '@/lib/server/audit/record-audit'
-import { getDb } from '@/lib/server/platform/db'
+import type { Db } from '@/lib/server/platform/db'
 import { AppError, notFound } from '@/lib/server/platform/errors/app-error'
 import { parseId } from '@/lib/server/platform/http/parse-id'
 import type { ReplayJobDto } from '@/lib/shared/schemas/replay'
 import { closeOpenItems, finishJob } from '@/lib/server/engines/replay-executor/job-store'
 import { signalReplayWork } from '@/lib/server/engines/replay-executor/replay-signal'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
-import { JOB_COLUMNS, jobWithinSourcesSql, toReplayJobDto, type JobDtoRow } from './to-replay-dto'
+import { lockJobForCancel, requestCancel, selectJob } from './replay-store'
+import { toReplayJobDto } from './to-replay-dto'
 
-export type CancelReplayOptions = { id: string; actor: string } & SourceScope
+export type CancelReplayOptions = { db: Db; id: string; actor: string } & SourceScope
 
 /**
  * POST /api/replays/{id}/cancel. The executor running the job sees the request within its heartbeat (200 ms) and stops
  * publishing; the messages not yet published go back to dead ("replay cancelled"), the entities' held messages are
  * still released and the pauses resumed. A job no executor has started yet (and that paused nothing) ends at once.
  */
-export async function cancelReplay({ id, actor, ...scope }: CancelReplayOptions): Promise<ReplayJobDto> {
+export async function cancelReplay({ db, id, actor, ...scope }: CancelReplayOptions): Promise<ReplayJobDto> {
   const jobId = parseId(id, 'replay').toString()
-  const { sql } = await getDb()
   const sourceIds = allowedSourceIds(scope)
-  await sql.transaction(async (tx) => {
-    const { rows } = await tx.query<{ kind: string; status: string; cancel_requested_at: Date | null; unleased: boolean; pauses: number; total: number }>(
-      `SELECT kind, status, cancel_requested_at, (lease_expires_at IS NULL OR lease_expires_at < now()) AS unleased, total,
-         (SELECT count(*)::int FROM pauses p WHERE p.replay_job_id = j.id) AS pauses
-       FROM replay_jobs j WHERE id = $1::bigint${sourceIds ? ` AND ${jobWithinSourcesSql('$2')}` : ''} FOR UPDATE`,
-      sourceIds ? [jobId, sourceIds] : [jobId],
-    )
-    const job = rows[0]
+  await db.sql.transaction(async (tx) => {
+    const job = await lockJobForCancel({ sql: tx, id: jobId, sourceIds })
     if (!job) throw notFound(`replay ${id}`)
     if (!['pending', 'running'].includes(job.status)) throw new AppError('conflict', `replay ${id} has already ${job.status === 'failed' ? 'failed' : `been ${job.status}`}`)
     if (job.kind === 'release') throw new AppError('conflict', `release ${id} cannot be cancelled: it sends held messages back so their pause can end`)
     if (job.cancel_requested_at !== null) return
-    await tx.query('UPDATE replay_jobs SET cancel_requested_at = now(), cancel_requested_by = $2, updated_at = now() WHERE id = $1::bigint', [jobId, actor])
+    await requestCancel({ sql: tx, id: jobId, actor })
     let outcome = 'requested'
     if (job.status === 'pending' && job.unleased && job.pauses === 0) {
       await closeOpenItems({ sql: tx, jobId, actor, status: 'cancelled', reason: 'replay cancelled', kinds: ['replay', 'release'] })
       await finishJob({ sql: tx, jobId, owner: null, status: 'cancelled' })
       outcome = 'cancelled'
     }
-    await recordAudit(tx, {
+    await recordAudit({
+      sql: tx,
       actor,
       action: 'replay.cancelled',
       subject: { type: 'replay', id: jobId },
@@ -49,6 +44,5 @@ export async function cancelReplay({ id, actor, ...scope }: CancelReplayOptions)
     })
   })
   signalReplayWork()
-  const { rows } = await sql.query<JobDtoRow>(`SELECT ${JOB_COLUMNS} FROM replay_jobs j WHERE j.id = $1::bigint`, [jobId])
-  return toReplayJobDto(rows[0])
+  return toReplayJobDto((await selectJob({ sql: db.sql, id: jobId }))!)
 }

@@ -1,42 +1,28 @@
 import 'server-only'
 import type { z } from 'zod'
-import { getDb } from '@/lib/server/platform/db'
+import type { Db } from '@/lib/server/platform/db'
 import { decodeKeysetCursor as decodeCursor } from '@/lib/server/messages/message-cursor'
 import type { listReplaysQuerySchema, ReplayListDto } from '@/lib/shared/schemas/replay'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
-import { JOB_COLUMNS, jobWithinSourcesSql, toReplayJobDto, type JobDtoRow } from './to-replay-dto'
+import { selectJobPage } from './replay-store'
+import { toReplayJobDto } from './to-replay-dto'
 
-export type ListReplaysOptions = z.infer<typeof listReplaysQuerySchema>
+export type ListReplaysQuery = z.infer<typeof listReplaysQuerySchema>
+
+export type ListReplaysOptions = { db: Db; query: ListReplaysQuery } & SourceScope
 
 /**
  * Replay and release jobs, newest first, keyset-paginated on (created_at, id). With `sourceIds`, only jobs all of
  * whose messages are of those sources.
  */
-export async function listReplays(query: ListReplaysOptions, scope: SourceScope = {}): Promise<ReplayListDto> {
-  const { sql } = await getDb()
-  const params: unknown[] = []
-  const where: string[] = []
-  const sourceIds = allowedSourceIds(scope)
-  if (sourceIds) {
-    params.push(sourceIds)
-    where.push(jobWithinSourcesSql(`$${params.length}`))
-  }
-  if (query.status) {
-    params.push(query.status)
-    where.push(`j.status = $${params.length}`)
-  }
-  if (query.cursor) {
-    const cursor = decodeCursor(query.cursor)
-    params.push(cursor.at, cursor.id)
-    where.push(`(j.created_at, j.id) < ($${params.length - 1}::timestamptz, $${params.length}::bigint)`)
-  }
-  params.push(query.limit + 1)
-  const { rows } = await sql.query<JobDtoRow & { created_at_text: string }>(
-    `SELECT ${JOB_COLUMNS}, to_char(j.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text
-     FROM replay_jobs j WHERE ${where.length ? where.join(' AND ') : 'TRUE'}
-     ORDER BY j.created_at DESC, j.id DESC LIMIT $${params.length}`,
-    params,
-  )
+export async function listReplays({ db, query, ...scope }: ListReplaysOptions): Promise<ReplayListDto> {
+  const rows = await selectJobPage({
+    sql: db.sql,
+    sourceIds: allowedSourceIds(scope),
+    status: query.status,
+    cursor: query.cursor ? decodeCursor(query.cursor) : null,
+    limit: query.limit + 1,
+  })
   const page = rows.slice(0, query.limit)
   const last = page[page.length - 1]
   // Microseconds in the cursor: JS dates stop at milliseconds, and jobs created in the same millisecond must not be skipped.

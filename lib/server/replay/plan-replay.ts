@@ -1,5 +1,5 @@
 import 'server-only'
-import { getDb } from '@/lib/server/platform/db'
+import type { Db } from '@/lib/server/platform/db'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import { logger } from '@/lib/server/platform/log'
 import type { TypedTable } from '@/lib/server/platform/broker/typed-fields'
@@ -18,7 +18,7 @@ const log = logger('replay')
 export type PlanReplayOptions = {
   input: CreateReplayInput
   actor?: string
-  sql?: Sql
+  db: Db
   settings?: ReplaySettings
   /**
    * The sources whose messages the caller may see and replay: the selection is narrowed to them before anything is
@@ -96,7 +96,7 @@ async function oversizedHeaderIds(sql: Sql, selection: string, params: unknown[]
 
 /** Decides what the replay would do, without changing anything (the dry run, and the first step of creating a job). */
 export async function planReplay(options: PlanReplayOptions): Promise<PlannedReplay> {
-  const sql = options.sql ?? (await getDb()).sql
+  const { sql } = options.db
   const settings = options.settings ?? replaySettings()
   const { input } = options
   const actor = options.actor ?? 'anonymous'
@@ -104,7 +104,7 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
   const { where: selection } = selectionSql({ selection: input.selection, params, sourceIds: options.sourceIds })
   const target = input.target ?? (await defaultTarget(sql, selection, params))
   // Before anything reads the broker: a refused custom target must not get as far as a topology lookup.
-  const rules = await loadTargetRules(sql, settings)
+  const rules = await loadTargetRules({ db: options.db, settings })
   assertCustomTargetAllowed(target, rules)
   const bigHeaders = await oversizedHeaderIds(sql, selection, params, actor)
   const t = targetSql(target, params)

@@ -1,5 +1,5 @@
 import 'server-only'
-import type { Sql } from '@/lib/server/platform/db/sql'
+import type { Db } from '@/lib/server/platform/db'
 import { AppError } from '@/lib/server/platform/errors/app-error'
 import { exchangePatternMatches } from '@/lib/shared/schemas/replay-targets'
 import type { ReplayTarget } from '@/lib/shared/schemas/replay'
@@ -21,8 +21,8 @@ export type TargetRules = {
   customPatterns: string[]
 }
 
-export async function loadTargetRules(sql: Sql, settings: ReplaySettings): Promise<TargetRules> {
-  const stored = await storedCustomTargetPatterns(sql)
+export async function loadTargetRules({ db, settings }: { db: Db; settings: ReplaySettings }): Promise<TargetRules> {
+  const stored = await storedCustomTargetPatterns({ db })
   return {
     reservedExchanges: [settings.controlExchange, settings.holdQueue],
     reservedQueues: [settings.holdQueue],

@@ -3,10 +3,6 @@ import { replayTargetSchema } from '@/lib/shared/schemas/source'
 import type { ReplayItemDto, ReplayJobDto } from '@/lib/shared/schemas/replay'
 import type { Selection } from '@/lib/shared/schemas/selection'
 
-export const JOB_COLUMNS = `j.id::text, j.kind, j.status, j.total, j.published, j.confirmed, j.unroutable, j.failed, j.skipped, j.released,
-  j.cancelled, j.rate_per_second, j.current_rate, j.rate_sampled_at > now() - interval '10 seconds' AS rate_fresh, j.target, j.selection,
-  j.pause_entities, j.cancel_requested_at, j.error, j.created_by, j.created_at, j.started_at, j.finished_at`
-
 export type JobDtoRow = {
   id: string; kind: ReplayJobDto['kind']; status: ReplayJobDto['status']; total: number; published: number; confirmed: number
   unroutable: number; failed: number; skipped: number; released: number; cancelled: number; rate_per_second: number
@@ -66,9 +62,3 @@ export function toReplayItemDto(row: ItemDtoRow): ReplayItemDto {
     errorType: row.error_type,
   }
 }
-
-/**
- * A job a user limited to some sources may see: every message of it is of those sources (`param` is their ids as a
- * bigint[] parameter). Release jobs (held messages) have no source list and stay with unlimited users.
- */
-export const jobWithinSourcesSql = (param: string) => `(j.source_ids IS NOT NULL AND j.source_ids <@ ${param}::bigint[])`

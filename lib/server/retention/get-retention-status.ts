@@ -1,6 +1,6 @@
 import 'server-only'
 import { getConfig } from '@/lib/server/platform/config'
-import { getDb } from '@/lib/server/platform/db'
+import type { Db } from '@/lib/server/platform/db'
 import type { RetentionStatusDto } from '@/lib/shared/schemas/retention'
 
 export type { RetentionStatusDto }
@@ -9,8 +9,7 @@ const CAP = 100_000
 const TABLES = ['dead_letters', 'dead_letter_states', 'dead_letter_search', 'error_groups', 'group_arrivals', 'group_source_stats', 'group_source_arrivals', 'replay_items', 'replay_jobs', 'audit_log', 'alert_events']
 
 /** What the settings page shows about the store and what retention removes next. */
-export async function getRetentionStatus(): Promise<RetentionStatusDto> {
-  const { sql } = await getDb()
+export async function getRetentionStatus({ db: { sql } }: { db: Db }): Promise<RetentionStatusDto> {
   const days = getConfig().LAZARUS_RETENTION_DAYS
   const cutoff = days > 0 ? new Date(Date.now() - days * 86_400_000) : null
   const eligible = (before: Date | null) =>

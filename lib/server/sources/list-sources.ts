@@ -1,17 +1,16 @@
 import 'server-only'
-import { getDb } from '@/lib/server/platform/db'
+import type { Db } from '@/lib/server/platform/db'
 import { listQueues, type QueueInfo } from '@/lib/server/platform/broker/management-api'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import type { SourceListDto } from '@/lib/shared/schemas/source'
+import { listSourceRows } from './sources-store'
 import { toSourceDto } from './to-source-dto'
 
-export type ListSourcesOptions = { withDepth?: boolean } & SourceScope
+export type ListSourcesOptions = { db: Db; withDepth?: boolean } & SourceScope
 
 /** Sources with their drained counts and, when the management API answers, live broker depth. */
-export async function listSources({ withDepth = true, ...scope }: ListSourcesOptions = {}): Promise<SourceListDto> {
-  const { prisma } = await getDb()
-  const sourceIds = allowedSourceIds(scope)
-  const rows = await prisma.source.findMany({ where: sourceIds ? { id: { in: sourceIds.map(BigInt) } } : undefined, orderBy: [{ vhost: 'asc' }, { queue: 'asc' }] })
+export async function listSources({ db, withDepth = true, ...scope }: ListSourcesOptions): Promise<SourceListDto> {
+  const rows = await listSourceRows({ prisma: db.prisma, ids: allowedSourceIds(scope) })
   if (!withDepth || rows.length === 0) return { sources: rows.map((r) => toSourceDto(r)), brokerError: null }
   const vhosts = [...new Set(rows.map((r) => r.vhost))]
   const queues = new Map<string, QueueInfo>()

@@ -3,7 +3,7 @@ import 'server-only'
 /**
  * The sources a caller may see. A role binding limited to a queue pattern resolves to the ids of the matching sources;
  * absent or null means every source (and the unrestricted SQL, unchanged); an empty list means none, so nothing
- * is visible. Read functions take it on their options object: `listGroups(query, { sourceIds })`.
+ * is visible. Read functions take it on their options object: `listGroups({ db, query, sourceIds })`.
  */
 export type SourceScope = { sourceIds?: readonly string[] | null }
 

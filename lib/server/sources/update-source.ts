@@ -1,17 +1,19 @@
 import 'server-only'
-import { Prisma } from '@/lib/generated/prisma/client'
 import { recordConfigChange } from '@/lib/server/audit/record-config-change'
-import { getDb } from '@/lib/server/platform/db'
+import type { Db } from '@/lib/server/platform/db'
+import { crudTransaction } from '@/lib/server/platform/db/crud-transaction'
 import { notFound } from '@/lib/server/platform/errors/app-error'
 import type { SourceDto, UpdateSourceInput } from '@/lib/shared/schemas/source'
 import { parseId } from '@/lib/server/platform/http/parse-id'
 import { assertDrainableQueue } from './check-source-queue'
+import { findSource, updateSourceColumns } from './sources-store'
 import { toSourceDto } from './to-source-dto'
 
-export async function updateSource({ id, input, actor }: { id: string; input: UpdateSourceInput; actor: string }): Promise<SourceDto> {
-  const { prisma, sql } = await getDb()
+export type UpdateSourceOptions = { db: Db; id: string; input: UpdateSourceInput; actor: string }
+
+export async function updateSource({ db, id, input, actor }: UpdateSourceOptions): Promise<SourceDto> {
   const sourceId = parseId(id, 'source')
-  const existing = await prisma.source.findUnique({ where: { id: sourceId } })
+  const existing = await findSource({ prisma: db.prisma, id: sourceId })
   if (!existing) throw notFound(`source ${id}`)
   // Enabling starts a drain: the same check as creating a source (the hold queue is Lazarus' own).
   if (input.enabled === true && !existing.enabled && existing.kind !== 'hold') {
@@ -22,24 +24,17 @@ export async function updateSource({ id, input, actor }: { id: string; input: Up
       confirmed: input.confirmNotWorkQueue === true,
     })
   }
-  const row = await prisma.source.update({
-    where: { id: sourceId },
-    data: {
-      ...(input.entityKey !== undefined && { entityKey: input.entityKey === null ? Prisma.DbNull : input.entityKey }),
-      ...(input.orderSensitive !== undefined && { orderSensitive: input.orderSensitive }),
-      ...(input.defaultTarget !== undefined && { defaultTarget: input.defaultTarget }),
-      ...(input.enabled !== undefined && { enabled: input.enabled }),
-      updatedAt: new Date(),
-    },
+  return crudTransaction(db, async ({ prisma, sql }) => {
+    const after = toSourceDto(await updateSourceColumns({ prisma, id: sourceId, input }))
+    await recordConfigChange({
+      sql,
+      actor,
+      action: 'source.updated',
+      subject: { type: 'source', id: after.id },
+      summary: `Changed source ${after.queue}: ${Object.keys(input).filter((k) => k !== 'confirmNotWorkQueue').join(', ')}`,
+      before: toSourceDto(existing),
+      after,
+    })
+    return after
   })
-  const after = toSourceDto(row)
-  await recordConfigChange(sql, {
-    actor,
-    action: 'source.updated',
-    subject: { type: 'source', id: after.id },
-    summary: `Changed source ${after.queue}: ${Object.keys(input).filter((k) => k !== 'confirmNotWorkQueue').join(', ')}`,
-    before: toSourceDto(existing),
-    after,
-  })
-  return after
 }

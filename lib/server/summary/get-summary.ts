@@ -1,5 +1,5 @@
 import 'server-only'
-import { getDb } from '@/lib/server/platform/db'
+import type { Db } from '@/lib/server/platform/db'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import { currentBackground } from '@/lib/server/platform/runtime/background'
 import { listSources } from '@/lib/server/sources/list-sources'
@@ -10,7 +10,7 @@ import type { SummaryDto } from '@/lib/shared/schemas/summary'
 /** The header must not hang on a slow broker: past this, sources come without depth and brokerError says why. */
 const DEPTH_TIMEOUT_MS = 1_000
 
-export type GetSummaryOptions = { now?: Date; depthTimeoutMs?: number } & SourceScope
+export type GetSummaryOptions = { db: Db; now?: Date; depthTimeoutMs?: number } & SourceScope
 
 type Counters = { stored: number; arrivals_last_hour: number; groups: number }
 
@@ -18,11 +18,11 @@ type Counters = { stored: number; arrivals_last_hour: number; groups: number }
  * Header numbers from maintained counters only: no count(*) over dead_letters, whatever its size. With `sourceIds`,
  * only those sources: their stored counts, their groups and arrivals (per-source counters), and only them listed.
  */
-export async function getSummary({ now = new Date(), depthTimeoutMs = DEPTH_TIMEOUT_MS, ...scope }: GetSummaryOptions = {}): Promise<SummaryDto> {
-  const { sql } = await getDb()
+export async function getSummary({ db, now = new Date(), depthTimeoutMs = DEPTH_TIMEOUT_MS, ...scope }: GetSummaryOptions): Promise<SummaryDto> {
+  const { sql } = db
   const sourceIds = allowedSourceIds(scope)
   const [counters, allSources, background] = await Promise.all([
-    sourceIds ? scopedCounters(sql, now, sourceIds) : sql.query<Counters>(
+    sourceIds ? scopedCounters({ sql, now, sourceIds }) : sql.query<Counters>(
       `SELECT (SELECT coalesce(sum(drained_count), 0)::float8 FROM sources) AS stored,
          -- Naming every group turns this into one short index-only range per group instead of a scan of every bucket.
          (SELECT coalesce(sum(count), 0)::float8 FROM group_arrivals
@@ -31,7 +31,7 @@ export async function getSummary({ now = new Date(), depthTimeoutMs = DEPTH_TIME
          (SELECT count(*)::int FROM error_groups WHERE count > 0) AS groups`,
       [now],
     ),
-    sourcesWithDepth(depthTimeoutMs),
+    sourcesWithDepth({ db, timeoutMs: depthTimeoutMs }),
     currentBackground(),
   ])
   const allowed = sourceIds && new Set(sourceIds)
@@ -53,7 +53,7 @@ export async function getSummary({ now = new Date(), depthTimeoutMs = DEPTH_TIME
  * The counters of the sources in `sourceIds`: the allowed (group, source) pairs first (group_source_stats_source_idx),
  * then one index-only range of each pair's last hour of buckets.
  */
-async function scopedCounters(sql: Sql, now: Date, sourceIds: string[]): Promise<{ rows: Counters[] }> {
+async function scopedCounters({ sql, now, sourceIds }: { sql: Sql; now: Date; sourceIds: string[] }): Promise<{ rows: Counters[] }> {
   return sql.query<Counters>(
     `SELECT (SELECT coalesce(sum(drained_count), 0)::float8 FROM sources WHERE id = ANY($2::bigint[])) AS stored,
        (SELECT coalesce(sum(a.count), 0)::float8 FROM group_source_stats p
@@ -71,11 +71,11 @@ async function scopedCounters(sql: Sql, now: Date, sourceIds: string[]): Promise
  * The sources from the database, with depths if the management API answers within `timeoutMs` of them: the wait
  * starts once the database has answered, so a slow first query (embedded mode warming up) is not blamed on the broker.
  */
-async function sourcesWithDepth(timeoutMs: number): Promise<{ sources: SourceDto[]; brokerError: string | null }> {
-  const withDepth = listSources()
+async function sourcesWithDepth({ db, timeoutMs }: { db: Db; timeoutMs: number }): Promise<{ sources: SourceDto[]; brokerError: string | null }> {
+  const withDepth = listSources({ db })
   // Settled later if the timeout wins; its failure then has nobody to report to.
   withDepth.catch(() => {})
-  const { sources } = await listSources({ withDepth: false })
+  const { sources } = await listSources({ db, withDepth: false })
   let timer: NodeJS.Timeout | undefined
   const timedOut = new Promise<null>((resolve) => {
     timer = setTimeout(() => resolve(null), timeoutMs)

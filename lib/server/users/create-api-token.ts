@@ -4,10 +4,10 @@ import { API_TOKEN_PREFIX, ownerMayHold, type TokenGrant } from '@/lib/server/au
 import { hasPermission, type SignedIn } from '@/lib/server/auth/principal'
 import { newSecret, secretHash } from '@/lib/server/auth/secret-token'
 import type { Db } from '@/lib/server/platform/db'
+import { crudTransaction } from '@/lib/server/platform/db/crud-transaction'
 import { AppError } from '@/lib/server/platform/errors/app-error'
-import type { RoleBinding } from '@/lib/shared/roles'
 import type { CreatedApiTokenDto, CreateTokenInput } from '@/lib/shared/schemas/user'
-import { getApiToken } from './list-api-tokens'
+import { findApiToken, findTokenOwner, insertApiToken } from './api-token-store'
 
 export type CreateApiTokenOptions = { db: Db; principal: SignedIn; input: CreateTokenInput }
 
@@ -32,32 +32,25 @@ export async function createApiToken({ db, principal, input }: CreateApiTokenOpt
     guardQueue: input.guardQueue ?? null,
   }
   if (grant.scope === 'metrics' || grant.scope === 'guard') grant.sourcePattern = null
-  return db.sql.transaction(async (tx) => {
-    const owner = await tx.query<{ email: string; disabled: boolean; bindings: RoleBinding[] }>(
-      `SELECT u.email, u.disabled_at IS NOT NULL AS disabled,
-              coalesce((SELECT json_agg(json_build_object('role', b.role, 'sourcePattern', b.source_pattern)) FROM role_bindings b WHERE b.user_id = u.id), '[]'::json) AS bindings
-         FROM users u WHERE u.id = $1::bigint`,
-      [ownerId],
-    )
-    const row = owner.rows[0]
-    if (!row || row.disabled) throw new AppError('not_found', `user ${ownerId} not found or disabled`)
-    if (!ownerMayHold(row.bindings, grant)) {
-      throw new AppError('forbidden', `${row.email} does not hold ${describeGrant(grant)}, so a token cannot either`)
+  return crudTransaction(db, async ({ prisma, sql }) => {
+    const owner = await findTokenOwner({ prisma, userId: ownerId })
+    if (!owner || owner.disabled) throw new AppError('not_found', `user ${ownerId} not found or disabled`)
+    if (!ownerMayHold(owner.bindings, grant)) {
+      throw new AppError('forbidden', `${owner.email} does not hold ${describeGrant(grant)}, so a token cannot either`)
     }
     const secret = newSecret(API_TOKEN_PREFIX)
     const days = input.expiresInDays === undefined ? DEFAULT_DAYS : input.expiresInDays
-    const { rows } = await tx.query<{ id: string }>(
-      `INSERT INTO api_tokens (name, token_hash, user_id, role, source_pattern, scope, guard_vhost, guard_queue, expires_at)
-       VALUES ($1, $2, $3::bigint, $4, $5, $6, $7, $8, CASE WHEN $9::int IS NULL THEN NULL ELSE now() + $9::int * interval '1 day' END)
-       RETURNING id::text`,
-      [input.name, secretHash(secret), ownerId, grant.role, grant.sourcePattern, grant.scope, grant.scope === 'guard' ? input.guardVhost : null, grant.guardQueue, days],
-    )
-    const apiToken = await getApiToken(tx, rows[0].id)
-    await recordAudit(tx, {
+    const id = await insertApiToken({
+      prisma,
+      token: { name: input.name, tokenHash: secretHash(secret), userId: ownerId, grant, guardVhost: grant.scope === 'guard' ? (input.guardVhost ?? null) : null, days },
+    })
+    const apiToken = await findApiToken({ prisma, id })
+    await recordAudit({
+      sql,
       actor: principal.actor,
       action: 'token.created',
       subject: { type: 'token', id: apiToken.id },
-      summary: `Created token "${input.name}" for ${row.email}: ${describeGrant(grant)}${days === null ? ', never expires' : `, expires in ${days} days`}`,
+      summary: `Created token "${input.name}" for ${owner.email}: ${describeGrant(grant)}${days === null ? ', never expires' : `, expires in ${days} days`}`,
       details: { before: null, after: apiToken },
     })
     return { token: secret, apiToken }

@@ -2,10 +2,10 @@ import 'server-only'
 import { recordAudit } from '@/lib/server/audit/record-audit'
 import { createOneTimeLink } from '@/lib/server/auth/one-time-links'
 import type { Db } from '@/lib/server/platform/db'
+import { crudTransaction } from '@/lib/server/platform/db/crud-transaction'
 import { AppError } from '@/lib/server/platform/errors/app-error'
 import type { CreatedUserDto, CreateUserInput } from '@/lib/shared/schemas/user'
-import { getUser } from './get-user'
-import { replaceManualBindings } from './role-bindings'
+import { emailTaken, findUser, insertLocalUser, replaceManualBindings } from './users-store'
 
 export type CreateUserOptions = { db: Db; actor: string; input: CreateUserInput; baseUrl: string }
 
@@ -17,18 +17,14 @@ const INVITE_VALID_HOURS = 7 * 24
  * to the admin once, to pass on). Users of single sign-on or a proxy need no account: they appear at first sign-in.
  */
 export async function createUser({ db, actor, input, baseUrl }: CreateUserOptions): Promise<CreatedUserDto> {
-  return db.sql.transaction(async (tx) => {
-    const existing = await tx.query('SELECT 1 FROM users WHERE lower(email) = lower($1)', [input.email])
-    if (existing.rowCount > 0) throw new AppError('conflict', `A user with the e-mail address ${input.email} exists`)
-    const { rows } = await tx.query<{ id: string }>(
-      `INSERT INTO users (email, display_name, auth_source) VALUES ($1, $2, 'local') RETURNING id::text`,
-      [input.email, input.displayName ?? null],
-    )
-    const id = rows[0].id
-    await replaceManualBindings(tx, id, input.roles)
-    const secret = await createOneTimeLink(tx, { purpose: 'set-password', userId: id, validHours: INVITE_VALID_HOURS })
-    const user = await getUser(tx, id)
-    await recordAudit(tx, {
+  return crudTransaction(db, async ({ prisma, sql }) => {
+    if (await emailTaken({ sql, email: input.email })) throw new AppError('conflict', `A user with the e-mail address ${input.email} exists`)
+    const id = await insertLocalUser({ prisma, email: input.email, displayName: input.displayName ?? null })
+    await replaceManualBindings({ prisma, userId: id, bindings: input.roles })
+    const secret = await createOneTimeLink({ sql, purpose: 'set-password', userId: id, validHours: INVITE_VALID_HOURS })
+    const user = await findUser({ prisma, id })
+    await recordAudit({
+      sql,
       actor,
       action: 'user.created',
       subject: { type: 'user', id },

@@ -2,19 +2,21 @@ import 'server-only'
 import { recordAudit } from '@/lib/server/audit/record-audit'
 import { hasPermission, type SignedIn } from '@/lib/server/auth/principal'
 import type { Db } from '@/lib/server/platform/db'
+import { crudTransaction } from '@/lib/server/platform/db/crud-transaction'
 import { notFound } from '@/lib/server/platform/errors/app-error'
 import type { ApiTokenDto } from '@/lib/shared/schemas/user'
-import { getApiToken } from './list-api-tokens'
+import { findApiToken, markApiTokenRevoked } from './api-token-store'
 
 /** Revokes a token at once (every process checks the table on every request). Owners revoke their own; admins any. */
 export async function revokeApiToken({ db, principal, id }: { db: Db; principal: SignedIn; id: string }): Promise<ApiTokenDto> {
-  return db.sql.transaction(async (tx) => {
-    const before = await getApiToken(tx, id)
+  return crudTransaction(db, async ({ prisma, sql }) => {
+    const before = await findApiToken({ prisma, id })
     if (before.owner.id !== principal.userId && !hasPermission(principal, 'admin')) throw notFound(`token ${id}`)
     if (before.revokedAt) return before
-    await tx.query('UPDATE api_tokens SET revoked_at = now() WHERE id = $1::bigint', [id])
-    const after = await getApiToken(tx, id)
-    await recordAudit(tx, {
+    await markApiTokenRevoked({ prisma, id })
+    const after = await findApiToken({ prisma, id })
+    await recordAudit({
+      sql,
       actor: principal.actor,
       action: 'token.revoked',
       subject: { type: 'token', id },

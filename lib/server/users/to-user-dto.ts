@@ -1,36 +1,26 @@
 import 'server-only'
+import type { Prisma } from '@/lib/generated/prisma/client'
 import type { RoleBindingDto, UserDto } from '@/lib/shared/schemas/user'
 
-export type UserRow = {
-  id: string
-  email: string
-  display_name: string | null
-  auth_source: UserDto['authSource']
-  has_password: boolean
-  disabled_at: Date | null
-  last_sign_in_at: Date | null
-  created_at: Date
-  roles: RoleBindingDto[]
-}
+export type { UserDto }
 
-/** Columns for a UserRow, from `users u`. */
-export const USER_COLUMNS = `u.id::text, u.email, u.display_name, u.auth_source, u.password_hash IS NOT NULL AS has_password,
-  u.disabled_at, u.last_sign_in_at, u.created_at,
-  coalesce((SELECT json_agg(json_build_object('role', b.role, 'sourcePattern', b.source_pattern, 'origin', b.origin) ORDER BY b.id)
-              FROM role_bindings b WHERE b.user_id = u.id), '[]'::json) AS roles`
+/** What a UserDto is made of: the user with its bindings in the order they were made. */
+export const USER_WITH_ROLES = {
+  include: { roleBindings: { select: { role: true, sourcePattern: true, origin: true }, orderBy: { id: 'asc' } } },
+} satisfies Prisma.UserDefaultArgs
 
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString())
+export type UserWithRoles = Prisma.UserGetPayload<typeof USER_WITH_ROLES>
 
-export function toUserDto(row: UserRow): UserDto {
+export function toUserDto(user: UserWithRoles): UserDto {
   return {
-    id: row.id,
-    email: row.email,
-    displayName: row.display_name,
-    authSource: row.auth_source,
-    roles: row.roles,
-    disabled: row.disabled_at !== null,
-    invited: row.auth_source === 'local' && !row.has_password,
-    lastSignInAt: iso(row.last_sign_in_at),
-    createdAt: iso(row.created_at) as string,
+    id: user.id.toString(),
+    email: user.email,
+    displayName: user.displayName,
+    authSource: user.authSource as UserDto['authSource'],
+    roles: user.roleBindings.map((b) => ({ role: b.role, sourcePattern: b.sourcePattern, origin: b.origin }) as RoleBindingDto),
+    disabled: user.disabledAt !== null,
+    invited: user.authSource === 'local' && user.passwordHash === null,
+    lastSignInAt: user.lastSignInAt?.toISOString() ?? null,
+    createdAt: user.createdAt.toISOString(),
   }
 }

@@ -2,10 +2,10 @@ import 'server-only'
 import { recordAudit } from '@/lib/server/audit/record-audit'
 import type { SignedIn } from '@/lib/server/auth/principal'
 import type { Db } from '@/lib/server/platform/db'
+import { crudTransaction } from '@/lib/server/platform/db/crud-transaction'
 import { AppError } from '@/lib/server/platform/errors/app-error'
 import type { UpdateUserInput, UserDto } from '@/lib/shared/schemas/user'
-import { getUser } from './get-user'
-import { replaceManualBindings } from './role-bindings'
+import { countEnabledAdmins, findUser, lockUser, replaceManualBindings, revokeUserSessions, updateUserColumns } from './users-store'
 
 export type UpdateUserOptions = { db: Db; principal: SignedIn; id: string; input: UpdateUserInput }
 
@@ -15,29 +15,23 @@ export type UpdateUserOptions = { db: Db; principal: SignedIn; id: string; input
  * role (so there is always someone left who can undo a mistake), and the last enabled admin cannot be removed.
  */
 export async function updateUser({ db, principal, id, input }: UpdateUserOptions): Promise<UserDto> {
-  return db.sql.transaction(async (tx) => {
-    await tx.query('SELECT id FROM users WHERE id = $1::bigint FOR UPDATE', [id])
-    const before = await getUser(tx, id)
+  return crudTransaction(db, async ({ prisma, sql }) => {
+    await lockUser({ sql, id })
+    const before = await findUser({ prisma, id })
     const self = principal.userId === id
     if (self && input.disabled) throw new AppError('unprocessable', 'You cannot disable your own account')
-    if (input.roles) await replaceManualBindings(tx, id, input.roles)
-    if (input.displayName !== undefined) await tx.query('UPDATE users SET display_name = $2 WHERE id = $1::bigint', [id, input.displayName])
-    if (input.disabled !== undefined) {
-      await tx.query('UPDATE users SET disabled_at = CASE WHEN $2 THEN coalesce(disabled_at, now()) ELSE NULL END WHERE id = $1::bigint', [id, input.disabled])
-      if (input.disabled) await tx.query('UPDATE sessions SET revoked_at = now() WHERE user_id = $1::bigint AND revoked_at IS NULL', [id])
-    }
-    await tx.query('UPDATE users SET updated_at = now() WHERE id = $1::bigint', [id])
-    const after = await getUser(tx, id)
+    if (input.roles) await replaceManualBindings({ prisma, userId: id, bindings: input.roles })
+    await updateUserColumns({ prisma, id, displayName: input.displayName, disabled: input.disabled })
+    if (input.disabled) await revokeUserSessions({ prisma, userId: id })
+    const after = await findUser({ prisma, id })
     const wasAdmin = before.roles.some((r) => r.role === 'admin')
     const isAdmin = !after.disabled && after.roles.some((r) => r.role === 'admin')
     if (wasAdmin && !isAdmin) {
       if (self) throw new AppError('unprocessable', 'You cannot remove your own admin role; ask another admin')
-      const { rows } = await tx.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM users u WHERE u.disabled_at IS NULL AND EXISTS (SELECT 1 FROM role_bindings b WHERE b.user_id = u.id AND b.role = 'admin')`,
-      )
-      if (rows[0].n === 0) throw new AppError('unprocessable', 'This is the last admin; make someone else admin first')
+      if ((await countEnabledAdmins({ prisma })) === 0) throw new AppError('unprocessable', 'This is the last admin; make someone else admin first')
     }
-    await recordAudit(tx, {
+    await recordAudit({
+      sql,
       actor: principal.actor,
       action: 'user.updated',
       subject: { type: 'user', id },

@@ -6,6 +6,6 @@ import { listAlertEventsQuerySchema } from '@/lib/shared/schemas/alert'
 export const dynamic = 'force-dynamic'
 
 // GET /api/alerts/events?cursor&limit – the alert history, newest first
-export const GET = route({ permission: 'alerts:read' }, async ({ query, principal }) =>
-  json(await listAlertEvents(listAlertEventsQuerySchema.parse(query), { includeDeliveryErrors: hasPermission(principal, 'admin') })),
+export const GET = route({ permission: 'alerts:read' }, async ({ db, query, principal }) =>
+  json(await listAlertEvents({ db, query: listAlertEventsQuerySchema.parse(query), includeDeliveryErrors: hasPermission(principal, 'admin') })),
 )

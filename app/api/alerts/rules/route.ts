@@ -5,6 +5,6 @@ import { createAlertRuleSchema } from '@/lib/shared/schemas/alert'
 export const dynamic = 'force-dynamic'
 
 // POST /api/alerts/rules – {kind: source-rate|group-rate, thresholdPerMinute, sourceId?|groupId?, windowMinutes?, cooldownMinutes?} or {kind: new-group}
-export const POST = route({ permission: 'admin' }, async ({ request, actor }) =>
-  json(await createAlertRule({ input: await readJson(request, createAlertRuleSchema), actor }), { status: 201 }),
+export const POST = route({ permission: 'admin' }, async ({ request, db, actor }) =>
+  json(await createAlertRule({ db, input: await readJson(request, createAlertRuleSchema), actor }), { status: 201 }),
 )

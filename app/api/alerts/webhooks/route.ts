@@ -5,4 +5,6 @@ import { createWebhookSchema } from '@/lib/shared/schemas/alert'
 export const dynamic = 'force-dynamic'
 
 // POST /api/alerts/webhooks – {url}: every alert is POSTed there as {text, alert}
-export const POST = route({ permission: 'admin' }, async ({ request, actor }) => json(await createWebhook({ ...(await readJson(request, createWebhookSchema)), actor }), { status: 201 }))
+export const POST = route({ permission: 'admin' }, async ({ request, db, actor }) =>
+  json(await createWebhook({ db, ...(await readJson(request, createWebhookSchema)), actor }), { status: 201 }),
+)

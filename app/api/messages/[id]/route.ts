@@ -7,7 +7,8 @@ export const dynamic = 'force-dynamic'
 
 // GET /api/messages/{id} – everything stored and derived for one dead letter: raw for operators (audited), redacted for viewers
 export const GET = route<{ id: string }>({ permission: 'messages:read' }, async ({ db, actor, sourceIds, params: { id } }) => {
-  const message = await getMessage({ id, sourceIds: await sourceIds(), view: await redactedViewFor(await sourceIds('messages:raw')) })
+  const view = await redactedViewFor({ db, rawSourceIds: await sourceIds('messages:raw') })
+  const message = await getMessage({ db, id, sourceIds: await sourceIds(), view })
   if (!message.redacted) await recordRawView({ db, actor, messageId: message.id, what: 'detail' })
   return json(message)
 })

@@ -6,6 +6,7 @@ import { countMessagesQuerySchema } from '@/lib/shared/schemas/message'
 export const dynamic = 'force-dynamic'
 
 // GET /api/messages/count – how many messages match the list's filters: exact up to 10,000, else a labelled estimate
-export const GET = route({ permission: 'messages:read' }, async ({ query, sourceIds }) =>
-  json(await countMessages(countMessagesQuerySchema.parse(query), { sourceIds: await sourceIds(), view: await redactedViewFor(await sourceIds('messages:raw')) })),
-)
+export const GET = route({ permission: 'messages:read' }, async ({ db, query, sourceIds }) => {
+  const view = await redactedViewFor({ db, rawSourceIds: await sourceIds('messages:raw') })
+  return json(await countMessages({ db, filter: countMessagesQuerySchema.parse(query), sourceIds: await sourceIds(), view }))
+})

@@ -6,4 +6,4 @@ export const dynamic = 'force-dynamic'
 type Params = { id: string }
 
 // GET /api/replays/{id} – one job with its progress, frozen plan and pauses
-export const GET = route<Params>({ permission: 'messages:read' }, async ({ sourceIds, params: { id } }) => json(await getReplay({ id, sourceIds: await sourceIds() })))
+export const GET = route<Params>({ permission: 'messages:read' }, async ({ db, sourceIds, params: { id } }) => json(await getReplay({ db, id, sourceIds: await sourceIds() })))

@@ -5,7 +5,9 @@ import { updateRedactionSchema } from '@/lib/shared/schemas/redaction'
 export const dynamic = 'force-dynamic'
 
 // GET /api/settings/redaction – the redaction rules every export and ticket applies, and the built-in detectors
-export const GET = route({ permission: 'admin' }, async () => json(await getRedactionSettings()))
+export const GET = route({ permission: 'admin' }, async ({ db }) => json(await getRedactionSettings({ db })))
 
 // PUT /api/settings/redaction – replace the whole rule set
-export const PUT = route({ permission: 'admin' }, async ({ request, actor }) => json(await updateRedactionRules(await readJson(request, updateRedactionSchema), actor)))
+export const PUT = route({ permission: 'admin' }, async ({ request, db, actor }) =>
+  json(await updateRedactionRules({ db, input: await readJson(request, updateRedactionSchema), actor })),
+)

@@ -5,9 +5,9 @@ import { updateReplayTargetSettingsSchema } from '@/lib/shared/schemas/replay-ta
 export const dynamic = 'force-dynamic'
 
 // GET /api/settings/replay-targets – the exchange patterns custom replay targets may name (stored and from the environment)
-export const GET = route({ permission: 'messages:replay' }, async () => json(await getReplayTargetSettings()))
+export const GET = route({ permission: 'messages:replay' }, async ({ db }) => json(await getReplayTargetSettings({ db })))
 
 // PUT /api/settings/replay-targets – {customTargetPatterns}: replace the stored allow-list
-export const PUT = route({ permission: 'admin' }, async ({ request, actor }) =>
-  json(await updateReplayTargetSettings(await readJson(request, updateReplayTargetSettingsSchema), actor)),
+export const PUT = route({ permission: 'admin' }, async ({ request, db, actor }) =>
+  json(await updateReplayTargetSettings({ db, input: await readJson(request, updateReplayTargetSettingsSchema), actor })),
 )

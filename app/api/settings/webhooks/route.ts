@@ -5,7 +5,9 @@ import { updateWebhookSettingsSchema } from '@/lib/shared/schemas/webhook-settin
 export const dynamic = 'force-dynamic'
 
 // GET /api/settings/webhooks – the hosts webhooks may reach although they are not public, and the webhook cap
-export const GET = route({ permission: 'admin' }, async () => json(await getWebhookSettings()))
+export const GET = route({ permission: 'admin' }, async ({ db }) => json(await getWebhookSettings({ db })))
 
 // PUT /api/settings/webhooks – {allowedHosts}: replace the stored allow-list
-export const PUT = route({ permission: 'admin' }, async ({ request, actor }) => json(await updateWebhookSettings(await readJson(request, updateWebhookSettingsSchema), actor)))
+export const PUT = route({ permission: 'admin' }, async ({ request, db, actor }) =>
+  json(await updateWebhookSettings({ db, input: await readJson(request, updateWebhookSettingsSchema), actor })),
+)

@@ -6,9 +6,9 @@ import { updateSourceSchema } from '@/lib/shared/schemas/source'
 type Params = { id: string }
 
 // PATCH /api/sources/{id} – entity-key rule, order sensitivity, default replay target, enabled
-export const PATCH = route<Params>({ permission: 'admin' }, async ({ request, actor, params: { id } }) =>
-  json(await updateSource({ id, input: await readJson(request, updateSourceSchema), actor })),
+export const PATCH = route<Params>({ permission: 'admin' }, async ({ request, db, actor, params: { id } }) =>
+  json(await updateSource({ db, id, input: await readJson(request, updateSourceSchema), actor })),
 )
 
 // DELETE /api/sources/{id} – stop draining a source that stored nothing
-export const DELETE = route<Params>({ permission: 'admin' }, async ({ actor, params: { id } }) => json(await deleteSource({ id, actor })))
+export const DELETE = route<Params>({ permission: 'admin' }, async ({ db, actor, params: { id } }) => json(await deleteSource({ db, id, actor })))

@@ -34,10 +34,10 @@ export async function deliverPendingAlerts({ db, now, deliver = deliverWebhooks 
   const delivered = new Map<string, Delivery[]>()
   if (rows.length === 0) return delivered
   const hooks = await enabledWebhookUrls({ sql })
-  const policy = await loadWebhookPolicy(sql)
+  const policy = await loadWebhookPolicy({ sql })
   // Alert texts quote error messages: they leave redacted, like exports. A stored rule that no longer compiles throws
   // here and nothing is sent; the claimed events are taken again once the claim runs out.
-  const redactor = await loadRedactor(sql)
+  const redactor = await loadRedactor({ sql })
   for (const row of rows.sort((a, b) => Number(a.id) - Number(b.id))) {
     const accepted = new Set((row.delivery ?? []).filter((d) => d.ok).map((d) => d.url))
     const urls = hooks.filter((url) => !accepted.has(url))

@@ -37,7 +37,7 @@ export type ResumeJobPausesOptions = { db: Db; jobId: string; actor: string }
 export async function resumeJobPauses({ db, jobId, actor }: ResumeJobPausesOptions): Promise<void> {
   const resumed = await db.background.transaction(async (tx) => {
     const ids = await lockOpenJobPauses({ sql: tx, jobId })
-    return markResumed(tx, { ids, actor, summary: (p) => `Resumed ${describePause(p)} after job ${jobId}` })
+    return markResumed({ sql: tx, ids, actor, summary: (p) => `Resumed ${describePause(p)} after job ${jobId}` })
   })
   await publishControlEvents(toControlEvents('resume', resumed))
   if (resumed.length > 0) {

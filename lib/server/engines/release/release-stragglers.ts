@@ -25,7 +25,8 @@ export async function releaseStragglers({ db, actor = SYSTEM_ACTOR }: { db: Db; 
     const rows = await claimStragglers({ sql: tx, actor, retryAfterSeconds: FAILED_RELEASE_RETRY_SECONDS, limit: 10_000 })
     const jobId = await createReleaseJob(tx, { rows, actor })
     if (jobId === null) return null
-    await recordAudit(tx, {
+    await recordAudit({
+      sql: tx,
       actor,
       action: 'replay.created',
       subject: { type: 'replay', id: jobId },

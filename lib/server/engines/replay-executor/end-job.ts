@@ -21,7 +21,8 @@ export async function endJob({ sql, jobId, owner, status, error = null }: EndJob
       job.skipped > 0 ? `${job.skipped} could not be replayed` : null,
       job.cancelled > 0 ? `${job.cancelled} cancelled` : null,
     ].filter(Boolean)
-    await recordAudit(tx, {
+    await recordAudit({
+      sql: tx,
       actor: job.created_by,
       action: 'replay.finished',
       subject: { type: 'replay', id: job.id },

@@ -118,7 +118,7 @@ export function route<P = Record<string, never>>(options: RouteOptions, handler:
         throw new AppError('unavailable', 'Lazarus must be served through its front (npm start); this request bypassed it')
       }
       const db = await getDb()
-      const principal = await authenticate(request, facts, { sql: db.sql, config })
+      const principal = await authenticate(request, facts, { db, config })
       const unsafe = !SAFE_METHODS.has(request.method)
       if (unsafe && !(isSignedIn(principal) && principal.via === 'bearer')) checkCrossSite(request, facts, config)
       if (!hasPermission(principal, options.permission)) {
@@ -143,7 +143,7 @@ export function route<P = Record<string, never>>(options: RouteOptions, handler:
         clientIp: clientAddress(request, facts, config),
         query: Object.fromEntries(new URL(request.url).searchParams),
         sourceIds(permission = options.permission) {
-          if (!patterns.has(permission)) patterns.set(permission, sourceIdsForPatterns(db.sql, permittedPatterns(principal, permission)))
+          if (!patterns.has(permission)) patterns.set(permission, sourceIdsForPatterns({ sql: db.sql, patterns: permittedPatterns(principal, permission) }))
           return patterns.get(permission)!
         },
         signedIn() {

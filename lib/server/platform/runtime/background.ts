@@ -18,7 +18,7 @@ export type Background = { drainer: Drainer; searchIndexer: SearchIndexer; repla
 async function start(): Promise<Background> {
   const config = getConfig()
   const db = await getDb()
-  await ensureSources(config.LAZARUS_SOURCES)
+  await ensureSources({ db, queues: config.LAZARUS_SOURCES })
   // Before the drainer: it registers lazarus.hold as a source (kind 'hold') and declares the pause topology.
   const pauses = await startPauseRuntime({ db, config })
   // A first start would otherwise find lazarus.hold missing and log a warning before the queue is declared; a broker

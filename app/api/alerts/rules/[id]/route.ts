@@ -6,12 +6,12 @@ import { updateAlertRuleSchema } from '@/lib/shared/schemas/alert'
 export const dynamic = 'force-dynamic'
 
 // PATCH /api/alerts/rules/{id} – {enabled}
-export const PATCH = route<{ id: string }>({ permission: 'admin' }, async ({ request, actor, params: { id } }) =>
-  json(await updateAlertRule({ id, ...(await readJson(request, updateAlertRuleSchema)), actor })),
+export const PATCH = route<{ id: string }>({ permission: 'admin' }, async ({ request, db, actor, params: { id } }) =>
+  json(await updateAlertRule({ db, id, ...(await readJson(request, updateAlertRuleSchema)), actor })),
 )
 
 // DELETE /api/alerts/rules/{id}
-export const DELETE = route<{ id: string }>({ permission: 'admin' }, async ({ actor, params: { id } }) => {
-  await deleteAlertRule({ id, actor })
+export const DELETE = route<{ id: string }>({ permission: 'admin' }, async ({ db, actor, params: { id } }) => {
+  await deleteAlertRule({ db, id, actor })
   return new Response(null, { status: 204 })
 })

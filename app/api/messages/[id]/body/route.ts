@@ -4,7 +4,7 @@ import { recordRawView } from '@/lib/server/messages/record-raw-view'
 
 // GET /api/messages/{id}/body – the raw body, byte for byte (operators, audited); always a download, never rendered
 export const GET = route<{ id: string }>({ permission: 'messages:raw' }, async ({ db, actor, sourceIds, params: { id } }) => {
-  const body = await getMessageBody({ id, sourceIds: await sourceIds() })
+  const body = await getMessageBody({ db, id, sourceIds: await sourceIds() })
   await recordRawView({ db, actor, messageId: id, what: 'body' })
   return new Response(new Uint8Array(body.bytes), {
     headers: {

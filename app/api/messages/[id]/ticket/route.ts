@@ -6,8 +6,8 @@ import { loadRedactor } from '@/lib/server/redaction/redaction-rules'
 export const dynamic = 'force-dynamic'
 
 // GET /api/messages/{id}/ticket – one message as a redacted Markdown bug ticket ("Copy as ticket")
-export const GET = route<{ id: string }>({ permission: 'messages:read' }, async ({ origin, sourceIds, signedIn, config, params: { id } }) => {
+export const GET = route<{ id: string }>({ permission: 'messages:read' }, async ({ db, origin, sourceIds, signedIn, config, params: { id } }) => {
   const release = await beginExport(config, callerKey(signedIn()))
-  const markdown = await buildMessageTicket(id, { redactor: await loadRedactor(), baseUrl: origin, sourceIds: await sourceIds() }).finally(release)
+  const markdown = await buildMessageTicket(id, { db, redactor: await loadRedactor({ sql: db.sql }), baseUrl: origin, sourceIds: await sourceIds() }).finally(release)
   return new Response(markdown, { headers: { 'content-type': 'text/markdown; charset=utf-8', 'cache-control': 'private, no-store', 'x-content-type-options': 'nosniff' } })
 })

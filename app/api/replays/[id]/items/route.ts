@@ -7,6 +7,6 @@ export const dynamic = 'force-dynamic'
 type Params = { id: string }
 
 // GET /api/replays/{id}/items – each message's outcome, in publish order
-export const GET = route<Params>({ permission: 'messages:read' }, async ({ query, sourceIds, params: { id } }) =>
-  json(await listReplayItems({ id, query: listReplayItemsQuerySchema.parse(query), sourceIds: await sourceIds() })),
+export const GET = route<Params>({ permission: 'messages:read' }, async ({ db, query, sourceIds, params: { id } }) =>
+  json(await listReplayItems({ db, id, query: listReplayItemsQuerySchema.parse(query), sourceIds: await sourceIds() })),
 )

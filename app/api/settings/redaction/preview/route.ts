@@ -5,4 +5,4 @@ import { redactionPreviewSchema } from '@/lib/shared/schemas/redaction'
 export const dynamic = 'force-dynamic'
 
 // POST /api/settings/redaction/preview – what the stored (or the given, unsaved) rules make of a sample text
-export const POST = route({ permission: 'admin' }, async ({ request }) => json(await previewRedaction(await readJson(request, redactionPreviewSchema))))
+export const POST = route({ permission: 'admin' }, async ({ request, db }) => json(await previewRedaction({ db, input: await readJson(request, redactionPreviewSchema) })))

@@ -1,0 +1,28 @@
+import 'server-only'
+import type { Sql } from '@/lib/server/platform/db/sql'
+
+/**
+ * The SQL of a group's triage state (status, note, ticket link). Reading groups has its own query modules, each built
+ * around the indexes it uses: the list and detail rows (query-groups.ts), the arrival series (arrival-series.ts) and
+ * the breakdown of a group's messages (group-breakdown.ts).
+ */
+
+export type GroupTriage = { status: string; note: string | null; ticket_url: string | null }
+
+/** Whether any of `sourceIds` holds a message of the group (its per-source counters). */
+export async function groupHasMessagesIn({ sql, groupId, sourceIds }: { sql: Sql; groupId: string; sourceIds: string[] }): Promise<boolean> {
+  const { rows } = await sql.query('SELECT 1 FROM group_source_stats WHERE group_id = $1::bigint AND source_id = ANY($2::bigint[]) AND count > 0 LIMIT 1', [groupId, sourceIds])
+  return rows.length > 0
+}
+
+/** The group's triage state and title, locked until the transaction ends; undefined when there is no such group. */
+export async function lockGroupTriage({ sql, groupId }: { sql: Sql; groupId: string }): Promise<(GroupTriage & { title: string }) | undefined> {
+  const { rows } = await sql.query<GroupTriage & { title: string }>('SELECT status, note, ticket_url, title FROM error_groups WHERE id = $1::bigint FOR UPDATE', [groupId])
+  return rows[0]
+}
+
+export async function setGroupTriage({ sql, groupId, triage }: { sql: Sql; groupId: string; triage: GroupTriage }): Promise<void> {
+  await sql.query('UPDATE error_groups SET status = $2, note = $3, ticket_url = $4, updated_at = now() WHERE id = $1::bigint', [
+    groupId, triage.status, triage.note, triage.ticket_url,
+  ])
+}

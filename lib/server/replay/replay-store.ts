@@ -1,0 +1,188 @@
+import 'server-only'
+import type { Sql } from '@/lib/server/platform/db/sql'
+import { MESSAGES_FROM } from '@/lib/server/messages/message-filter-sql'
+import type { ReplayPlanDto, ReplayTarget } from '@/lib/shared/schemas/replay'
+import type { Selection } from '@/lib/shared/schemas/selection'
+import { ITEM_STATUS_SQL } from './item-status-sql'
+import type { PlannedReplay } from './plan-replay'
+import type { ItemDtoRow, JobDtoRow } from './to-replay-dto'
+
+/**
+ * The SQL of replay jobs as the API creates, reads and cancels them. Planning a replay (which messages, which targets)
+ * is lib/server/replay/plan-replay.ts; running jobs is the executor's (lib/server/engines/replay-executor/job-store.ts).
+ */
+
+const JOB_COLUMNS = `j.id::text, j.kind, j.status, j.total, j.published, j.confirmed, j.unroutable, j.failed, j.skipped, j.released,
+  j.cancelled, j.rate_per_second, j.current_rate, j.rate_sampled_at > now() - interval '10 seconds' AS rate_fresh, j.target, j.selection,
+  j.pause_entities, j.cancel_requested_at, j.error, j.created_by, j.created_at, j.started_at, j.finished_at`
+
+/**
+ * A job a user limited to some sources may see: every message of it is of those sources (`param` is their ids as a
+ * bigint[] parameter). Release jobs (held messages) have no source list and stay with unlimited users.
+ */
+const jobWithinSourcesSql = (param: string) => `(j.source_ids IS NOT NULL AND j.source_ids <@ ${param}::bigint[])`
+
+/** `j.id = $1` and, for a caller limited to `sourceIds`, a job of theirs. */
+const jobById = (id: string, sourceIds: string[] | null) => ({
+  where: `j.id = $1::bigint${sourceIds ? ` AND ${jobWithinSourcesSql('$2')}` : ''}`,
+  params: sourceIds ? [id, sourceIds] : [id],
+})
+
+export async function selectJob({ sql, id, sourceIds = null }: { sql: Sql; id: string; sourceIds?: string[] | null }): Promise<(JobDtoRow & { plan: ReplayPlanDto }) | undefined> {
+  const { where, params } = jobById(id, sourceIds)
+  const { rows } = await sql.query<JobDtoRow & { plan: ReplayPlanDto }>(`SELECT ${JOB_COLUMNS}, j.plan FROM replay_jobs j WHERE ${where}`, params)
+  return rows[0]
+}
+
+export async function jobVisible({ sql, id, sourceIds }: { sql: Sql; id: string; sourceIds: string[] | null }): Promise<boolean> {
+  const { where, params } = jobById(id, sourceIds)
+  const { rows } = await sql.query(`SELECT 1 FROM replay_jobs j WHERE ${where}`, params)
+  return rows.length > 0
+}
+
+export type JobPauseRow = { id: string; queue: string; entity_key: string | null; status: string }
+
+export async function selectJobPauses({ sql, jobId }: { sql: Sql; jobId: string }): Promise<JobPauseRow[]> {
+  const { rows } = await sql.query<JobPauseRow>('SELECT id::text, queue, entity_key, status FROM pauses WHERE replay_job_id = $1::bigint ORDER BY id LIMIT 1000', [jobId])
+  return rows
+}
+
+export type JobPageQuery = { sourceIds: string[] | null; status?: string; cursor: { at: string; id: string } | null; limit: number }
+
+/** Jobs newest first on (created_at, id), with created_at to the microsecond as text for the next cursor. */
+export async function selectJobPage({ sql, sourceIds, status, cursor, limit }: { sql: Sql } & JobPageQuery): Promise<(JobDtoRow & { created_at_text: string })[]> {
+  const params: unknown[] = []
+  const where: string[] = []
+  if (sourceIds) {
+    params.push(sourceIds)
+    where.push(jobWithinSourcesSql(`$${params.length}`))
+  }
+  if (status) {
+    params.push(status)
+    where.push(`j.status = $${params.length}`)
+  }
+  if (cursor) {
+    params.push(cursor.at, cursor.id)
+    where.push(`(j.created_at, j.id) < ($${params.length - 1}::timestamptz, $${params.length}::bigint)`)
+  }
+  params.push(limit)
+  const { rows } = await sql.query<JobDtoRow & { created_at_text: string }>(
+    `SELECT ${JOB_COLUMNS}, to_char(j.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text
+     FROM replay_jobs j WHERE ${where.length ? where.join(' AND ') : 'TRUE'}
+     ORDER BY j.created_at DESC, j.id DESC LIMIT $${params.length}`,
+    params,
+  )
+  return rows
+}
+
+/** A job's items in publish order after `afterSeq`, optionally only those with the shown `status`. */
+export async function selectItemPage({ sql, jobId, afterSeq, limit, status }: { sql: Sql; jobId: string; afterSeq: number; limit: number; status?: string }): Promise<ItemDtoRow[]> {
+  const params: unknown[] = [jobId, afterSeq, limit]
+  let statusSql = ''
+  if (status) {
+    params.push(status)
+    statusSql = `AND ${ITEM_STATUS_SQL} = $${params.length}`
+  }
+  const { rows } = await sql.query<ItemDtoRow>(
+    `SELECT i.seq, i.dead_letter_id::text, i.kind, i.replay_id, ${ITEM_STATUS_SQL} AS status, i.exchange, i.routing_key, i.error, i.published_at,
+       i.finished_at, d.entity_key, d.error_type
+     FROM replay_items i JOIN replay_jobs j ON j.id = i.job_id LEFT JOIN dead_letters d ON d.id = i.dead_letter_id
+     WHERE i.job_id = $1::bigint AND i.seq > $2::int ${statusSql}
+     ORDER BY i.seq LIMIT $3`,
+    params,
+  )
+  return rows
+}
+
+export type CancelCandidate = { kind: string; status: string; cancel_requested_at: Date | null; unleased: boolean; pauses: number; total: number }
+
+/** Locks the job (a caller limited to `sourceIds`: only theirs) until the transaction ends, with what cancelling needs. */
+export async function lockJobForCancel({ sql, id, sourceIds }: { sql: Sql; id: string; sourceIds: string[] | null }): Promise<CancelCandidate | undefined> {
+  const { where, params } = jobById(id, sourceIds)
+  const { rows } = await sql.query<CancelCandidate>(
+    `SELECT kind, status, cancel_requested_at, (lease_expires_at IS NULL OR lease_expires_at < now()) AS unleased, total,
+       (SELECT count(*)::int FROM pauses p WHERE p.replay_job_id = j.id) AS pauses
+     FROM replay_jobs j WHERE ${where} FOR UPDATE`,
+    params,
+  )
+  return rows[0]
+}
+
+export async function requestCancel({ sql, id, actor }: { sql: Sql; id: string; actor: string }): Promise<void> {
+  await sql.query('UPDATE replay_jobs SET cancel_requested_at = now(), cancel_requested_by = $2, updated_at = now() WHERE id = $1::bigint', [id, actor])
+}
+
+export type NewReplayJob = { selection: Selection; target: ReplayTarget; plan: ReplayPlanDto; actor: string }
+
+export async function insertReplayJob({ sql, job }: { sql: Sql; job: NewReplayJob }): Promise<string> {
+  const { rows } = await sql.query<{ id: string }>(
+    `INSERT INTO replay_jobs (kind, status, selection, target, rate_per_second, pause_entities, plan, created_by)
+     VALUES ('replay', 'pending', $1::jsonb, $2::jsonb, $3, $4, $5::jsonb, $6) RETURNING id::text`,
+    [JSON.stringify(job.selection), JSON.stringify(job.target), job.plan.ratePerSecond, job.plan.pauseEntities, JSON.stringify(job.plan), job.actor],
+  )
+  return rows[0].id
+}
+
+/**
+ * Takes the planned messages that are still dead into the job: each becomes 'replaying' and gets an item in publish
+ * order (oldest first death first, so an entity's messages keep their order) with a fresh replay id. Returns how many.
+ *
+ * A dead message has no status row (or one that says dead): the upsert writes or takes it. The unique key and the
+ * re-check of a row another transaction changed meanwhile (status = 'dead' again, after its commit) mean two jobs
+ * created at once never share a message; no separate FOR UPDATE pass over the selection.
+ */
+export async function takeMessagesIntoJob({ sql, planned, jobId, actor }: {
+  sql: Sql
+  planned: Pick<PlannedReplay, 'params' | 'eligibleWhere' | 'exchangeSql' | 'routingKeySql'>
+  jobId: string
+  actor: string
+}): Promise<number> {
+  const params = [...planned.params, jobId, actor]
+  const [jobParam, actorParam] = [params.length - 1, params.length]
+  const { rowCount } = await sql.query(
+    // What the items need is read back through the primary keys: a join of two CTEs (no statistics) can turn into a
+    // nested loop over both, a hundred thousand squared.
+    `WITH marked AS (
+       INSERT INTO dead_letter_states AS st (dead_letter_id, status, status_changed_at, status_changed_by, failed_at)
+       SELECT d.id, 'replaying', now(), $${actorParam}, d.failed_at
+       FROM ${MESSAGES_FROM} JOIN sources s ON s.id = d.source_id
+       WHERE ${planned.eligibleWhere}
+       ON CONFLICT (dead_letter_id) DO UPDATE SET status = 'replaying', status_reason = NULL,
+         status_changed_at = excluded.status_changed_at, status_changed_by = excluded.status_changed_by
+       WHERE st.status = 'dead'
+       RETURNING st.dead_letter_id
+     )
+     INSERT INTO replay_items (job_id, seq, dead_letter_id, kind, replay_id, status, exchange, routing_key)
+     SELECT $${jobParam}::bigint, row_number() OVER (ORDER BY d.first_death_at NULLS LAST, d.failed_at, d.id)::int, d.id, 'replay',
+       gen_random_uuid()::text, 'pending', ${planned.exchangeSql}, ${planned.routingKeySql}
+     FROM marked m JOIN dead_letters d ON d.id = m.dead_letter_id JOIN sources s ON s.id = d.source_id`,
+    params,
+  )
+  return rowCount
+}
+
+/** Records which sources the job's messages are of: users limited to some sources see a job only when all are theirs. */
+export async function recordJobSources({ sql, jobId }: { sql: Sql; jobId: string }): Promise<void> {
+  await sql.query(
+    `UPDATE replay_jobs SET source_ids = ARRAY(SELECT DISTINCT d.source_id FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id WHERE i.job_id = $1::bigint ORDER BY 1)
+     WHERE id = $1::bigint`,
+    [jobId],
+  )
+}
+
+export async function freezeJobPlan({ sql, jobId, total, plan }: { sql: Sql; jobId: string; total: number; plan: ReplayPlanDto }): Promise<void> {
+  await sql.query('UPDATE replay_jobs SET total = $2, plan = $3::jsonb WHERE id = $1::bigint', [jobId, total, JSON.stringify(plan)])
+}
+
+export type JobEntity = { source_id: string; vhost: string; queue: string; entity_key: string; rule: unknown }
+
+/** The (queue, entity) pairs the job's messages failed in, with their source's entity-key rule: what pausing covers. */
+export async function selectJobEntities({ sql, jobId }: { sql: Sql; jobId: string }): Promise<JobEntity[]> {
+  const { rows } = await sql.query<JobEntity>(
+    `SELECT DISTINCT d.source_id::text, s.vhost, d.origin_queue AS queue, d.entity_key, s.entity_key AS rule
+     FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id JOIN sources s ON s.id = d.source_id
+     WHERE i.job_id = $1::bigint AND d.entity_key IS NOT NULL AND d.origin_queue IS NOT NULL`,
+    [jobId],
+  )
+  return rows
+}

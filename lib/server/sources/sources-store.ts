@@ -1,0 +1,76 @@
+import 'server-only'
+import { Prisma, type Source } from '@/lib/generated/prisma/client'
+import type { Sql } from '@/lib/server/platform/db/sql'
+import type { CreateSourceInput, UpdateSourceInput } from '@/lib/shared/schemas/source'
+
+/**
+ * The `sources` table as admins manage it, through Prisma (plain CRUD: docs/ARCHITECTURE.md#how-code-gets-the-database).
+ * `prisma` is the client or a CRUD transaction's (lib/server/platform/db/crud-transaction.ts). The drainer keeps its
+ * counters and errors in SQL on its own pool (lib/server/engines/drainer/).
+ */
+type SourcesPrisma = { prisma: Prisma.TransactionClient }
+
+export function findSource({ prisma, id }: SourcesPrisma & { id: bigint }): Promise<Source | null> {
+  return prisma.source.findUnique({ where: { id } })
+}
+
+export function findSourceByQueue({ prisma, vhost, queue }: SourcesPrisma & { vhost: string; queue: string }): Promise<Source | null> {
+  return prisma.source.findUnique({ where: { vhost_queue: { vhost, queue } } })
+}
+
+/** The sources in `ids` (null: all), by vhost and queue. */
+export function listSourceRows({ prisma, ids }: SourcesPrisma & { ids: string[] | null }): Promise<Source[]> {
+  return prisma.source.findMany({ where: ids ? { id: { in: ids.map(BigInt) } } : undefined, orderBy: [{ vhost: 'asc' }, { queue: 'asc' }] })
+}
+
+export function insertSource({ prisma, input }: SourcesPrisma & { input: CreateSourceInput }): Promise<Source> {
+  return prisma.source.create({
+    data: {
+      vhost: input.vhost,
+      queue: input.queue,
+      entityKey: input.entityKey ?? undefined,
+      orderSensitive: input.orderSensitive ?? false,
+      defaultTarget: input.defaultTarget ?? { type: 'source' },
+      enabled: input.enabled ?? true,
+    },
+  })
+}
+
+/** Sources of these queues on the default vhost; queues that already are one keep their settings. */
+export async function insertMissingSources({ prisma, queues }: SourcesPrisma & { queues: string[] }): Promise<void> {
+  await prisma.source.createMany({ data: queues.map((queue) => ({ vhost: '/', queue })), skipDuplicates: true })
+}
+
+export function updateSourceColumns({ prisma, id, input }: SourcesPrisma & { id: bigint; input: UpdateSourceInput }): Promise<Source> {
+  return prisma.source.update({
+    where: { id },
+    data: {
+      ...(input.entityKey !== undefined && { entityKey: input.entityKey === null ? Prisma.DbNull : input.entityKey }),
+      ...(input.orderSensitive !== undefined && { orderSensitive: input.orderSensitive }),
+      ...(input.defaultTarget !== undefined && { defaultTarget: input.defaultTarget }),
+      ...(input.enabled !== undefined && { enabled: input.enabled }),
+      updatedAt: new Date(),
+    },
+  })
+}
+
+export function countStoredMessages({ prisma, sourceId }: SourcesPrisma & { sourceId: bigint }): Promise<number> {
+  return prisma.deadLetter.count({ where: { sourceId } })
+}
+
+/**
+ * Deletes a source with its per-source counters and buckets (no foreign key, see migration
+ * 20261205200000_group_source_counters): zeros, or history of messages retention removed. SQL for the buckets: they
+ * are found through the counters' (group, source) pairs, since group_source_arrivals is keyed by group first.
+ */
+export async function deleteSourceAndCounters({ prisma, sql, id }: SourcesPrisma & { sql: Sql; id: bigint }): Promise<void> {
+  await prisma.source.delete({ where: { id } })
+  await sql.query(
+    `WITH buckets AS (
+       DELETE FROM group_source_arrivals a USING group_source_stats s
+       WHERE s.source_id = $1::bigint AND a.group_id = s.group_id AND a.source_id = s.source_id
+     )
+     DELETE FROM group_source_stats WHERE source_id = $1::bigint`,
+    [id.toString()],
+  )
+}
