@@ -5,7 +5,7 @@ import { logger } from '@/lib/server/platform/log'
 
 const db = await openDb({ migrate: false })
 try {
-  const applied = await applyMigrations(db.sql)
+  const applied = await applyMigrations({ sql: db.sql })
   logger('migrate').info(applied.length ? 'migrations applied' : 'database is up to date', { applied })
 } finally {
   await db.close()

@@ -15,7 +15,6 @@ export const TIME_RANGES = [
 export const GROUP_FILTER_KEYS = ['source', 'status', 'failureKind', 'service', 'range', 'from', 'to', 'sort'] as const
 export const MESSAGE_FILTER_KEYS = ['group', 'source', 'status', 'failureKind', 'service', 'serviceVersion', 'entity', 'q', 'range', 'from', 'to'] as const
 
-export type GroupFilterKey = (typeof GROUP_FILTER_KEYS)[number]
 export type MessageFilterKey = (typeof MESSAGE_FILTER_KEYS)[number]
 
 type ReadableParams = { get(name: string): string | null }

@@ -87,10 +87,6 @@ function useStore(): SelectionStore {
   return store
 }
 
-export function useSelectionStore(): SelectionStore {
-  return useStore()
-}
-
 export function useIsSelected(id: string): boolean {
   const store = useStore()
   return useSyncExternalStore(store.subscribe, () => store.isSelected(id), () => false)

@@ -128,7 +128,7 @@ function routeFiles(): string[] {
 
 /**
  * The schemas a route parses its query and body with, read from its source: each `export const METHOD = …` block's
- * `readJson(request, x)` and `x.parse(query)` (or `searchParamsOf(request)`), with `x` resolved through its imports.
+ * `readJson(request, x)` and `x.parse(query)`, with `x` resolved through its imports.
  */
 async function schemasOf(file: string): Promise<Pick<RouteInfo, 'query' | 'body' | 'unresolved' | 'readsQuery'>> {
   const source = readFileSync(path.join(API_DIR, file), 'utf8')
@@ -139,8 +139,8 @@ async function schemasOf(file: string): Promise<Pick<RouteInfo, 'query' | 'body'
   const resolve = async (name: string): Promise<Schema | undefined> => {
     const from = imported.get(name)
     if (!from) return undefined
-    const module = (await import(/* @vite-ignore */ from)) as Record<string, unknown>
-    const schema = module[name] as Schema | undefined
+    const exported = (await import(/* @vite-ignore */ from)) as Record<string, unknown>
+    const schema = exported[name] as Schema | undefined
     return schema?._zod ? schema : undefined
   }
   const query: RouteInfo['query'] = {}
@@ -152,7 +152,7 @@ async function schemasOf(file: string): Promise<Pick<RouteInfo, 'query' | 'body'
     const method = /^export\s+const\s+(\w+)/.exec(block)?.[1] as HttpMethod | undefined
     if (!method) continue
     const bodyName = /readJson\(\s*\w+\s*,\s*(\w+)\s*\)/.exec(block)?.[1]
-    const queryName = /(\w+)\.parse\(\s*(?:query\b|searchParamsOf\()/.exec(block)?.[1]
+    const queryName = /(\w+)\.parse\(\s*query\b/.exec(block)?.[1]
     if (bodyName) body[method] = await resolve(bodyName)
     if (queryName) query[method] = await resolve(queryName)
     if (bodyName && !body[method]) unresolved.push(bodyName)
@@ -251,7 +251,7 @@ const BASELINES: Record<string, Baseline> = {
       { format: 'md', group: f.groupId },
     ],
   },
-  '/api/groups': { query: (f) => [{ source: 'orders.dlq', status: 'open', failureKind: 'exhausted', service: 'orders', from: '2026-01-01', to: '2030-01-01', sort: 'count', limit: '10', includeHeld: 'true' }] },
+  '/api/groups': { query: () => [{ source: 'orders.dlq', status: 'open', failureKind: 'exhausted', service: 'orders', from: '2026-01-01', to: '2030-01-01', sort: 'count', limit: '10', includeHeld: 'true' }] },
   '/api/groups/[id]': {
     params: (f) => [{ id: f.groupId }],
     query: () => [{ range: '7d' }],

@@ -232,7 +232,7 @@ describe('backup and restore of a running Lazarus', () => {
     await adminQuery(`CREATE DATABASE ${restoredName}`)
     await pgTool('pg_restore', ['--no-owner', '--no-privileges', '--exit-on-error', '--single-transaction', `--dbname=${restoredUrl}`, path.join(dir, 'lazarus.dump')])
     restored = await openDb({ databaseUrl: restoredUrl, migrate: false })
-    expect(await applyMigrations(restored.sql)).toEqual([])
+    expect(await applyMigrations({ sql: restored.sql })).toEqual([])
     // And opened the way Lazarus opens it at start-up.
     const again = await openDb({ databaseUrl: restoredUrl })
     await again.close()

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ADMIN_AUTH } from '../helpers/auth'
 import { connect, type ChannelModel } from '@/lib/server/platform/broker/amqplib'
 import { encodeTypedTable, publishHeadersSlot, type TypedTable } from '@/lib/server/platform/broker/typed-fields'
 import { startDrainer, type Drainer } from '@/lib/server/engines/drainer/drainer'

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ADMIN_AUTH, createTestUser, tokenActor, type TestUser } from '../helpers/auth'
+import { createTestUser, tokenActor, type TestUser } from '../helpers/auth'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 import * as groupRoute from '@/app/api/groups/[id]/route'
 import { storeBatch } from '@/lib/server/engines/drainer/store-batch'

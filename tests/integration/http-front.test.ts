@@ -36,8 +36,8 @@ async function toRoutes(req: IncomingMessage, res: ServerResponse): Promise<void
     res.end(JSON.stringify(req.headers))
     return
   }
-  const module = ROUTES[path]
-  const handler = module?.[req.method ?? 'GET'] as ((r: Request, c: { params: Promise<object> }) => Promise<Response>) | undefined
+  const routeModule = ROUTES[path]
+  const handler = routeModule?.[req.method ?? 'GET'] as ((r: Request, c: { params: Promise<object> }) => Promise<Response>) | undefined
   if (!handler) {
     res.statusCode = 404
     res.end('not found')

@@ -24,7 +24,7 @@ describe('migration 20261203000000_dead_letter_states', () => {
     url.pathname = `/${name}`
     db = await openDb({ databaseUrl: url.toString(), migrate: false })
     const all = await loadMigrations()
-    await applyMigrations(db.sql, all.filter((m) => m.name < STATES_MIGRATION))
+    await applyMigrations({ sql: db.sql, migrations: all.filter((m) => m.name < STATES_MIGRATION) })
 
     const source = (await db.sql.query<{ id: string }>(`INSERT INTO sources (queue) VALUES ('orders.dlq') RETURNING id::text`)).rows[0].id
     const group = (await db.sql.query<{ id: string }>(
@@ -43,7 +43,7 @@ describe('migration 20261203000000_dead_letter_states', () => {
        FROM generate_series(1, 50) i`,
       [source, group],
     )
-    expect(await applyMigrations(db.sql)).toContain(STATES_MIGRATION)
+    expect(await applyMigrations({ sql: db.sql })).toContain(STATES_MIGRATION)
   })
 
   afterAll(async () => {

@@ -43,7 +43,7 @@ describe(`migration ${MIGRATION}`, () => {
     url.pathname = `/${name}`
     db = await openDb({ databaseUrl: url.toString(), migrate: false })
     const all = await loadMigrations()
-    await applyMigrations(db.sql, all.filter((m) => m.name < MIGRATION))
+    await applyMigrations({ sql: db.sql, migrations: all.filter((m) => m.name < MIGRATION) })
 
     for (const key of ['a', 'b']) {
       sourceIds[key] = (await db.sql.query<{ id: string }>(`INSERT INTO sources (queue) VALUES ($1) RETURNING id::text`, [`${key}.dlq`])).rows[0].id
@@ -74,7 +74,7 @@ describe(`migration ${MIGRATION}`, () => {
         col((m) => m.service), col((m) => m.version), col((m) => m.status),
       ],
     )
-    expect(await applyMigrations(db.sql)).toContain(MIGRATION)
+    expect(await applyMigrations({ sql: db.sql })).toContain(MIGRATION)
   })
 
   afterAll(async () => {

@@ -24,7 +24,7 @@ describe(`migration ${MIGRATION}`, () => {
     url.pathname = `/${name}`
     db = await openDb({ databaseUrl: url.toString(), migrate: false })
     const all = await loadMigrations()
-    await applyMigrations(db.sql, all.filter((m) => m.name < MIGRATION))
+    await applyMigrations({ sql: db.sql, migrations: all.filter((m) => m.name < MIGRATION) })
 
     const hold = (await db.sql.query<{ id: string }>(`INSERT INTO sources (queue, kind) VALUES ('lazarus.hold', 'hold') RETURNING id::text`)).rows[0].id
     const dlq = (await db.sql.query<{ id: string }>(`INSERT INTO sources (queue) VALUES ('orders.dlq') RETURNING id::text`)).rows[0].id
@@ -59,7 +59,7 @@ describe(`migration ${MIGRATION}`, () => {
         await db.sql.query(`INSERT INTO dead_letter_states (dead_letter_id, status, failed_at) SELECT id, $2, failed_at FROM dead_letters WHERE id = $1::bigint`, [stored[0].id, status])
       }
     }
-    expect(await applyMigrations(db.sql)).toContain(MIGRATION)
+    expect(await applyMigrations({ sql: db.sql })).toContain(MIGRATION)
   })
 
   afterAll(async () => {

@@ -3,7 +3,7 @@ import { ADMIN_AUTH, createTestUser, tokenActor, type TestUser } from '../helper
 import { createHash } from 'node:crypto'
 import type { Channel, ChannelModel } from '@/lib/server/platform/broker/amqplib'
 import { createTestDb, type TestDb } from '../helpers/test-db'
-import { brokerConnection, uniqueName, waitFor } from '../helpers/broker'
+import { brokerConnection, waitFor } from '../helpers/broker'
 import * as pausesRoute from '@/app/api/pauses/route'
 import * as pauseRoute from '@/app/api/pauses/[id]/route'
 import * as sourcesRoute from '@/app/api/sources/route'
@@ -55,7 +55,7 @@ describe('pause registry API', () => {
   let bareSourceId: string
   let holdSourceId: string
   let connection: ChannelModel
-  let events: { type: string; version: number; pause: { id: string; entityKey: string | null; status: string } }[] = []
+  const events: { type: string; version: number; pause: { id: string; entityKey: string | null; status: string } }[] = []
   const ids: Record<string, string> = {}
 
   beforeAll(async () => {

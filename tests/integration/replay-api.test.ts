@@ -19,7 +19,6 @@ const post = (path: string, body: unknown, user = 'carol') =>
   new Request(base + path, { method: 'POST', body: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'content-type': 'application/json', authorization: users[user].authorization } })
 const ctx = <P>(params: P) => ({ params: Promise.resolve(params) })
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 type Case = { name: string; call: () => Promise<Response>; status: number; check?: (body: any) => void }
 
 describe('replay, resolve and audit API', () => {

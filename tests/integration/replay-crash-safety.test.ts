@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Channel, ChannelModel } from '@/lib/server/platform/broker/amqplib'
+import type { ChannelModel } from '@/lib/server/platform/broker/amqplib'
 import { createReplay } from '@/lib/server/replay/create-replay'
 import { ITEM_STATUS_SQL } from '@/lib/server/replay/item-status-sql'
 import type { ReplayCreatedDto } from '@/lib/shared/schemas/replay'
@@ -17,14 +17,13 @@ describe('replay crash safety', () => {
   let db: TestDb
   let bed: ReplayBed
   let connection: ChannelModel
-  let channel: Channel
   const exchange = uniqueName('crash_x')
   const work = uniqueName('crash_work')
   const env = () => ({ DATABASE_URL: db.url, LAZARUS_REPLAY_LEASE_MS: '1500', LAZARUS_REPLAY_POLL_MS: '100', LAZARUS_REPLAY_WINDOW: '500' })
 
   beforeAll(async () => {
     bed = await openReplayBed({ exchange, work, key: 'order.created' })
-    ;({ db, connection, channel } = bed)
+    ;({ db, connection } = bed)
     await storeBulk(db.sql, uniqueName('crash_dlq'), bulkRows(TOTAL, { originExchange: exchange, originKey: 'order.created', originQueue: work }))
   })
 

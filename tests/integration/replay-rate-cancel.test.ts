@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ADMIN_AUTH, createTestUser, tokenActor } from '../helpers/auth'
-import type { Channel, ChannelModel } from '@/lib/server/platform/broker/amqplib'
+import type { Channel } from '@/lib/server/platform/broker/amqplib'
 import { createReplay } from '@/lib/server/replay/create-replay'
 import type { ReplayExecutor } from '@/lib/server/engines/replay-executor/executor'
 import type { ReplayCreatedDto } from '@/lib/shared/schemas/replay'
@@ -14,7 +14,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 describe('replay rate limit and cancel', () => {
   let db: TestDb
   let bed: ReplayBed
-  let connection: ChannelModel
   let channel: Channel
   let executor: ReplayExecutor
   const exchange = uniqueName('rate_x')
@@ -25,7 +24,7 @@ describe('replay rate limit and cancel', () => {
 
   beforeAll(async () => {
     bed = await openReplayBed({ exchange, work, key: 'k' })
-    ;({ db, connection, channel } = bed)
+    ;({ db, channel } = bed)
     const origin = { originExchange: exchange, originKey: 'k', originQueue: work }
     rateSource = await storeBulk(db.sql, uniqueName('rate_dlq'), bulkRows(1_000, origin))
     cancelSource = await storeBulk(db.sql, uniqueName('cancel_dlq'), bulkRows(2_000, { ...origin, start: 10_000 }))

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Channel, ChannelModel } from '@/lib/server/platform/broker/amqplib'
+import type { ChannelModel } from '@/lib/server/platform/broker/amqplib'
 import { getTypedHeaders } from '@/lib/server/platform/broker/typed-fields'
 import { createReplay } from '@/lib/server/replay/create-replay'
 import type { ReplayExecutor } from '@/lib/server/engines/replay-executor/executor'
@@ -14,14 +14,13 @@ describe('replay with paused entities', () => {
   let db: TestDb
   let bed: ReplayBed
   let connection: ChannelModel
-  let channel: Channel
   let executor: ReplayExecutor | undefined
   const exchange = uniqueName('rel_x')
   const work = uniqueName('rel_work')
 
   beforeAll(async () => {
     bed = await openReplayBed({ exchange, work, key: 'k' })
-    ;({ db, connection, channel } = bed)
+    ;({ db, connection } = bed)
   })
 
   afterAll(async () => {

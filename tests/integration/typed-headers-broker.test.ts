@@ -45,9 +45,9 @@ function loadStockCodec(): AmqplibCodec {
     module: { exports: object },
     exports: object,
   ) => void
-  const module = { exports: {} }
-  factory(module, module.exports)
-  return module.exports as AmqplibCodec
+  const commonJs = { exports: {} }
+  factory(commonJs, commonJs.exports)
+  return commonJs.exports as AmqplibCodec
 }
 const stock = loadStockCodec()
 const stockEncode = (headers: object): Buffer => {

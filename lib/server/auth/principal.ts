@@ -1,5 +1,5 @@
 import 'server-only'
-import { PERMISSIONS, SOURCE_BOUND, atLeast, sourcePatternMatches, type Permission, type Role, type RoleBinding } from '@/lib/shared/roles'
+import { PERMISSIONS, SOURCE_BOUND, atLeast, type Permission, type Role, type RoleBinding } from '@/lib/shared/roles'
 
 /**
  * Who is calling. `actor` is what the audit log and the `x-lazarus-replayed-by` header name: the user's e-mail
@@ -27,14 +27,6 @@ export type SignedIn = Exclude<Principal, { kind: 'anonymous' }>
 export const ANONYMOUS: Principal = { kind: 'anonymous' }
 
 export const isSignedIn = (p: Principal): p is SignedIn => p.kind !== 'anonymous'
-
-/** The highest role any of the caller's bindings gives on any source ('viewer' if it has none). */
-export function highestRole(p: Principal): Role | null {
-  if (!isSignedIn(p) || p.scope) return null
-  let best: Role | null = null
-  for (const b of p.bindings) if (!best || atLeast(b.role, best)) best = b.role
-  return best
-}
 
 /** Whether a binding grants `permission` on every source (no pattern). */
 function grantsEverywhere(binding: RoleBinding, needed: Role): boolean {
@@ -66,12 +58,3 @@ export function permittedPatterns(p: Principal, permission: Permission): string[
   if (p.bindings.some((b) => grantsEverywhere(b, needed))) return null
   return p.bindings.filter((b) => atLeast(b.role, needed) && b.sourcePattern !== null).map((b) => b.sourcePattern as string)
 }
-
-/** Whether the caller holds `permission` on the source with this queue name. */
-export function permittedOnQueue(p: Principal, permission: Permission, queue: string): boolean {
-  const patterns = permittedPatterns(p, permission)
-  return patterns === null || patterns.some((pattern) => sourcePatternMatches(pattern, queue))
-}
-
-/** The caller's name for the audit log; system work (sweeps, retention) passes its own. */
-export const actorOf = (p: Principal): string => (isSignedIn(p) ? p.actor : 'anonymous')

@@ -91,10 +91,10 @@ export const EXPORT_JOINS = `JOIN sources s ON s.id = d.source_id JOIN error_gro
 const statementName = (text: string) => `lazarus_export_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`
 
 /** Rows as the database sent them (`$COLUMNS` in `text` stands for the export's columns), timestamps made ISO 8601. */
-export async function queryExportRows(sql: Sql, text: string, params: unknown[], options: { prepare?: boolean } = {}): Promise<ExportRow[]> {
+export async function queryExportRows({ sql, text, params, prepare }: { sql: Sql; text: string; params: unknown[]; prepare?: boolean }): Promise<ExportRow[]> {
   const run = (columns: string) => {
     const statement = text.replace('$COLUMNS', () => columns)
-    return sql.query<ExportRow>(statement, params, options.prepare ? { name: statementName(statement) } : undefined)
+    return sql.query<ExportRow>(statement, params, prepare ? { name: statementName(statement) } : undefined)
   }
   let rows: ExportRow[]
   try {
@@ -184,7 +184,10 @@ export async function* readExportPages(sql: Sql, selection: Selection, options: 
     })
     if (!last) return []
     const upTo = keysetSql(filter, '>=', { failedAt: toIso(last.failed_at)!, id: last.id }, params)
-    return queryExportRows(sql, `SELECT $COLUMNS FROM ${MESSAGES_FROM} ${EXPORT_JOINS} ${join} WHERE ${where}${keyset} AND ${upTo} ORDER BY ${order}`, params, {
+    return queryExportRows({
+      sql,
+      text: `SELECT $COLUMNS FROM ${MESSAGES_FROM} ${EXPORT_JOINS} ${join} WHERE ${where}${keyset} AND ${upTo} ORDER BY ${order}`,
+      params,
       prepare: true,
     })
   }

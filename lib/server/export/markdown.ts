@@ -47,9 +47,6 @@ export function escapeInline(text: string): string {
 /** A link whose target is ours (a Lazarus URL); the label is escaped. */
 export const link = (label: string, url: string) => `[${escapeInline(label)}](<${url.replace(/[<>\s]/g, encodeURIComponent)}>)`
 
-/** A table cell: inline-escaped, pipes included. */
-export const cell = (text: string) => escapeInline(text)
-
 export function truncate(text: string, max: number): { text: string; truncated: boolean } {
   return text.length > max ? { text: text.slice(0, max), truncated: true } : { text, truncated: false }
 }

@@ -1,5 +1,5 @@
 import 'server-only'
-import type { ApiJsonValue, TypedTable, TypedValue } from '@/lib/server/platform/broker/typed-fields'
+import type { ApiJsonValue, TypedTable } from '@/lib/server/platform/broker/typed-fields'
 import type { Db } from '@/lib/server/platform/db'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import { notFound } from '@/lib/server/platform/errors/app-error'
@@ -33,11 +33,11 @@ const bullet = (label: string, value: string | null) => (value === null || value
 const code = (value: string | null) => (value === null || value === '' ? null : inlineCode(value))
 const codes = (values: readonly string[]) => (values.length ? values.map(inlineCode).join(', ') : null)
 
-async function rowsById(sql: Sql, ids: string[], sourceIds: string[] | null = null): Promise<ExportRow[]> {
+async function rowsById({ sql, ids, sourceIds = null }: { sql: Sql; ids: string[]; sourceIds?: string[] | null }): Promise<ExportRow[]> {
   if (ids.length === 0) return []
   const params: unknown[] = []
   const { where } = selectionSql({ selection: { ids }, params, sourceIds })
-  return queryExportRows(sql, `SELECT $COLUMNS FROM ${MESSAGES_FROM} ${EXPORT_JOINS} WHERE ${where} ORDER BY d.failed_at DESC, d.id DESC`, params)
+  return queryExportRows({ sql, text: `SELECT $COLUMNS FROM ${MESSAGES_FROM} ${EXPORT_JOINS} WHERE ${where} ORDER BY d.failed_at DESC, d.id DESC`, params })
 }
 
 /** Long header strings (stack traces) are cut: the ticket shows the stack on its own. */
@@ -174,7 +174,7 @@ export async function buildGroupTicket(id: string, options: TicketOptions): Prom
     )
     sampleIds.push(...rows.map((r) => r.id))
   }
-  const samples = await rowsById(sql, sampleIds, sourceIds)
+  const samples = await rowsById({ sql, ids: sampleIds, sourceIds })
   const title = redactor.text(group.title)
   const other = group.count - replayed - resolved
 
@@ -213,7 +213,7 @@ export async function buildGroupTicket(id: string, options: TicketOptions): Prom
 export async function buildMessageTicket(id: string, options: TicketOptions): Promise<string> {
   const { sql } = options.db
   const messageId = parseId(id, 'message').toString()
-  const [row] = await rowsById(sql, [messageId], allowedSourceIds(options))
+  const [row] = await rowsById({ sql, ids: [messageId], sourceIds: allowedSourceIds(options) })
   if (!row) throw notFound(`message ${id}`)
   const title = options.redactor.text(row.group_title)
   return lines(
@@ -291,7 +291,7 @@ export async function buildSelectionTicket(selection: Selection, options: Ticket
      ORDER BY ${listOrderSql(selectionFilter(selection))} LIMIT $${sampleParams.length}`,
     sampleParams,
   )
-  const samples = await rowsById(sql, sampleIds.map((r) => r.id))
+  const samples = await rowsById({ sql, ids: sampleIds.map((r) => r.id) })
 
   const criteria =
     'ids' in selection

@@ -27,10 +27,10 @@ export const HELD_PAUSE_WINDOW = `interval '10 minutes'`
  * SQL: a pause of `queue` in `vhost` covering `entityKey` (a whole-queue pause covers any) was open at some moment
  * within HELD_PAUSE_WINDOW of `heldAt`. Arguments are SQL expressions. Served by pauses_vhost_queue_idx.
  */
-export function pauseOpenNear(sql: { vhost: string; queue: string; entityKey: string; heldAt: string }): string {
-  return `EXISTS (SELECT 1 FROM pauses w WHERE w.vhost = ${sql.vhost} AND w.queue = ${sql.queue}
-    AND (w.entity_key IS NULL OR w.entity_key = ${sql.entityKey})
-    AND w.created_at <= ${sql.heldAt} + ${HELD_PAUSE_WINDOW} AND (w.resumed_at IS NULL OR w.resumed_at >= ${sql.heldAt} - ${HELD_PAUSE_WINDOW}))`
+export function pauseOpenNear(at: { vhost: string; queue: string; entityKey: string; heldAt: string }): string {
+  return `EXISTS (SELECT 1 FROM pauses w WHERE w.vhost = ${at.vhost} AND w.queue = ${at.queue}
+    AND (w.entity_key IS NULL OR w.entity_key = ${at.entityKey})
+    AND w.created_at <= ${at.heldAt} + ${HELD_PAUSE_WINDOW} AND (w.resumed_at IS NULL OR w.resumed_at >= ${at.heldAt} - ${HELD_PAUSE_WINDOW}))`
 }
 
 /**

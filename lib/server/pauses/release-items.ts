@@ -24,7 +24,7 @@ export function notCoveredByOtherPause(isOurs: string): string {
  * sweep) takes its rows here, so none ever sends back a row flagged held-unexpected: no pause explains it, and its
  * held_from may be any queue a forger chose.
  */
-export async function claimHeldRows(tx: Sql, options: { where: string; params: unknown[]; actor: string; limit?: number }): Promise<HeldRow[]> {
+export async function claimHeldRows({ sql: tx, ...options }: { sql: Sql; where: string; params: unknown[]; actor: string; limit?: number }): Promise<HeldRow[]> {
   const actorParam = options.params.length + 1
   const limitParam = options.params.length + 2
   const { rows } = await tx.query<HeldRow>(
@@ -45,7 +45,7 @@ export async function claimHeldRows(tx: Sql, options: { where: string; params: u
 }
 
 /** Appends release items (default exchange, routing key = the queue the message was held from) after a job's last item. */
-export async function insertReleaseItems(tx: Sql, jobId: string, rows: HeldRow[]): Promise<number> {
+export async function insertReleaseItems({ sql: tx, jobId, rows }: { sql: Sql; jobId: string; rows: HeldRow[] }): Promise<number> {
   if (rows.length === 0) return 0
   const { rows: last } = await tx.query<{ seq: number }>('SELECT coalesce(max(seq), 0)::int AS seq FROM replay_items WHERE job_id = $1::bigint', [jobId])
   await tx.query(
@@ -84,7 +84,7 @@ function releasePlan(rows: HeldRow[], rate: number): ReplayPlanDto {
  * Creates a kind='release' job that sends held messages back to the queues they were held from, in arrival
  * order; the replay executor runs it like any job. Returns null (and creates nothing) when there is nothing held.
  */
-export async function createReleaseJob(tx: Sql, options: { rows: HeldRow[]; actor: string }): Promise<string | null> {
+export async function createReleaseJob({ sql: tx, ...options }: { sql: Sql; rows: HeldRow[]; actor: string }): Promise<string | null> {
   const { rows, actor } = options
   if (rows.length === 0) return null
   const rate = getConfig().LAZARUS_REPLAY_DEFAULT_RATE
@@ -93,6 +93,6 @@ export async function createReleaseJob(tx: Sql, options: { rows: HeldRow[]; acto
      VALUES ('release', 'pending', $1::jsonb, $2::jsonb, $3, false, $4::jsonb, 0, $5) RETURNING id::text`,
     [JSON.stringify({ ids: rows.map((r) => r.id) }), JSON.stringify({ type: 'queue' }), rate, JSON.stringify(releasePlan(rows, rate)), actor],
   )
-  await insertReleaseItems(tx, job[0].id, rows)
+  await insertReleaseItems({ sql: tx, jobId: job[0].id, rows })
   return job[0].id
 }

@@ -31,12 +31,13 @@ export async function resumePause({ db, id, actor, ...scope }: ResumePauseOption
         replayJobId: row.replay_job_id,
       })
     }
-    const held = await claimHeldRows(tx, {
+    const held = await claimHeldRows({
+      sql: tx,
       where: `s.vhost = $1 AND d.held_from = $2 AND ($3::text IS NULL OR d.entity_key = $3::text) AND ${notCoveredByOtherPause('o.id = $4::bigint')}`,
       params: [row.vhost, row.queue, row.entity_key, pauseId],
       actor,
     })
-    const jobId = await createReleaseJob(tx, { rows: held, actor })
+    const jobId = await createReleaseJob({ sql: tx, rows: held, actor })
     if (jobId === null) {
       const resumed = await markResumed({ sql: tx, ids: [pauseId], actor })
       return { pause: resumed[0], resumed }

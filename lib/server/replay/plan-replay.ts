@@ -66,7 +66,7 @@ function targetSql(target: ReplayTarget, params: unknown[]): { exchange: string;
 }
 
 /** The source's default target when every selected message shares one; otherwise the original exchange. */
-async function defaultTarget(sql: Sql, selection: string, params: unknown[]): Promise<ReplayTarget> {
+async function defaultTarget({ sql, selection, params }: { sql: Sql; selection: string; params: unknown[] }): Promise<ReplayTarget> {
   const { rows } = await sql.query<{ default_target: unknown }>(
     `SELECT DISTINCT s.default_target FROM sources s WHERE s.id IN (SELECT DISTINCT d.source_id FROM ${MESSAGES_FROM} WHERE ${selection}) LIMIT 2`,
     params,
@@ -77,7 +77,7 @@ async function defaultTarget(sql: Sql, selection: string, params: unknown[]): Pr
 }
 
 /** Ids of selected rows whose replayed header table would not fit AMQP's 64 KiB (exact, but only for big ones). */
-async function oversizedHeaderIds(sql: Sql, selection: string, params: unknown[], actor: string): Promise<string[]> {
+async function oversizedHeaderIds({ sql, selection, params, actor }: { sql: Sql; selection: string; params: unknown[]; actor: string }): Promise<string[]> {
   const { rows } = await sql.query<{ id: string; headers: TypedTable; lineage_origin_id: string | null; replay_count: number }>(
     `SELECT d.id::text, d.headers, d.lineage_origin_id, d.replay_count FROM ${MESSAGES_FROM}
      WHERE ${selection} AND ${STATUS_SQL} = 'dead' AND octet_length(d.headers::text) > ${HEADER_TEXT_PRECHECK}`,
@@ -102,11 +102,11 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
   const actor = options.actor ?? 'anonymous'
   const params: unknown[] = []
   const { where: selection } = selectionSql({ selection: input.selection, params, sourceIds: options.sourceIds })
-  const target = input.target ?? (await defaultTarget(sql, selection, params))
+  const target = input.target ?? (await defaultTarget({ sql, selection, params }))
   // Before anything reads the broker: a refused custom target must not get as far as a topology lookup.
   const rules = await loadTargetRules({ db: options.db, settings })
   assertCustomTargetAllowed(target, rules)
-  const bigHeaders = await oversizedHeaderIds(sql, selection, params, actor)
+  const bigHeaders = await oversizedHeaderIds({ sql, selection, params, actor })
   const t = targetSql(target, params)
   const refused = refusedTargetSql(t.exchange, t.routingKey, rules, params)
   params.push(settings.cap, settings.maxBodyBytes, bigHeaders)

@@ -45,9 +45,9 @@ export async function evaluateAlerts({ db, now = new Date(), publicUrl, deliver 
     for (const rule of rules) {
       if (rule.kind === 'new-group') continue
       const measured = rule.kind === 'source-rate' ? await sourceRates({ sql: tx, rule, now }) : await groupRates({ sql: tx, rule, now })
-      pending.push(...(await transitions(tx, rule, measured, now, publicUrl)))
+      pending.push(...(await transitions({ sql: tx, rule, measured, now, publicUrl })))
     }
-    pending.push(...(await newGroups(tx, rules.filter((r) => r.kind === 'new-group'), publicUrl)))
+    pending.push(...(await newGroups({ sql: tx, rules: rules.filter((r) => r.kind === 'new-group'), publicUrl })))
     const events: AlertEventRow[] = []
     for (const event of pending) events.push(await insertAlertEvent({ sql: tx, event, now }))
     return events
@@ -67,7 +67,7 @@ export async function evaluateAlerts({ db, now = new Date(), publicUrl, deliver 
 
 const round = (n: number) => Math.round(n * 100) / 100
 
-async function transitions(tx: Sql, rule: AlertRule, measured: Measured[], now: Date, publicUrl?: string): Promise<NewAlertEvent[]> {
+async function transitions({ sql: tx, rule, measured, now, publicUrl }: { sql: Sql; rule: AlertRule; measured: Measured[]; now: Date; publicUrl?: string }): Promise<NewAlertEvent[]> {
   const states = await alertStates({ sql: tx, ruleId: rule.id })
   const byKey = new Map(states.map((s) => [s.subject_key, s]))
   const pending: NewAlertEvent[] = []
@@ -89,7 +89,7 @@ async function transitions(tx: Sql, rule: AlertRule, measured: Measured[], now: 
   return pending
 }
 
-async function newGroups(tx: Sql, rules: AlertRule[], publicUrl?: string): Promise<NewAlertEvent[]> {
+async function newGroups({ sql: tx, rules, publicUrl }: { sql: Sql; rules: AlertRule[]; publicUrl?: string }): Promise<NewAlertEvent[]> {
   const groups = await takeNewGroups({ sql: tx })
   if (groups.length === 0) return []
   const pending: NewAlertEvent[] = []

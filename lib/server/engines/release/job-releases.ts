@@ -24,7 +24,7 @@ export type AppendReleaseItemsOptions = { sql: Sql; jobId: string }
 export async function appendReleaseItems({ sql, jobId }: AppendReleaseItemsOptions): Promise<number> {
   if ((await markJobPausesReleasing({ sql, jobId })) === 0) return 0
   const held = await claimHeldUnderJobPauses({ sql, jobId, actor: await jobCreator({ sql, jobId }) })
-  return insertReleaseItems(sql, jobId, held)
+  return insertReleaseItems({ sql, jobId, rows: held })
 }
 
 export type ResumeJobPausesOptions = { db: Db; jobId: string; actor: string }

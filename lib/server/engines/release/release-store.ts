@@ -24,7 +24,8 @@ export async function registerHoldSource({ sql, vhost, queue = HOLD_QUEUE }: { s
  * `retryAfterSeconds` ago (it left them held with the reason).
  */
 export async function claimStragglers({ sql, actor, retryAfterSeconds, limit }: { sql: Sql; actor: string; retryAfterSeconds: number; limit: number }): Promise<HeldRow[]> {
-  return claimHeldRows(sql, {
+  return claimHeldRows({
+    sql,
     where: `NOT EXISTS (SELECT 1 FROM pauses p WHERE p.status <> 'resumed' AND p.vhost = s.vhost AND p.queue = d.held_from
               AND (p.entity_key IS NULL OR d.entity_key = p.entity_key))
             AND (st.status_reason IS NULL OR st.status_changed_at < now() - $1::int * interval '1 second')`,
@@ -48,7 +49,8 @@ export async function jobCreator({ sql, jobId }: { sql: Sql; jobId: string }): P
 
 /** Takes (held → replaying) the rows held under the job's open pauses that no other open pause covers. */
 export async function claimHeldUnderJobPauses({ sql, jobId, actor }: { sql: Sql; jobId: string; actor: string }): Promise<HeldRow[]> {
-  return claimHeldRows(sql, {
+  return claimHeldRows({
+    sql,
     where: `EXISTS (SELECT 1 FROM pauses p WHERE p.replay_job_id = $1::bigint AND p.status <> 'resumed'
               AND p.vhost = s.vhost AND p.queue = d.held_from AND (p.entity_key IS NULL OR d.entity_key = p.entity_key))
             AND ${notCoveredByOtherPause('o.replay_job_id IS NOT DISTINCT FROM $1::bigint')}`,

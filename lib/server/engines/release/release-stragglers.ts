@@ -23,7 +23,7 @@ export const SYSTEM_ACTOR = 'lazarus'
 export async function releaseStragglers({ db, actor = SYSTEM_ACTOR }: { db: Db; actor?: string }): Promise<{ jobId: string; released: number } | null> {
   return db.background.transaction(async (tx) => {
     const rows = await claimStragglers({ sql: tx, actor, retryAfterSeconds: FAILED_RELEASE_RETRY_SECONDS, limit: 10_000 })
-    const jobId = await createReleaseJob(tx, { rows, actor })
+    const jobId = await createReleaseJob({ sql: tx, rows, actor })
     if (jobId === null) return null
     await recordAudit({
       sql: tx,

@@ -1,6 +1,5 @@
 import 'server-only'
 import type { Sql } from '@/lib/server/platform/db/sql'
-import type { TypedTable } from '@/lib/server/platform/broker/typed-fields'
 
 /**
  * The replay executor's SQL: claiming and renewing jobs, reading items in publish order, and writing outcomes in

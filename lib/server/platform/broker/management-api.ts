@@ -52,17 +52,3 @@ export async function listQueues(vhost: string): Promise<QueueInfo[]> {
   return body.items.map((q) => ({ name: q.name, vhost: q.vhost, messages: q.messages ?? null, consumers: q.consumers ?? null }))
 }
 
-export async function getQueue(vhost: string, name: string): Promise<QueueInfo | null> {
-  try {
-    const q = queueInfo.parse(await getJson(`/api/queues/${encodeURIComponent(vhost)}/${encodeURIComponent(name)}`))
-    return { name: q.name, vhost: q.vhost, messages: q.messages ?? null, consumers: q.consumers ?? null }
-  } catch (error) {
-    if (isManagementNotFound(error)) return null
-    throw error
-  }
-}
-
-export async function managementOverview(): Promise<{ version: string }> {
-  const body = z.object({ rabbitmq_version: z.string() }).parse(await getJson('/api/overview'))
-  return { version: body.rabbitmq_version }
-}

@@ -43,7 +43,6 @@ export type TypedValue =
  */
 export type TooDeepValue = { t: 'F' | 'A'; b64: string; tooDeep: true }
 
-export type Tag = TypedValue['t']
 export type TypedTable = Record<string, TypedValue>
 
 /** Thrown for malformed bytes on decode and for invalid typed values on encode. */

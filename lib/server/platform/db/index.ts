@@ -61,7 +61,7 @@ export async function openDb(options: { databaseUrl?: string; dataDir?: string; 
     const sql = pgliteSql(lite)
     db = { sql, prisma, background: sql, close: async () => { await prisma.$disconnect(); await lite.close() } }
   }
-  if (options.migrate !== false) await applyMigrations(db.sql)
+  if (options.migrate !== false) await applyMigrations({ sql: db.sql })
   return db
 }
 

@@ -30,7 +30,7 @@ const MIGRATION_LOCK_KEY = 7_203_114_451
  * several processes starting at once apply each file exactly once. An edited, already-applied file
  * stops start-up: the database no longer matches what the code expects.
  */
-export async function applyMigrations(sql: Sql, migrations?: Migration[]): Promise<string[]> {
+export async function applyMigrations({ sql, migrations }: { sql: Sql; migrations?: Migration[] }): Promise<string[]> {
   const all = migrations ?? (await loadMigrations())
   await sql.exec(`CREATE TABLE IF NOT EXISTS _lazarus_migrations (
     name text PRIMARY KEY, sha256 text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`)

@@ -187,10 +187,6 @@ function describe(permission: Permission): string {
   return role ? `${permission} (${role})` : permission
 }
 
-export function searchParamsOf(request: Request): Record<string, string> {
-  return Object.fromEntries(new URL(request.url).searchParams)
-}
-
 /**
  * Reads a JSON body of at most `maxBytes` and parses it with `schema`. A declared Content-Length over the limit is
  * refused before reading; a chunked body is read only up to the limit.

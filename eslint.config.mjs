@@ -1,0 +1,43 @@
+// Lint: Next's rules (React, hooks, accessibility, Core Web Vitals), typescript-eslint's recommended rules, and the
+// import boundaries that keep the rooms of docs/ARCHITECTURE.md#where-code-lives apart. `npm run lint` runs it with
+// zero warnings allowed; `npm test` runs it.
+import { defineConfig, globalIgnores } from 'eslint/config'
+import nextVitals from 'eslint-config-next/core-web-vitals'
+import nextTs from 'eslint-config-next/typescript'
+import tseslint from 'typescript-eslint'
+
+/** Imports a room may not make, as `no-restricted-imports` patterns with the reason shown to whoever breaks it. */
+const forbid = (...rules) => ({ 'no-restricted-imports': ['error', { patterns: rules.map(([group, message]) => ({ group, message })) }] })
+
+const SERVER = [['@/lib/server/*', '**/lib/server/*'], 'Runs in the browser or in applications: it cannot import server code.']
+const ENGINES = [['@/lib/server/engines/*', '**/engines/*'], 'Routes, pages and components call request-time operations (lib/server/<domain>), never an engine.']
+const ROUTES = [['@/app/*', '**/app/*'], 'lib/ never imports a route or page: app/ depends on lib/, not the reverse.']
+const CLIENT = [['@/lib/client/*', '**/lib/client/*', '@/components/*'], 'Server and shared code cannot import browser code.']
+
+export default defineConfig([
+  ...nextVitals,
+  ...nextTs,
+  ...tseslint.configs.recommended,
+  globalIgnores(['.next/**', 'node_modules/**', 'lib/generated/**', 'test-results/**', 'playwright-report/**', '.data/**', 'next-env.d.ts']),
+  {
+    // Cycles are looked for in Lazarus' own code; parsing dependencies (PGlite's bundles overflow the parser) adds nothing.
+    settings: { 'import/ignore': ['node_modules'] },
+    rules: {
+      // Unused code is found, not tolerated; a leading underscore marks a parameter a signature requires.
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      'import/no-cycle': ['error', { ignoreExternal: true }],
+    },
+  },
+  // The guard ships inside applications' consumers: it depends on amqplib and nothing of Lazarus' server or UI.
+  { files: ['lib/guard/**'], rules: forbid(SERVER, CLIENT, [['@/lib/shared/*', '**/lib/shared/*', 'next', 'next/*', 'react'], 'The guard is a standalone library: only amqplib and Node.']) },
+  { files: ['app/**', 'components/**'], rules: forbid(ENGINES) },
+  { files: ['components/**', 'lib/client/**'], rules: forbid(SERVER, ENGINES) },
+  { files: ['lib/shared/**'], rules: forbid(SERVER, CLIENT, ROUTES) },
+  { files: ['lib/server/**', 'lib/worker/**', 'lib/cli/**'], rules: forbid(ROUTES, CLIENT) },
+  // Benchmarks measure the route handlers as Next calls them, so they alone may import routes.
+  { files: ['lib/bench/**'], rules: forbid(CLIENT) },
+  // Playwright's fixtures receive a function named `use`; it is not React's hook.
+  { files: ['tests/e2e/**'], rules: { 'react-hooks/rules-of-hooks': 'off' } },
+  // Tests and benchmarks may use `any` for hostile input and the shapes of raw responses.
+  { files: ['tests/**', 'lib/bench/**'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },
+])
