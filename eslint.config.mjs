@@ -34,6 +34,21 @@ export default defineConfig([
   { files: ['components/**', 'lib/client/**'], rules: forbid(SERVER, ENGINES) },
   { files: ['lib/shared/**'], rules: forbid(SERVER, CLIENT, ROUTES) },
   { files: ['lib/server/**', 'lib/worker/**', 'lib/cli/**'], rules: forbid(ROUTES, CLIENT) },
+  // Request-time domains run what a request asks for; an engine's loop and store are the engine's. A domain may name an
+  // engine's types (health reports the drainer's status), never call it: what both need lives in the domain. (One rule
+  // replaces another of the same name in flat config, so this one repeats the server's own boundaries.)
+  {
+    files: ['lib/server/**'],
+    ignores: ['lib/server/engines/**', 'lib/server/platform/**'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          ...forbid(ROUTES, CLIENT)['no-restricted-imports'][1].patterns,
+          { group: ENGINES[0], message: 'A request-time domain never calls an engine (docs/ARCHITECTURE.md#where-code-lives).', allowTypeImports: true },
+        ],
+      }],
+    },
+  },
   // Benchmarks measure the route handlers as Next calls them, so they alone may import routes.
   { files: ['lib/bench/**'], rules: forbid(CLIENT) },
   // Playwright's fixtures receive a function named `use`; it is not React's hook.

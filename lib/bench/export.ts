@@ -18,7 +18,7 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { openDb, type Db } from '@/lib/server/platform/db'
 import { EXPORT_COLUMNS, EXPORT_JOINS, readExportPages } from '@/lib/server/export/export-rows'
-import { MESSAGES_FROM } from '@/lib/server/messages/message-filter-sql'
+import { MESSAGES_FROM } from '@/lib/server/selection/message-filter-sql'
 import { loadDataset } from './api-load'
 import { coresAt, fmt, freshDatabase, machineBusySeconds, machineCores } from './bench-support'
 

@@ -1,4 +1,4 @@
-import { isLoopbackHostname } from '@/lib/server/auth/addresses'
+import { isLoopbackHostname } from '@/lib/server/platform/addresses'
 import { oidcEnabled } from '@/lib/server/auth/oidc'
 import type { Config } from '@/lib/server/platform/config'
 import { openDb } from '@/lib/server/platform/db'

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { IngestRow } from '@/lib/server/engines/drainer/store-batch'
+import type { IngestRow } from '@/lib/server/ingest/types'
 
 let serial = 0
 

@@ -9,7 +9,8 @@ import * as messages from '@/app/api/messages/route'
 import * as message from '@/app/api/messages/[id]/route'
 import * as messageBody from '@/app/api/messages/[id]/body/route'
 import * as groups from '@/app/api/groups/route'
-import { storeBatch, type IngestRow } from '@/lib/server/engines/drainer/store-batch'
+import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
+import type { IngestRow } from '@/lib/server/ingest/types'
 
 const base = 'http://lazarus.test'
 const get = (path: string) => new Request(base + path, { headers: ADMIN_AUTH })

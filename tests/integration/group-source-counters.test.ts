@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { storeBatch, type IngestRow } from '@/lib/server/engines/drainer/store-batch'
+import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
+import type { IngestRow } from '@/lib/server/ingest/types'
 import { resolveMessages } from '@/lib/server/messages/resolve-messages'
 import { claimItems, recordOutcomes } from '@/lib/server/engines/replay-executor/job-store'
 import { runRetention } from '@/lib/server/engines/retention/run-retention'

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { ownerMayHold } from '@/lib/server/auth/api-tokens'
-import { addressInRanges, isLoopbackHostname } from '@/lib/server/auth/addresses'
+import { addressInRanges, isLoopbackHostname } from '@/lib/server/platform/addresses'
 import { bindingsForGroups, parseGroupRoles } from '@/lib/server/auth/group-roles'
 import { hasPermission, permittedPatterns, type Principal } from '@/lib/server/auth/principal'
 import { hostAllowed } from '@/lib/server/platform/http/front'

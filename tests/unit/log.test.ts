@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { ConfigError, parseConfig } from '@/lib/server/platform/config'
-import { runInRequest } from '@/lib/server/platform/http/request-context'
+import { runInRequest } from '@/lib/server/platform/request-context'
 import { createLogger, type LogFormat, type LogLevel } from '@/lib/server/platform/log'
 
 function capture(format: LogFormat, level: LogLevel = 'debug') {

@@ -3,7 +3,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import '@/lib/server/platform/broker/amqplib'
 import { encodeTypedTable, getTypedHeaders, publishHeadersSlot, type AmqplibCodec, type TypedTable } from '@/lib/server/platform/broker/typed-fields'
-import { buildPublish, MAX_HEADER_TABLE_BYTES, replayHeaderBytes, replayHeaders, replayProperties, type StoredMessage } from '@/lib/server/engines/replay-executor/publish-message'
+import { buildPublish, MAX_HEADER_TABLE_BYTES, replayHeaderBytes, replayHeaders, replayProperties, type StoredMessage } from '@/lib/server/replay/publish-message'
 
 /** amqplib's codec module as the app patched it (importing the app's amqplib wrapper installs the patch). */
 function installedCodec(): AmqplibCodec {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { messageFilterSql } from '@/lib/server/messages/message-filter-sql'
+import { messageFilterSql } from '@/lib/server/selection/message-filter-sql'
 import { describeSelection, SEARCH_JOIN, selectionFilter, selectionSql, type SelectionSqlOptions } from '@/lib/server/selection/selection-sql'
 import { selectionSchema, type Selection } from '@/lib/shared/schemas/selection'
 

@@ -26,7 +26,7 @@ import {
 import { buildRow } from '@/lib/server/ingest/build-row'
 import { DEFAULT_REDACTION_RULES } from '@/lib/server/redaction/default-rules'
 import { createRedactor } from '@/lib/server/redaction/redactor'
-import { buildPublish, replayHeaderBytes } from '@/lib/server/engines/replay-executor/publish-message'
+import { buildPublish, replayHeaderBytes } from '@/lib/server/replay/publish-message'
 
 /** A private, unpatched copy of amqplib's codec.js: the reference for "what stock amqplib does". */
 function loadStockCodec(): AmqplibCodec {

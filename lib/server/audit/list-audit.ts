@@ -1,7 +1,7 @@
 import 'server-only'
 import { z } from 'zod'
 import type { Db } from '@/lib/server/platform/db'
-import { decodeKeysetCursor as decodeCursor } from '@/lib/server/messages/message-cursor'
+import { decodeKeysetCursor as decodeCursor } from '@/lib/server/platform/db/keyset-cursor'
 import type { AuditEntryDto, AuditListDto, listAuditQuerySchema } from '@/lib/shared/schemas/audit'
 
 export type ListAuditQuery = z.infer<typeof listAuditQuerySchema>

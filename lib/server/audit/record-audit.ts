@@ -1,6 +1,6 @@
 import 'server-only'
 import type { Sql } from '@/lib/server/platform/db/sql'
-import { currentRequestId } from '@/lib/server/platform/http/request-context'
+import { currentRequestId } from '@/lib/server/platform/request-context'
 import type { AuditEntryDto } from '@/lib/shared/schemas/audit'
 
 export type AuditEntry = {

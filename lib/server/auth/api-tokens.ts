@@ -1,11 +1,10 @@
 import 'server-only'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import { atLeast, sourcePatternMatches, type Role, type RoleBinding } from '@/lib/shared/roles'
-import type { Principal } from './principal'
+import { touchIfDue, USER_BINDINGS_JSON } from './auth-store'
+import { signedIn, type Principal } from './principal'
 import { sameHash, secretHash } from './secret-token'
 
-/** last_used_at is written at most this often per token. */
-const TOUCH_EVERY_MS = 60_000
 
 export const API_TOKEN_PREFIX = 'lzr_'
 
@@ -57,8 +56,7 @@ export async function principalFromApiToken({ sql, secret }: { sql: Sql; secret:
   const { rows } = await sql.query<TokenRow>(
     `SELECT t.id::text, t.name, t.user_id::text, u.email, t.role, t.source_pattern, t.scope, t.guard_vhost, t.guard_queue,
             t.last_used_at,
-            coalesce((SELECT json_agg(json_build_object('role', b.role, 'sourcePattern', b.source_pattern))
-                        FROM role_bindings b WHERE b.user_id = u.id), '[]'::json) AS bindings
+            ${USER_BINDINGS_JSON} AS bindings
        FROM api_tokens t JOIN users u ON u.id = t.user_id
       WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())
         AND u.disabled_at IS NULL`,
@@ -69,10 +67,8 @@ export async function principalFromApiToken({ sql, secret }: { sql: Sql; secret:
   if (!row) return null
   const grant: TokenGrant = { role: row.role, sourcePattern: row.source_pattern, scope: row.scope, guardQueue: row.guard_queue }
   if (!ownerMayHold(row.bindings, grant)) return null
-  if (!row.last_used_at || Date.now() - new Date(row.last_used_at).getTime() > TOUCH_EVERY_MS) {
-    await sql.query('UPDATE api_tokens SET last_used_at = now() WHERE id = $1::bigint', [row.id])
-  }
-  return {
+  await touchIfDue({ sql, table: 'api_tokens', id: row.id, lastAt: row.last_used_at })
+  return signedIn({
     kind: 'token',
     via: 'bearer',
     userId: row.user_id,
@@ -81,24 +77,12 @@ export async function principalFromApiToken({ sql, secret }: { sql: Sql; secret:
     bindings: row.role ? [{ role: row.role, sourcePattern: row.source_pattern }] : [],
     scope: row.scope,
     guardQueue: row.scope === 'guard' ? { vhost: row.guard_vhost ?? '/', queue: row.guard_queue ?? '' } : null,
-    sessionId: null,
     tokenId: row.id,
-  }
+  })
 }
 
 /** The admin token from the environment (LAZARUS_ADMIN_TOKEN or its SHA-256), for provisioning without clicks. */
 export function principalFromAdminToken(secret: string, expected: Buffer | null): Principal | null {
   if (!expected || !sameHash(secretHash(secret), expected)) return null
-  return {
-    kind: 'token',
-    via: 'bearer',
-    userId: null,
-    email: null,
-    actor: 'LAZARUS_ADMIN_TOKEN',
-    bindings: [{ role: 'admin', sourcePattern: null }],
-    scope: null,
-    guardQueue: null,
-    sessionId: null,
-    tokenId: null,
-  }
+  return signedIn({ kind: 'token', via: 'bearer', userId: null, email: null, actor: 'LAZARUS_ADMIN_TOKEN', bindings: [{ role: 'admin', sourcePattern: null }] })
 }

@@ -100,3 +100,21 @@ export async function takeOidcFlow({ sql, state }: { sql: Sql; state: string }):
   const row = rows[0]
   return row && { nonce: row.nonce, codeVerifier: row.code_verifier, returnTo: row.return_to, browserHash: Buffer.from(row.browser_hash) }
 }
+
+const TOUCH_STATEMENTS = {
+  sessions: 'UPDATE sessions SET last_seen_at = now() WHERE id = $1::bigint',
+  api_tokens: 'UPDATE api_tokens SET last_used_at = now() WHERE id = $1::bigint',
+} as const
+
+/**
+ * Records that a session or token was used, at most once a minute, so a busy dashboard or script does not write a
+ * row version per request.
+ */
+export async function touchIfDue({ sql, table, id, lastAt }: { sql: Sql; table: keyof typeof TOUCH_STATEMENTS; id: string; lastAt: Date | string | null }): Promise<void> {
+  if (lastAt !== null && Date.now() - new Date(lastAt).getTime() <= 60_000) return
+  await sql.query(TOUCH_STATEMENTS[table], [id])
+}
+
+/** The select-list expression giving a user's role bindings as JSON, for the lookups that run on every request. */
+export const USER_BINDINGS_JSON = `coalesce((SELECT json_agg(json_build_object('role', b.role, 'sourcePattern', b.source_pattern))
+                        FROM role_bindings b WHERE b.user_id = u.id), '[]'::json)`

@@ -3,12 +3,12 @@ import type { Config } from '@/lib/server/platform/config'
 import type { Db } from '@/lib/server/platform/db'
 import { AppError } from '@/lib/server/platform/errors/app-error'
 import type { RequestFacts } from '@/lib/server/platform/http/request-facts'
-import { addressInRanges } from './addresses'
+import { addressInRanges } from '@/lib/server/platform/addresses'
 import { principalFromAdminToken, principalFromApiToken } from './api-tokens'
 import { readCookie, sessionCookieName } from './cookies'
 import { upsertExternalUser } from './external-users'
 import { bindingsForGroups } from './group-roles'
-import { ANONYMOUS, type Principal } from './principal'
+import { ANONYMOUS, signedIn, type Principal } from './principal'
 import { secretHash } from './secret-token'
 import { principalFromSession } from './sessions'
 
@@ -47,7 +47,7 @@ async function principalFromProxy(request: Request, { db, config }: Authenticate
   })
   const principal: Principal | null = user.disabled
     ? null
-    : { kind: 'user', via: 'proxy', userId: user.id, email, actor: email, bindings: user.bindings, scope: null, guardQueue: null, sessionId: null, tokenId: null }
+    : signedIn({ kind: 'user', via: 'proxy', userId: user.id, email, actor: email, bindings: user.bindings })
   if (proxyCache.size > 10_000) proxyCache.clear()
   proxyCache.set(key, { at: Date.now(), principal })
   return principal

@@ -2,7 +2,7 @@ import 'server-only'
 import ipaddr from 'ipaddr.js'
 import type { Config } from '@/lib/server/platform/config'
 import type { RequestFacts } from '@/lib/server/platform/http/request-facts'
-import { addressInRanges } from './addresses'
+import { addressInRanges } from '@/lib/server/platform/addresses'
 
 /**
  * The client's address for sign-in limits and the audit log. Behind a trusted proxy that is the right-most

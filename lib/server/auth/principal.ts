@@ -26,6 +26,15 @@ export type SignedIn = Exclude<Principal, { kind: 'anonymous' }>
 
 export const ANONYMOUS: Principal = { kind: 'anonymous' }
 
+/**
+ * A signed-in principal; what a caller leaves out is null (no scope, no guard queue, no session or token behind it).
+ */
+export function signedIn(
+  who: Pick<SignedIn, 'kind' | 'via' | 'userId' | 'email' | 'actor' | 'bindings'> & Partial<Pick<SignedIn, 'scope' | 'guardQueue' | 'sessionId' | 'tokenId'>>,
+): SignedIn {
+  return { scope: null, guardQueue: null, sessionId: null, tokenId: null, ...who }
+}
+
 export const isSignedIn = (p: Principal): p is SignedIn => p.kind !== 'anonymous'
 
 /** Whether a binding grants `permission` on every source (no pattern). */

@@ -1,11 +1,10 @@
 import 'server-only'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import type { RoleBinding } from '@/lib/shared/roles'
-import type { Principal } from './principal'
+import { touchIfDue, USER_BINDINGS_JSON } from './auth-store'
+import { signedIn, type Principal } from './principal'
 import { newSecret, secretHash } from './secret-token'
 
-/** last_seen_at is written at most this often, so a busy dashboard does not write a row version per request. */
-const TOUCH_EVERY_MS = 60_000
 
 export type SessionLimits = { idleMinutes: number; maxHours: number }
 
@@ -45,8 +44,7 @@ type SessionRow = {
 export async function principalFromSession({ sql, secret, limits }: { sql: Sql; secret: string; limits: SessionLimits }): Promise<Principal | null> {
   const { rows } = await sql.query<SessionRow>(
     `SELECT s.id::text, s.user_id::text, u.email, s.last_seen_at,
-            coalesce((SELECT json_agg(json_build_object('role', b.role, 'sourcePattern', b.source_pattern))
-                        FROM role_bindings b WHERE b.user_id = u.id), '[]'::json) AS bindings
+            ${USER_BINDINGS_JSON} AS bindings
        FROM sessions s JOIN users u ON u.id = s.user_id
       WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now()
         AND s.last_seen_at > now() - $2::int * interval '1 minute' AND u.disabled_at IS NULL`,
@@ -55,21 +53,8 @@ export async function principalFromSession({ sql, secret, limits }: { sql: Sql; 
   )
   const row = rows[0]
   if (!row) return null
-  if (Date.now() - new Date(row.last_seen_at).getTime() > TOUCH_EVERY_MS) {
-    await sql.query('UPDATE sessions SET last_seen_at = now() WHERE id = $1::bigint', [row.id])
-  }
-  return {
-    kind: 'user',
-    via: 'session',
-    userId: row.user_id,
-    email: row.email,
-    actor: row.email,
-    bindings: row.bindings,
-    scope: null,
-    guardQueue: null,
-    sessionId: row.id,
-    tokenId: null,
-  }
+  await touchIfDue({ sql, table: 'sessions', id: row.id, lastAt: row.last_seen_at })
+  return signedIn({ kind: 'user', via: 'session', userId: row.user_id, email: row.email, actor: row.email, bindings: row.bindings, sessionId: row.id })
 }
 
 /** Ends a session (sign-out); ending an unknown one is not an error. */

@@ -1,7 +1,7 @@
 import 'server-only'
 import { createHash } from 'node:crypto'
 import type { Sql } from '@/lib/server/platform/db/sql'
-import { afterCursorSql, keysetSql, listOrderSql, MESSAGES_FROM, STATUS_SQL } from '@/lib/server/messages/message-filter-sql'
+import { afterCursorSql, keysetSql, listOrderSql, MESSAGES_FROM, STATUS_SQL } from '@/lib/server/selection/message-filter-sql'
 import type { TypedTable, TypedValue } from '@/lib/server/platform/broker/typed-fields'
 import type { Redactor } from '@/lib/server/redaction/redactor'
 import { selectionFilter, selectionSql } from '@/lib/server/selection/selection-sql'

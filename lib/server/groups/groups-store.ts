@@ -26,3 +26,26 @@ export async function setGroupTriage({ sql, groupId, triage }: { sql: Sql; group
     groupId, triage.status, triage.note, triage.ticket_url,
   ])
 }
+
+/**
+ * Group counters move with message status, in the same transaction: the group's and the group's in each source
+ * (group_source_stats). Group rows are locked in id order first (no deadlocks with ingestion, which takes the same
+ * locks before it writes either).
+ */
+export async function addGroupCounts({ sql, column, moved }: { sql: Sql; column: 'replayed_count' | 'resolved_count'; moved: { group_id: string; source_id: string; n: number }[] }): Promise<void> {
+  if (moved.length === 0) return
+  const perGroup = new Map<string, number>()
+  for (const m of moved) perGroup.set(m.group_id, (perGroup.get(m.group_id) ?? 0) + m.n)
+  const ids = [...perGroup.keys()]
+  await sql.query('SELECT id FROM error_groups WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE', [ids])
+  await sql.query(
+    `WITH per_source AS (
+       UPDATE group_source_stats s SET ${column} = s.${column} + x.n
+       FROM unnest($3::bigint[], $4::bigint[], $5::int[]) AS x(group_id, source_id, n) WHERE s.group_id = x.group_id AND s.source_id = x.source_id
+       RETURNING 1
+     )
+     UPDATE error_groups g SET ${column} = g.${column} + x.n, updated_at = now()
+     FROM unnest($1::bigint[], $2::int[]) AS x(id, n) WHERE g.id = x.id`,
+    [ids, [...perGroup.values()], moved.map((m) => m.group_id), moved.map((m) => m.source_id), moved.map((m) => m.n)],
+  )
+}

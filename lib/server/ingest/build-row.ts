@@ -4,7 +4,7 @@ import type { ConsumeMessage } from '@/lib/server/platform/broker/amqplib'
 import { getTooDeepHeaders, getTypedHeaders, getTypedHeadersError, typedTableToPlain, type TypedTable } from '@/lib/server/platform/broker/typed-fields'
 import { asHeldRow } from './held-delivery'
 import { normaliseDelivery } from './normalise/normalise-delivery'
-import { PREVIEW_CHARS, type IngestRow } from '@/lib/server/engines/drainer/store-batch'
+import { PREVIEW_CHARS, type IngestRow } from './types'
 import type { EntityKeyRule } from '@/lib/shared/schemas/source'
 import type { AmqpProperties, DeliveryView, DerivedFailure } from './types'
 

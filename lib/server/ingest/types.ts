@@ -1,6 +1,6 @@
 /**
  * Contracts between the drainer, the typed AMQP codec and the normaliser.
- * Pure types: safe to import anywhere on the server.
+ * Pure types and constants: safe to import anywhere on the server.
  */
 import type { PlainValue } from '@/lib/server/platform/broker/typed-fields'
 import type { EntityKeyRule } from '@/lib/shared/schemas/source'
@@ -106,3 +106,49 @@ export type DerivedFailure = {
    */
   lineage: { originId: string | null; replayCount: number; replayId?: string }
 }
+
+/** One dead letter as the drainer stores it: a dead_letters row and what its group and status rows need. */
+export type IngestRow = {
+  fingerprint: Buffer
+  redelivered: boolean
+  body: Buffer
+  bodyEncoding: 'json' | 'text' | 'binary'
+  bodyPreview: string | null
+  propertiesJson: string
+  headersJson: string
+  deliveryExchange: string
+  deliveryRoutingKey: string
+  deathReason: string | null
+  attempts: number | null
+  originExchange: string | null
+  originRoutingKeys: string[]
+  originQueue: string | null
+  firstDeathAt: Date | null
+  lastDeathAt: Date | null
+  failedAt: Date
+  errorType: string | null
+  errorMessage: string | null
+  errorStack: string | null
+  failureKind: string
+  service: string | null
+  serviceVersion: string | null
+  framework: string
+  entityKey: string | null
+  signature: string
+  title: string
+  messagePattern: string | null
+  flags: string[]
+  lineageOriginId: string | null
+  replayCount: number
+  /** x-lazarus-replay-id of the replay this copy died after (absent: none). */
+  lineageReplayId?: string | null
+  status: 'dead' | 'held'
+  /** Held messages: the queue the guard took it from (x-lazarus-held-from), where a release sends it back. */
+  heldFrom?: string | null
+}
+
+/**
+ * Characters of a text body kept as its preview: what search indexes (512, dead_letter_search_text_v2) and more
+ * than the list shows (200). Not more: the whole body is stored beside it, and a longer preview only widens the row.
+ */
+export const PREVIEW_CHARS = 512

@@ -4,7 +4,7 @@ import type { Sql } from '@/lib/server/platform/db/sql'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import type { MessageCountDto } from '@/lib/shared/schemas/message'
 import type { MessageFilter } from '@/lib/shared/schemas/message-filter'
-import { MESSAGES_FROM, messageFilterSql } from './message-filter-sql'
+import { MESSAGES_FROM, messageFilterSql } from '@/lib/server/selection/message-filter-sql'
 import { idsMatchingRedacted, needsRedaction, type RedactedView } from './redacted-search'
 
 /**

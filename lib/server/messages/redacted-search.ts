@@ -17,7 +17,7 @@ export type RedactedView = {
 export const needsRedaction = (view: RedactedView | undefined, sourceId: string): view is RedactedView =>
   view !== undefined && view.rawSourceIds !== null && !view.rawSourceIds.includes(sourceId)
 
-/** The characters of each field the text search reads (message-filter-sql.ts: the first 512 of message and body). */
+/** The characters of each field the text search reads (selection/message-filter-sql.ts: the first 512 of message and body). */
 const SEARCHED_CHARS = 512
 
 export type SearchedFields = { errorType: string | null; errorMessage: string | null; entityKey: string | null; bodyText: string | null; bodyEncoding: string }

@@ -1,7 +1,7 @@
 import 'server-only'
 import { typedTableToApiJson, type TypedTable, type TypedValue } from '@/lib/server/platform/broker/typed-fields'
 import type { MessageDetailDto, MessageSummaryDto, XDeathDto } from '@/lib/shared/schemas/message'
-import { STATUS_SQL } from './message-filter-sql'
+import { STATUS_SQL } from '@/lib/server/selection/message-filter-sql'
 
 /** Characters of a text body the list shows; the stored preview (8 KiB) serves search. */
 const PREVIEW_CHARS = 200

@@ -2,7 +2,7 @@ import 'server-only'
 import type { ConfirmChannel } from '@/lib/server/platform/broker/amqplib'
 import { BrokerConnection } from '@/lib/server/platform/broker/connection'
 import { getConfig, type Config } from '@/lib/server/platform/config'
-import { outsideRequest } from '@/lib/server/platform/http/request-context'
+import { outsideRequest } from '@/lib/server/platform/request-context'
 import { logger } from '@/lib/server/platform/log'
 import type { ControlEvent } from '@/lib/shared/schemas/pause'
 

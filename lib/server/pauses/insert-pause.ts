@@ -2,7 +2,7 @@ import 'server-only'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import type { EntityKeyRule } from '@/lib/shared/schemas/source'
 import type { PauseDto } from '@/lib/shared/schemas/pause'
-import { recordAudits } from './pause-audit'
+import { auditPauses } from './pause-audit'
 import { lockRegistry, selectPauses } from './pause-row'
 
 export type NewPause = {
@@ -44,17 +44,7 @@ export async function insertPauses({ sql, ...options }: InsertPausesOptions): Pr
     ],
   )
   const created = await selectPauses({ sql, where: 'p.id = ANY($1::bigint[])', params: [rows.map((r) => r.id)] })
-  await recordAudits({
-    sql,
-    entries: created.map((pause) => ({
-      actor: options.actor,
-      action: 'pause.created' as const,
-      subject: { type: 'pause' as const, id: pause.id },
-      summary: options.summary?.(pause) ?? `Paused ${describePause(pause)}`,
-      details: { queue: pause.queue, vhost: pause.vhost, entityKey: pause.entityKey, reason: pause.reason, replayJobId: pause.replayJobId, version: pause.version },
-      outcome: 'active',
-    })),
-  })
+  await auditPauses({ sql, pauses: created, actor: options.actor, action: 'pause.created', verb: 'Paused', summary: options.summary })
   return created
 }
 
@@ -69,9 +59,6 @@ export async function findOpenPauses({ sql, keys }: { sql: Sql; keys: { vhost: s
   })
 }
 
-export function describePause(pause: Pick<PauseDto, 'queue' | 'entityKey'>): string {
-  return pause.entityKey === null ? `the whole queue ${pause.queue}` : `entity ${JSON.stringify(pause.entityKey.slice(0, 200))} on ${pause.queue}`
-}
 
 /** Marks pauses resumed, each at the next registry version, and audits them; returns them for the 'resume' events. */
 export async function markResumed({ sql, ...options }: { sql: Sql; ids: string[]; actor: string; summary?: (pause: PauseDto) => string }): Promise<PauseDto[]> {
@@ -84,16 +71,6 @@ export async function markResumed({ sql, ...options }: { sql: Sql; ids: string[]
   )
   if (rows.length === 0) return []
   const resumed = await selectPauses({ sql, where: 'p.id = ANY($1::bigint[])', params: [rows.map((r) => r.id)] })
-  await recordAudits({
-    sql,
-    entries: resumed.map((pause) => ({
-      actor: options.actor,
-      action: 'pause.resumed' as const,
-      subject: { type: 'pause' as const, id: pause.id },
-      summary: options.summary?.(pause) ?? `Resumed ${describePause(pause)}`,
-      details: { queue: pause.queue, vhost: pause.vhost, entityKey: pause.entityKey, replayJobId: pause.replayJobId, version: pause.version },
-      outcome: 'resumed',
-    })),
-  })
+  await auditPauses({ sql, pauses: resumed, actor: options.actor, action: 'pause.resumed', verb: 'Resumed', summary: options.summary })
   return resumed
 }

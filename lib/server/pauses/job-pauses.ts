@@ -3,7 +3,8 @@ import type { Sql } from '@/lib/server/platform/db/sql'
 import { AppError } from '@/lib/server/platform/errors/app-error'
 import type { PauseDto } from '@/lib/shared/schemas/pause'
 import { ruleOf } from './create-pause'
-import { describePause, findOpenPauses, insertPauses } from './insert-pause'
+import { describePause } from './pause-audit'
+import { findOpenPauses, insertPauses } from './insert-pause'
 
 /**
  * What replay creation calls (docs/ARCHITECTURE.md#pause-hold-release). How a job's pauses end (its releases, the

@@ -24,6 +24,10 @@ export type PauseRow = {
   resumed_at: Date | null; resumed_by: string | null; version: string; held: number
 }
 
+/**
+ * Field by field, like every row-to-DTO mapper (replay/to-replay-dto.ts is another): the DTO is the API contract
+ * (docs/ARCHITECTURE.md#the-api-contract), so a renamed column never renames a field, and the compiler checks both sides.
+ */
 export function toPauseDto(row: PauseRow): PauseDto {
   const rule = entityKeyRuleSchema.safeParse(row.entity_key_rule)
   return {

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { z } from 'zod'
 import { allowedWebhookHostSchema, MAX_ALLOWED_WEBHOOK_HOSTS } from '@/lib/shared/schemas/webhook-settings'
 import { customTargetPatternSchema, MAX_CUSTOM_TARGET_PATTERNS } from '@/lib/shared/schemas/replay-targets'
-import { isCidrOrIp } from '@/lib/server/auth/addresses'
+import { isCidrOrIp } from '@/lib/server/platform/addresses'
 import { parseGroupRoles } from '@/lib/server/auth/group-roles'
 import { LOG_LEVELS, logger, setLogLevel } from '@/lib/server/platform/log'
 
@@ -44,6 +44,10 @@ const url = (protocols: string[]) =>
     }
   }, `must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`)
 
+/**
+ * Every variable Lazarus reads, one entry each with its doc comment, range and default (the README lists them too).
+ * The entries look alike on purpose: they are the reference, read one at a time.
+ */
 const configSchema = z.object({
   /** PostgreSQL connection string. Unset: an embedded PGlite database under LAZARUS_DATA_DIR. */
   DATABASE_URL: url(['postgres:', 'postgresql:']).optional(),

@@ -1,6 +1,6 @@
 import 'server-only'
 import { pino, type Logger as PinoLogger } from 'pino'
-import { currentRequestId } from '@/lib/server/platform/http/request-context'
+import { currentRequestId } from '@/lib/server/platform/request-context'
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
@@ -58,7 +58,7 @@ function createRoot(level: LogLevel, output: LogOutput): PinoLogger {
       level,
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
-      // The request being served (lib/server/platform/http/request-context.ts), on every line logged while serving it.
+      // The request being served (lib/server/platform/request-context.ts), on every line logged while serving it.
       mixin: () => {
         const requestId = currentRequestId()
         return requestId === null ? {} : { requestId }

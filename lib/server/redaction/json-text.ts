@@ -116,6 +116,8 @@ class Scan {
     else throw NOT_JSON
   }
 
+  // object() and array() walk their members with the same loop on purpose: this scanner runs over every body shown,
+  // and a shared loop would need a callback per member and lose the key handling that only objects have.
   private object(level: number, secret: boolean): void {
     this.i++
     this.skipBlank()

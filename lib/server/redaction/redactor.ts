@@ -342,22 +342,21 @@ class RuleSet implements JsonRedactionHooks {
    * Stored tables come from our own decoder, but the walk trusts no shape: anything that is not a well-formed typed
    * value (hand-written rows, older data) is walked as plain JSON, so its strings are redacted all the same.
    */
+  /** Bytes carried as base64, masked to the same length; the value itself when nothing needed masking. */
+  private maskBase64(value: TypedValue, b64: string, masked: (clean: string) => TypedValue): TypedValue {
+    const bytes = Buffer.from(b64, 'base64')
+    const clean = this.maskBytes(bytes)
+    return clean === bytes ? value : masked(clean.toString('base64'))
+  }
+
   typedValue(value: TypedValue, depth: number): TypedValue {
     if (value === null || typeof value !== 'object' || Array.isArray(value) || typeof value.t !== 'string') return this.json(value, depth) as TypedValue
     const v = (value as { v?: unknown }).v
     const b64 = (value as { b64?: unknown }).b64
-    // A header too deep to decode (a TooDeepValue) is its raw field-table bytes: masked like a byte array, same length.
-    if ((value.t === 'F' || value.t === 'A') && typeof b64 === 'string') {
-      const bytes = Buffer.from(b64, 'base64')
-      const clean = this.maskBytes(bytes)
-      return clean === bytes ? value : ({ ...value, b64: clean.toString('base64') } as TypedValue)
-    }
     // A table or array nested too deep to decode is kept as its raw bytes (TooDeepValue): masked in place like a byte
     // array, so the text it holds is redacted and its framing (lengths) survives.
-    if ((value.t === 'F' || value.t === 'A') && v === undefined && typeof b64 === 'string') {
-      const bytes = Buffer.from(b64, 'base64')
-      const clean = this.maskBytes(bytes)
-      return clean === bytes ? value : ({ ...value, b64: clean.toString('base64') } as TypedValue)
+    if ((value.t === 'F' || value.t === 'A') && typeof b64 === 'string') {
+      return this.maskBase64(value, b64, (clean) => ({ ...value, b64: clean }) as TypedValue)
     }
     switch (value.t) {
       case 'S':
@@ -365,18 +364,10 @@ class RuleSet implements JsonRedactionHooks {
           const clean = this.textAt(v, 0, 'replace')
           return clean === v ? value : { t: 'S', v: clean }
         }
-        if (typeof b64 === 'string') {
-          const bytes = Buffer.from(b64, 'base64')
-          const clean = this.maskBytes(bytes)
-          return clean === bytes ? value : { t: 'S', b64: clean.toString('base64') }
-        }
+        if (typeof b64 === 'string') return this.maskBase64(value, b64, (clean) => ({ t: 'S', b64: clean }))
         break
       case 'x':
-        if (typeof b64 === 'string') {
-          const bytes = Buffer.from(b64, 'base64')
-          const clean = this.maskBytes(bytes)
-          return clean === bytes ? value : { t: 'x', b64: clean.toString('base64') }
-        }
+        if (typeof b64 === 'string') return this.maskBase64(value, b64, (clean) => ({ t: 'x', b64: clean }))
         break
       case 'l':
       case 'T':

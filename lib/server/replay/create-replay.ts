@@ -8,7 +8,7 @@ import type { CreateReplayInput, ReplayCreatedDto, ReplayDryRunDto, ReplayPlanDt
 import { planReplay } from './plan-replay'
 import { replaySettings, type ReplaySettings } from './replay-settings'
 import { freezeJobPlan, insertReplayJob, recordJobSources, selectJobEntities, takeMessagesIntoJob } from './replay-store'
-import { signalReplayWork } from '@/lib/server/engines/replay-executor/replay-signal'
+import { signalReplayWork } from './replay-signal'
 import { describeSelection } from '@/lib/server/selection/selection-sql'
 
 export type CreateReplayOptions = {

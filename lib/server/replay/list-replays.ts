@@ -1,7 +1,7 @@
 import 'server-only'
 import type { z } from 'zod'
 import type { Db } from '@/lib/server/platform/db'
-import { decodeKeysetCursor as decodeCursor } from '@/lib/server/messages/message-cursor'
+import { decodeKeysetCursor as decodeCursor } from '@/lib/server/platform/db/keyset-cursor'
 import type { listReplaysQuerySchema, ReplayListDto } from '@/lib/shared/schemas/replay'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import { selectJobPage } from './replay-store'

@@ -1,6 +1,6 @@
 import 'server-only'
 import type { Sql } from '@/lib/server/platform/db/sql'
-import { MESSAGES_FROM } from '@/lib/server/messages/message-filter-sql'
+import { MESSAGES_FROM } from '@/lib/server/selection/message-filter-sql'
 import type { ReplayPlanDto, ReplayTarget } from '@/lib/shared/schemas/replay'
 import type { Selection } from '@/lib/shared/schemas/selection'
 import { ITEM_STATUS_SQL } from './item-status-sql'
@@ -185,4 +185,52 @@ export async function selectJobEntities({ sql, jobId }: { sql: Sql; jobId: strin
     [jobId],
   )
   return rows
+}
+
+/**
+ * Ends the open items of a job that will not be published (cancel, or a job that failed), returning their dead
+ * letters to dead (held, for releases) with the reason. `kinds` limits it (a cancel leaves releases to go out).
+ */
+export async function closeOpenItems(options: { sql: Sql; jobId: string; actor: string; status: 'cancelled' | 'failed'; reason: string; kinds: ('replay' | 'release')[] }): Promise<number> {
+  const { sql } = options
+  const { rows } = await sql.query<{ n: number }>(
+    `WITH items AS (
+       UPDATE replay_items SET status = $3, error = $4, finished_at = now()
+       WHERE job_id = $1::bigint AND status IN ('pending', 'in_flight') AND kind = ANY($5::text[])
+       RETURNING dead_letter_id, kind
+     ),
+     moved AS (
+       UPDATE dead_letter_states st SET status = CASE WHEN it.kind = 'release' THEN 'held' ELSE 'dead' END, status_reason = $4,
+         status_changed_at = now(), status_changed_by = $2
+       FROM items it WHERE st.dead_letter_id = it.dead_letter_id AND coalesce(st.status, '') = 'replaying' RETURNING 1
+     )
+     SELECT (SELECT count(*) FROM items)::int AS n, (SELECT count(*) FROM moved)::int AS moved`,
+    [options.jobId, options.actor, options.status, options.reason, options.kinds],
+  )
+  const n = rows[0].n
+  if (n > 0) {
+    await sql.query(
+      `UPDATE replay_jobs SET ${options.status === 'cancelled' ? 'cancelled = cancelled' : 'failed = failed'} + $2::int, updated_at = now() WHERE id = $1::bigint`,
+      [options.jobId, n],
+    )
+  }
+  return n
+}
+
+export type FinishedJob = {
+  id: string; kind: string; status: string; total: number; published: number; confirmed: number; unroutable: number
+  failed: number; skipped: number; released: number; cancelled: number; created_by: string; cancel_requested_by: string | null
+}
+
+/** Marks the job finished if this worker still holds it; null when the lease was lost. */
+export async function finishJob(options: { sql: Sql; jobId: string; owner: string | null; status: 'completed' | 'cancelled' | 'failed'; error?: string | null }): Promise<FinishedJob | null> {
+  const { sql } = options
+  const { rows } = await sql.query<FinishedJob>(
+    `UPDATE replay_jobs SET status = $3, finished_at = now(), lease_owner = NULL, lease_expires_at = NULL, current_rate = NULL,
+       error = $4, updated_at = now()
+     WHERE id = $1::bigint AND status IN ('pending', 'running') AND ($2::text IS NULL OR lease_owner = $2)
+     RETURNING id::text, kind, status, total, published, confirmed, unroutable, failed, skipped, released, cancelled, created_by, cancel_requested_by`,
+    [options.jobId, options.owner, options.status, options.error ?? null],
+  )
+  return rows[0] ?? null
 }

@@ -12,6 +12,7 @@ export type JobDtoRow = {
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null)
 
+/** Field by field on purpose, as pauses/pause-row.ts says: the DTO is the API contract, the row is not. */
 export function toReplayJobDto(row: JobDtoRow): ReplayJobDto {
   const target = replayTargetSchema.safeParse(row.target)
   return {

@@ -1,5 +1,5 @@
 import 'server-only'
-import { messageFilterSql, rowSearchTextSql, searchPattern } from '@/lib/server/messages/message-filter-sql'
+import { messageFilterSql, rowSearchTextSql, searchPattern } from './message-filter-sql'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import type { MessageFilter } from '@/lib/shared/schemas/message-filter'
 import type { Selection } from '@/lib/shared/schemas/selection'

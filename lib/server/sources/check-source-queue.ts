@@ -1,6 +1,6 @@
 import 'server-only'
 import { z } from 'zod'
-import { DRAIN_CONSUMER_TAG_PREFIX } from '@/lib/server/engines/drainer/consumer-tag'
+import { DRAIN_CONSUMER_TAG_PREFIX } from './consumer-tag'
 import { AppError } from '@/lib/server/platform/errors/app-error'
 import { getJson, isManagementNotFound } from '@/lib/server/platform/broker/management-api'
 

@@ -1,6 +1,7 @@
 import 'server-only'
 import type { Db } from '@/lib/server/platform/db'
 import type { Logger } from '@/lib/server/platform/log'
+import { startTimedLoop, type TimedLoop } from '@/lib/server/platform/timed-loop'
 import { evaluateAlerts } from './evaluate-alerts'
 
 /**
@@ -21,7 +22,7 @@ import { evaluateAlerts } from './evaluate-alerts'
  * 4. A failed evaluation is logged and tried again at the next interval; the loop holds nothing in memory.
  */
 
-export type AlertLoop = { stop(): Promise<void> }
+export type AlertLoop = TimedLoop
 
 export type StartAlertLoopOptions = {
   /** The evaluator uses db.background, the pool without statement timeouts. */
@@ -35,33 +36,21 @@ export type StartAlertLoopOptions = {
 
 /** Evaluates the alert rules every `everyMs`; with several processes, one evaluates at a time (advisory lock). */
 export function startAlertLoop({ db, log, everyMs, publicUrl }: StartAlertLoopOptions): AlertLoop {
-  let stopped = false
-  let timer: NodeJS.Timeout | null = null
-  let running: Promise<void> = Promise.resolve()
+  // A database that stays away fails every round the same way: say it once, not every interval.
   let lastError: string | null = null
-  const tick = () => {
-    timer = null
-    running = (async () => {
-      try {
-        const { events } = await evaluateAlerts({ db, publicUrl })
-        for (const e of events.filter((e) => e.state === 'firing')) {
-          log.warn('alert', { subject: e.subject.label, rate: e.ratePerMinute, notified: e.notified, failedDeliveries: e.delivery.filter((d) => !d.ok).length })
-        }
-        lastError = null
-      } catch (error) {
-        const message = (error as Error).message
-        if (message !== lastError) log.warn('alert evaluation failed; will retry', { error: message })
-        lastError = message
+  return startTimedLoop({
+    firstAfterMs: Math.min(everyMs, 5_000),
+    everyMs,
+    round: async () => {
+      const { events } = await evaluateAlerts({ db, publicUrl })
+      for (const e of events.filter((e) => e.state === 'firing')) {
+        log.warn('alert', { subject: e.subject.label, rate: e.ratePerMinute, notified: e.notified, failedDeliveries: e.delivery.filter((d) => !d.ok).length })
       }
-      if (!stopped) timer = setTimeout(tick, everyMs)
-    })()
-  }
-  timer = setTimeout(tick, Math.min(everyMs, 5_000))
-  return {
-    async stop() {
-      stopped = true
-      if (timer) clearTimeout(timer)
-      await running
+      lastError = null
     },
-  }
+    onError: (error) => {
+      if (error.message !== lastError) log.warn('alert evaluation failed; will retry', { error: error.message })
+      lastError = error.message
+    },
+  })
 }

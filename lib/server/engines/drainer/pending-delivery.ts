@@ -1,6 +1,6 @@
 import 'server-only'
 import type { ConsumeMessage } from '@/lib/server/platform/broker/amqplib'
-import type { IngestRow } from './store-batch'
+import type { IngestRow } from '@/lib/server/ingest/types'
 
 /** What ack and nack read of a delivery; keeping only this lets the decoded headers go while the row waits. */
 type Ackable = Pick<ConsumeMessage, 'fields'>

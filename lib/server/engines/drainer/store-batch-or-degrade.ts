@@ -1,6 +1,7 @@
 import 'server-only'
 import { isConnectionError, isRetryableSqlError } from '@/lib/server/platform/db/sql'
-import { storeBatch, type IngestRow, type StoreBatchOptions } from './store-batch'
+import type { IngestRow } from '@/lib/server/ingest/types'
+import { storeBatch, type StoreBatchOptions } from './store-batch'
 
 /**
  * Stores a batch; if PostgreSQL refuses it for its data, stores it row by row so one bad row cannot block the rest,

@@ -1,46 +1,9 @@
 import 'server-only'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import { heldFlagsSql } from '@/lib/server/pauses/held-row'
+import { PREVIEW_CHARS, type IngestRow } from '@/lib/server/ingest/types'
 
 /** One normalised delivery, ready for the database. JSON columns arrive serialised. */
-export type IngestRow = {
-  fingerprint: Buffer
-  redelivered: boolean
-  body: Buffer
-  bodyEncoding: 'json' | 'text' | 'binary'
-  bodyPreview: string | null
-  propertiesJson: string
-  headersJson: string
-  deliveryExchange: string
-  deliveryRoutingKey: string
-  deathReason: string | null
-  attempts: number | null
-  originExchange: string | null
-  originRoutingKeys: string[]
-  originQueue: string | null
-  firstDeathAt: Date | null
-  lastDeathAt: Date | null
-  failedAt: Date
-  errorType: string | null
-  errorMessage: string | null
-  errorStack: string | null
-  failureKind: string
-  service: string | null
-  serviceVersion: string | null
-  framework: string
-  entityKey: string | null
-  signature: string
-  title: string
-  messagePattern: string | null
-  flags: string[]
-  lineageOriginId: string | null
-  replayCount: number
-  /** x-lazarus-replay-id of the replay this copy died after (absent: none). */
-  lineageReplayId?: string | null
-  status: 'dead' | 'held'
-  /** Held messages: the queue the guard took it from (x-lazarus-held-from), where a release sends it back. */
-  heldFrom?: string | null
-}
 
 export type StoreBatchResult = { inserted: number; duplicates: number }
 
@@ -90,11 +53,6 @@ const PARAM_COLUMNS = [
 ] as const
 type ParamColumn = (typeof PARAM_COLUMNS)[number]
 
-/**
- * Characters of a text body kept as its preview: what search indexes (512, dead_letter_search_text_v2) and more
- * than the list shows (200). Not more: the whole body is stored beside it, and a longer preview only widens the row.
- */
-export const PREVIEW_CHARS = 512
 /** Bodies up to this many bytes get their preview cut in SQL, so their text is not sent twice. */
 const SQL_PREVIEW_MAX_BODY_BYTES = 8 * 1024
 

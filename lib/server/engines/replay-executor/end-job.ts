@@ -1,7 +1,7 @@
 import 'server-only'
 import { recordAudit } from '@/lib/server/audit/record-audit'
 import type { Sql } from '@/lib/server/platform/db/sql'
-import { finishJob, type FinishedJob } from './job-store'
+import { finishJob, type FinishedJob } from '@/lib/server/replay/replay-store'
 
 export type EndJobOptions = { sql: Sql; jobId: string; owner: string; status: 'completed' | 'cancelled' | 'failed'; error?: string | null }
 

@@ -9,7 +9,7 @@ import { logger } from '@/lib/server/platform/log'
 import { replaySettings, type ReplaySettings } from '@/lib/server/replay/replay-settings'
 import { claimJob, releaseLease, type JobRow } from './job-store'
 import { JobRun } from './job-run'
-import { onReplayWork } from './replay-signal'
+import { onReplayWork } from '@/lib/server/replay/replay-signal'
 
 /**
  * The replay executor, and why a crash loses or doubles nothing (docs/ARCHITECTURE.md#where-crash-safety-comes-from).

@@ -1,5 +1,6 @@
 import 'server-only'
 import type { Sql } from '@/lib/server/platform/db/sql'
+import { addGroupCounts } from '@/lib/server/groups/groups-store'
 
 /**
  * The replay executor's SQL: claiming and renewing jobs, reading items in publish order, and writing outcomes in
@@ -220,75 +221,4 @@ export async function recordOutcomes(options: { sql: Sql; jobId: string; actor: 
     )
     await addGroupCounts({ sql: tx, column: 'replayed_count', moved: groups })
   })
-}
-
-/**
- * Group counters move with message status, in the same transaction: the group's and the group's in each source
- * (group_source_stats). Group rows are locked in id order first (no deadlocks with ingestion, which takes the same
- * locks before it writes either).
- */
-export async function addGroupCounts({ sql, column, moved }: { sql: Sql; column: 'replayed_count' | 'resolved_count'; moved: { group_id: string; source_id: string; n: number }[] }): Promise<void> {
-  if (moved.length === 0) return
-  const perGroup = new Map<string, number>()
-  for (const m of moved) perGroup.set(m.group_id, (perGroup.get(m.group_id) ?? 0) + m.n)
-  const ids = [...perGroup.keys()]
-  await sql.query('SELECT id FROM error_groups WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE', [ids])
-  await sql.query(
-    `WITH per_source AS (
-       UPDATE group_source_stats s SET ${column} = s.${column} + x.n
-       FROM unnest($3::bigint[], $4::bigint[], $5::int[]) AS x(group_id, source_id, n) WHERE s.group_id = x.group_id AND s.source_id = x.source_id
-       RETURNING 1
-     )
-     UPDATE error_groups g SET ${column} = g.${column} + x.n, updated_at = now()
-     FROM unnest($1::bigint[], $2::int[]) AS x(id, n) WHERE g.id = x.id`,
-    [ids, [...perGroup.values()], moved.map((m) => m.group_id), moved.map((m) => m.source_id), moved.map((m) => m.n)],
-  )
-}
-
-/**
- * Ends the open items of a job that will not be published (cancel, or a job that failed), returning their dead
- * letters to dead (held, for releases) with the reason. `kinds` limits it (a cancel leaves releases to go out).
- */
-export async function closeOpenItems(options: { sql: Sql; jobId: string; actor: string; status: 'cancelled' | 'failed'; reason: string; kinds: ('replay' | 'release')[] }): Promise<number> {
-  const { sql } = options
-  const { rows } = await sql.query<{ n: number }>(
-    `WITH items AS (
-       UPDATE replay_items SET status = $3, error = $4, finished_at = now()
-       WHERE job_id = $1::bigint AND status IN ('pending', 'in_flight') AND kind = ANY($5::text[])
-       RETURNING dead_letter_id, kind
-     ),
-     moved AS (
-       UPDATE dead_letter_states st SET status = CASE WHEN it.kind = 'release' THEN 'held' ELSE 'dead' END, status_reason = $4,
-         status_changed_at = now(), status_changed_by = $2
-       FROM items it WHERE st.dead_letter_id = it.dead_letter_id AND coalesce(st.status, '') = 'replaying' RETURNING 1
-     )
-     SELECT (SELECT count(*) FROM items)::int AS n, (SELECT count(*) FROM moved)::int AS moved`,
-    [options.jobId, options.actor, options.status, options.reason, options.kinds],
-  )
-  const n = rows[0].n
-  if (n > 0) {
-    await sql.query(
-      `UPDATE replay_jobs SET ${options.status === 'cancelled' ? 'cancelled = cancelled' : 'failed = failed'} + $2::int, updated_at = now() WHERE id = $1::bigint`,
-      [options.jobId, n],
-    )
-  }
-  return n
-}
-
-export type FinishedJob = {
-  id: string; kind: string; status: string; total: number; published: number; confirmed: number; unroutable: number
-  failed: number; skipped: number; released: number; cancelled: number; created_by: string; cancel_requested_by: string | null
-}
-
-/** Marks the job finished if this worker still holds it; null when the lease was lost. */
-export async function finishJob(options: { sql: Sql; jobId: string; owner: string | null; status: 'completed' | 'cancelled' | 'failed'; error?: string | null }): Promise<FinishedJob | null> {
-  const { sql } = options
-  const { rows } = await sql.query<FinishedJob>(
-    `UPDATE replay_jobs SET status = $3, finished_at = now(), lease_owner = NULL, lease_expires_at = NULL, current_rate = NULL,
-       error = $4, updated_at = now()
-     WHERE id = $1::bigint AND status IN ('pending', 'running') AND ($2::text IS NULL OR lease_owner = $2)
-     RETURNING id::text, kind, status, total, published, confirmed, unroutable, failed, skipped, released, cancelled, created_by, cancel_requested_by`,
-    [options.jobId, options.owner, options.status, options.error ?? null],
-  )
-  return rows[0] ?? null
 }

@@ -8,7 +8,7 @@ import { InFlightWindow } from './in-flight-window'
 import type { ItemRow, JobRow } from './job-store'
 import type { LeaseKeeper } from './lease-keeper'
 import type { OutcomeWriter } from './outcome-writer'
-import { buildPublish, type PublishBuild } from './publish-message'
+import { buildPublish, type PublishBuild } from '@/lib/server/replay/publish-message'
 import type { RunControl } from './run-control'
 import { TokenBucket, type RateMeter } from './token-bucket'
 

@@ -1,6 +1,7 @@
 import 'server-only'
 import type { Db } from '@/lib/server/platform/db'
 import type { Logger } from '@/lib/server/platform/log'
+import { startTimedLoop, type TimedLoop } from '@/lib/server/platform/timed-loop'
 import { runRetention } from './run-retention'
 
 /**
@@ -17,7 +18,7 @@ import { runRetention } from './run-retention'
  * 4. A failed run is logged, recorded in retention_runs when the database lets it, and tried again at the next hour.
  */
 
-export type RetentionLoop = { stop(): Promise<void> }
+export type RetentionLoop = TimedLoop
 
 export type StartRetentionLoopOptions = {
   /** Retention uses db.background, the pool without statement timeouts. */
@@ -31,32 +32,19 @@ export type StartRetentionLoopOptions = {
 
 /** Runs retention shortly after start-up and then every `everyMs`, resting between batches so it stays in the background. */
 export function startRetentionLoop({ db, log, days, everyMs = 3_600_000, firstAfterMs = 60_000 }: StartRetentionLoopOptions): RetentionLoop {
-  let stopped = false
-  let timer: NodeJS.Timeout | null = null
-  let running: Promise<void> = Promise.resolve()
-  const tick = () => {
-    timer = null
-    running = (async () => {
-      try {
-        let more = true
-        while (more && !stopped) {
-          const result = await runRetention({ db, days, maxBatches: 20 })
-          if (result.deleted > 0) log.info('retention deleted replayed and resolved messages', { deleted: result.deleted, before: result.cutoff.toISOString() })
-          more = result.more
-          if (more) await new Promise((resolve) => setTimeout(resolve, 1_000))
-        }
-      } catch (error) {
-        log.warn('retention failed; will retry', { error: (error as Error).message })
+  if (days <= 0) return { stop: async () => {} }
+  return startTimedLoop({
+    firstAfterMs,
+    everyMs,
+    round: async (stopping) => {
+      let more = true
+      while (more && !stopping()) {
+        const result = await runRetention({ db, days, maxBatches: 20 })
+        if (result.deleted > 0) log.info('retention deleted replayed and resolved messages', { deleted: result.deleted, before: result.cutoff.toISOString() })
+        more = result.more
+        if (more) await new Promise((resolve) => setTimeout(resolve, 1_000))
       }
-      if (!stopped) timer = setTimeout(tick, everyMs)
-    })()
-  }
-  if (days > 0) timer = setTimeout(tick, firstAfterMs)
-  return {
-    async stop() {
-      stopped = true
-      if (timer) clearTimeout(timer)
-      await running
     },
-  }
+    onError: (error) => log.warn('retention failed; will retry', { error: error.message }),
+  })
 }

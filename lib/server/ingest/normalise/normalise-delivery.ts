@@ -7,7 +7,7 @@ import { extractEntityKey, isValidEntityKeyRule, MAX_ENTITY_KEY_LENGTH, type Ent
 import { computeErrorSignature, fingerprint, NO_ERROR_METADATA } from './error-signature'
 import { classifyFailure } from './failure-kind'
 import { extractEasyNetQ } from './frameworks/easynetq'
-import type { FrameworkContext, FrameworkFacts } from './frameworks/facts'
+import type { ErrorFacts, FrameworkContext, FrameworkFacts } from './frameworks/facts'
 import { extractMassTransit } from './frameworks/masstransit'
 import { extractNServiceBus } from './frameworks/nservicebus'
 import { extractBrighter, extractCelery, extractNothing } from './frameworks/others'
@@ -16,7 +16,7 @@ import { extractSpring } from './frameworks/spring'
 import { extractSymfony } from './frameworks/symfony'
 import { extractWolverine } from './frameworks/wolverine'
 import { asInteger, asNonBlankText, asRecord, asText, getField } from './header-values'
-import type { Frame, FrameOptions, StackLanguage } from './stack-frames'
+import type { FrameOptions, StackLanguage } from './stack-frames'
 import { analyseStack, isWrapperType } from './stack-trace'
 import { parseXDeath, type XDeathSummary } from './x-death'
 
@@ -117,14 +117,8 @@ function headerCount(headers: Record<string, unknown>, name: string, flags: Set<
   return n
 }
 
-type ErrorRecord = {
-  type: string | null
-  message: string | null
-  stack: string | null
-  frames: Frame[]
-  rootMissing: boolean
-  extraParts: string[]
-}
+/** The error a framework's facts or the generic headers give, before it is hashed into a signature. */
+type ErrorRecord = Omit<ErrorFacts, 'sources'>
 
 /** Lazarus' own headers win over whatever the framework reported (docs/framework-headers.md#lazarus-own-headers). */
 function mergeError(

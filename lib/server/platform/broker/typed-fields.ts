@@ -676,7 +676,8 @@ export type ApiTypedValue = {
 export type ApiJsonValue = string | number | boolean | null | ApiTypedValue | ApiJsonValue[] | { [key: string]: ApiJsonValue }
 
 /**
- * The HTTP API view: plain JSON where JSON holds the value exactly, `{type, value}` otherwise.
+ * The HTTP API view: plain JSON where JSON holds the value exactly, `{type, value}` otherwise. Its switch lists the
+ * same cases as toPlain's on purpose: each view names every AMQP type, so the compiler proves both exhaustive.
  * int64, timestamps and floats are always wrapped, so a header's JSON shape depends on its AMQP type
  * and never on its magnitude.
  */

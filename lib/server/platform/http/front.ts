@@ -1,7 +1,7 @@
 import 'server-only'
 import { randomBytes } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { addressInRanges, isLoopbackHostname } from '@/lib/server/auth/addresses'
+import { addressInRanges, isLoopbackHostname } from '@/lib/server/platform/addresses'
 import { FRONT_HEADERS, markFrontActive } from '@/lib/server/platform/http/request-facts'
 import { logger } from '@/lib/server/platform/log'
 

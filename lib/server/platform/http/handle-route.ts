@@ -10,7 +10,7 @@ import { AppError } from '@/lib/server/platform/errors/app-error'
 import { logger } from '@/lib/server/platform/log'
 import { PERMISSIONS, type Permission } from '@/lib/shared/roles'
 import { checkCrossSite, publicOrigin } from './csrf'
-import { currentRequestId, requestIdFor, runInRequest } from './request-context'
+import { currentRequestId, requestIdFor, runInRequest } from '@/lib/server/platform/request-context'
 import { requestFacts, type RequestFacts } from './request-facts'
 import { beginRequest, callerKey, countMutation } from './request-limits'
 
@@ -104,7 +104,7 @@ export type RouteHandler = ((request: Request, context: { params: Promise<unknow
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 /**
- * Wraps a route handler: gives the request its id (lib/server/platform/http/request-context.ts: on every log line and audit
+ * Wraps a route handler: gives the request its id (lib/server/platform/request-context.ts: on every log line and audit
  * entry of the request, and in the `X-Request-Id` response header), authenticates the caller, checks the route's
  * declared permission, refuses cross-site requests and callers over their limits, awaits Next's params and funnels
  * every failure through `toHttpError`.

@@ -4,6 +4,7 @@ import type { DeliveryBody } from '../delivery-body'
 import type { EntityKeySource } from '../entity-key'
 import { asNonBlankText, asText, getField } from '../header-values'
 import type { Frame } from '../stack-frames'
+import { analyseStack } from '../stack-trace'
 
 /**
  * A derived value and the header, property or rule it came from
@@ -105,5 +106,45 @@ export function lastPathSegment(uri: string): string | null {
     return last ? decodeURIComponent(last) : null
   } catch {
     return null
+  }
+}
+
+/**
+ * The failure time a framework writes in `header`, read with that framework's own format. A value that does not parse
+ * is flagged and left out, never guessed.
+ */
+export function failedAtFromHeader(ctx: FrameworkContext, facts: FrameworkFacts, header: string, parse: (text: string) => Date | null): void {
+  const text = headerText(ctx, header)
+  const failedAt = text === null ? null : parse(text)
+  if (text !== null && failedAt === null) facts.flags.push(`header-malformed:${header}`)
+  facts.failedAt = sourced(failedAt, header)
+}
+
+/**
+ * Error facts from three headers naming the exception's type, its message and a frames-only .NET stack (MassTransit,
+ * Wolverine): the headers win, the stack fills in what they lack. Null when none of the three is there.
+ */
+export function errorFromDotnetHeaders(
+  ctx: FrameworkContext,
+  headers: { type: string; message: string; stack: string },
+  rootMissing: (type: string | null) => boolean = () => false,
+): ErrorFacts | null {
+  const type = headerText(ctx, headers.type)
+  const message = headerText(ctx, headers.message)
+  const stack = headerText(ctx, headers.stack)
+  if (type === null && message === null && stack === null) return null
+  const analysis = analyseStack(stack, { hint: 'dotnet' })
+  return {
+    type: type ?? analysis.root?.type ?? null,
+    message: message ?? analysis.root?.message ?? null,
+    stack,
+    frames: analysis.frames,
+    rootMissing: rootMissing(type),
+    extraParts: [],
+    sources: {
+      type: type !== null ? headers.type : undefined,
+      message: message !== null ? headers.message : undefined,
+      stack: stack !== null ? headers.stack : undefined,
+    },
   }
 }

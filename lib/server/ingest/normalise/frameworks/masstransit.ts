@@ -1,9 +1,10 @@
 import 'server-only'
 import { parseIsoDate } from '../dates'
 import { asInteger, getField } from '../header-values'
-import { analyseStack } from '../stack-trace'
 import {
   emptyFacts,
+  errorFromDotnetHeaders,
+  failedAtFromHeader,
   firstOf,
   headerText,
   lastPathSegment,
@@ -16,37 +17,18 @@ import {
 /** MassTransit `<queue>_error` / `<queue>_skipped` (docs/framework-headers.md#masstransit). */
 export function extractMassTransit(ctx: FrameworkContext): FrameworkFacts {
   const facts = emptyFacts()
-  const type = headerText(ctx, 'MT-Fault-ExceptionType')
-  const message = headerText(ctx, 'MT-Fault-Message')
-  const stack = headerText(ctx, 'MT-Fault-StackTrace')
   facts.reason = headerText(ctx, 'MT-Reason')
 
-  if (type !== null || message !== null || stack !== null) {
-    // MT-Fault-StackTrace holds frames only; the type is already the base (innermost) exception.
-    const analysis = analyseStack(stack, { hint: 'dotnet' })
-    facts.error = {
-      type: type ?? analysis.root?.type ?? null,
-      message: message ?? analysis.root?.message ?? null,
-      stack,
-      frames: analysis.frames,
-      rootMissing: false,
-      extraParts: [],
-      sources: {
-        type: type !== null ? 'MT-Fault-ExceptionType' : undefined,
-        message: message !== null ? 'MT-Fault-Message' : undefined,
-        stack: stack !== null ? 'MT-Fault-StackTrace' : undefined,
-      },
-    }
+  // MT-Fault-StackTrace holds frames only; the type is already the base (innermost) exception.
+  facts.error = errorFromDotnetHeaders(ctx, { type: 'MT-Fault-ExceptionType', message: 'MT-Fault-Message', stack: 'MT-Fault-StackTrace' })
+  if (facts.error) {
     const retries = getField(ctx.headers, 'MT-Fault-RetryCount')
     const retryCount = retries === undefined || retries === null ? 0 : asInteger(retries)
     if (retryCount === null || retryCount < 0) facts.flags.push('header-malformed:MT-Fault-RetryCount')
     else facts.attempts = { value: retryCount + 1, source: 'MT-Fault-RetryCount + 1' }
   }
 
-  const timestamp = headerText(ctx, 'MT-Fault-Timestamp')
-  const failedAt = timestamp === null ? null : parseIsoDate(timestamp)
-  if (timestamp !== null && failedAt === null) facts.flags.push('header-malformed:MT-Fault-Timestamp')
-  facts.failedAt = sourced(failedAt, 'MT-Fault-Timestamp')
+  failedAtFromHeader(ctx, facts, 'MT-Fault-Timestamp', parseIsoDate)
 
   const inputAddress = headerText(ctx, 'MT-Fault-InputAddress')
   const queue = firstOf(

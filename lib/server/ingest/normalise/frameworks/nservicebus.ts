@@ -3,6 +3,7 @@ import { parseNServiceBusTime } from '../dates'
 import { analyseStack } from '../stack-trace'
 import {
   emptyFacts,
+  failedAtFromHeader,
   firstOf,
   headerText,
   propertyText,
@@ -50,10 +51,7 @@ export function extractNServiceBus(ctx: FrameworkContext): FrameworkFacts {
     }
   }
 
-  const timeOfFailure = headerText(ctx, 'NServiceBus.TimeOfFailure')
-  const failedAt = timeOfFailure === null ? null : parseNServiceBusTime(timeOfFailure)
-  if (timeOfFailure !== null && failedAt === null) facts.flags.push('header-malformed:NServiceBus.TimeOfFailure')
-  facts.failedAt = sourced(failedAt, 'NServiceBus.TimeOfFailure')
+  failedAtFromHeader(ctx, facts, 'NServiceBus.TimeOfFailure', parseNServiceBusTime)
 
   const failedQ = headerText(ctx, 'NServiceBus.FailedQ')
   // MSMQ-style addresses carry "@machine"; the RabbitMQ transport uses the bare queue name.

@@ -1,15 +1,7 @@
 import 'server-only'
 import { parseCultureDateTime, revealedDayOrder, type DayOrder } from '../dates'
 import { analyseStack, type StackAnalysis } from '../stack-trace'
-import {
-  emptyFacts,
-  headerText,
-  propertyText,
-  sourced,
-  stripAssembly,
-  type FrameworkContext,
-  type FrameworkFacts,
-} from './facts'
+import { emptyFacts, headerText, propertyText, sourced, stripAssembly, type FrameworkContext, type FrameworkFacts } from './facts'
 
 const MAX_BLOCKS = 50
 const AGGREGATE_PREFIX = /^(\d{1,9}) unhandled exceptions?: /

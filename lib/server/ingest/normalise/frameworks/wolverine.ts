@@ -1,12 +1,13 @@
 import 'server-only'
 import { parseUnixMillis } from '../dates'
 import { asInteger, getField } from '../header-values'
-import { analyseStack, isWrapperType } from '../stack-trace'
+import { isWrapperType } from '../stack-trace'
 import {
   emptyFacts,
+  errorFromDotnetHeaders,
+  failedAtFromHeader,
   headerText,
   propertyText,
-  sourced,
   type FrameworkContext,
   type FrameworkFacts,
   type OriginFacts,
@@ -41,32 +42,14 @@ export function originFromWolverineUri(uri: string): OriginFacts {
 /** Wolverine InteropFriendly / enhanced dead lettering (docs/framework-headers.md#wolverine). */
 export function extractWolverine(ctx: FrameworkContext): FrameworkFacts {
   const facts = emptyFacts()
-  const type = headerText(ctx, 'exception-type')
-  const message = headerText(ctx, 'exception-message')
-  const stack = headerText(ctx, 'exception-stack')
-  if (type !== null || message !== null || stack !== null) {
-    // exception-stack is .StackTrace: frames only, of the outer exception.
-    const analysis = analyseStack(stack, { hint: 'dotnet' })
-    facts.error = {
-      type: type ?? analysis.root?.type ?? null,
-      message: message ?? analysis.root?.message ?? null,
-      stack,
-      frames: analysis.frames,
-      // Only the outer type is sent; a wrapper hides the real failure, so its message must be hashed.
-      rootMissing: type !== null && isWrapperType(type),
-      extraParts: [],
-      sources: {
-        type: type !== null ? 'exception-type' : undefined,
-        message: message !== null ? 'exception-message' : undefined,
-        stack: stack !== null ? 'exception-stack' : undefined,
-      },
-    }
-  }
-
-  const failedAtText = headerText(ctx, 'failed-at')
-  const failedAt = failedAtText === null ? null : parseUnixMillis(failedAtText)
-  if (failedAtText !== null && failedAt === null) facts.flags.push('header-malformed:failed-at')
-  facts.failedAt = sourced(failedAt, 'failed-at')
+  // exception-stack is .StackTrace: frames only, of the outer exception. Only the outer type is sent; a wrapper hides
+  // the real failure, so its message must be hashed.
+  facts.error = errorFromDotnetHeaders(
+    ctx,
+    { type: 'exception-type', message: 'exception-message', stack: 'exception-stack' },
+    (type) => type !== null && isWrapperType(type),
+  )
+  failedAtFromHeader(ctx, facts, 'failed-at', parseUnixMillis)
 
   const destination = headerText(ctx, 'original-destination')
   if (destination !== null) facts.origin = originFromWolverineUri(destination)

@@ -1,5 +1,5 @@
 import 'server-only'
-import { outsideRequest } from '@/lib/server/platform/http/request-context'
+import { outsideRequest } from '@/lib/server/platform/request-context'
 
 type Listener = () => void
 const globalForSignal = globalThis as unknown as { lazarusReplayListeners?: Set<Listener> }
