@@ -64,8 +64,8 @@ export function SourceActions({ source, onDone }: { source: SourceDto; onDone: (
           onConfirm={source.enabled ? disable : close}
           pending={update.isPending}
           error={update.error}
-          keepLabel="Close"
-          confirmLabel={source.enabled ? 'Disable instead' : 'Close'}
+          keepLabel={source.enabled ? 'Keep draining' : 'Back'}
+          confirmLabel={source.enabled ? 'Disable instead' : 'OK'}
           pendingLabel="Disabling…"
         >
           <p className="text-zinc-700">

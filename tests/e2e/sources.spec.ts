@@ -66,7 +66,7 @@ for (const width of [1440, 1024]) {
       await page.getByRole('button', { name: 'Delete…' }).click()
       const refusing = page.getByRole('dialog', { name: `${used} cannot be deleted` })
       await expect(refusing).toContainText('deleting it would lose them')
-      await refusing.getByRole('button', { name: 'Close' }).click()
+      await refusing.getByRole('button', { name: 'Keep draining' }).click()
       await page.getByRole('button', { name: 'Disable…' }).click()
       const disabling = page.getByRole('dialog', { name: `Disable ${used}?` })
       await expect(disabling).toContainText('stay: you can still search, replay, resolve and export them')
