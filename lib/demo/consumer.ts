@@ -14,14 +14,19 @@ const prefix = values.prefix ?? process.env.DEMO_SEED_PREFIX ?? 'demo'
 const url = process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672'
 
 const connection = await amqp.connect(url, { clientProperties: { connection_name: 'lazarus demo:consumer' } })
+connection.on('error', (error: Error) => console.error(`demo:consumer: ${error.message}`))
 const tally: ReplayTally = { replaysSucceeded: 0, replaysFailedAgain: 0 }
 let processed = 0
 for (const topology of demoTopologies(prefix)) {
   const ch = await connection.createConfirmChannel()
-  await ch.checkQueue(topology.workQueue).catch(() => {
+  // A missing queue closes the channel; the refusal below says what to do.
+  ch.on('error', () => {})
+  try {
+    await ch.checkQueue(topology.workQueue)
+  } catch {
     console.error(`demo:consumer: ${topology.workQueue} does not exist; run npm run demo:seed${prefix === 'demo' ? '' : ` -- --prefix ${prefix}`} first`)
     process.exit(1)
-  })
+  }
   await ch.prefetch(50)
   await ch.consume(topology.workQueue, (msg) => {
     if (!msg) return
