@@ -13,6 +13,7 @@ import { useSources } from '@/lib/client/use-sources'
 import type { SourceDto } from '@/lib/shared/schemas/source'
 import { useCan } from '@/lib/client/use-session'
 import { AddSourceForm } from './add-source-form'
+import { SourceActions } from './source-actions'
 import { SourceSettingsForm } from './source-settings-form'
 
 const COLUMNS: DataColumn[] = [
@@ -116,6 +117,7 @@ export function SourcesPage() {
                   <tr>
                     <td colSpan={COLUMNS.length} className="h-auto! p-0!">
                       <SourceSettingsForm source={s} onDone={() => setEditing(null)} />
+                      {s.kind !== 'hold' && <SourceActions source={s} onDone={() => setEditing(null)} />}
                     </td>
                   </tr>
                 )}

@@ -48,3 +48,15 @@ export function useUpdateSource(id: string) {
     },
   })
 }
+
+/** DELETE /api/sources/{id}: only a source that stores no dead letters (409 otherwise: disable it instead). */
+export function useDeleteSource() {
+  const client = useQueryClient()
+  return useMutation({
+    mutationFn: (id: string) => apiSend<{ id: string; deleted: true }>('DELETE', `/api/sources/${encodeURIComponent(id)}`),
+    onSuccess: () => {
+      void client.invalidateQueries({ queryKey: sourceKeys.all })
+      void client.invalidateQueries({ queryKey: summaryKeys.all })
+    },
+  })
+}

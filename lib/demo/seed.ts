@@ -22,6 +22,7 @@ import {
   type FrameworkStyle,
   type Headers,
 } from './framework-failures'
+import { handleReplayed, isReplayed, type ReplayTally } from './replayed'
 import {
   appTopology,
   CAPPED_QUEUE_MAX_LENGTH,
@@ -83,6 +84,9 @@ export type SeedResult = {
   lazarusSources: string
   /** Messages from an interrupted earlier run found in a work queue; their failure plans died with that run. */
   discardedLeftovers: number
+  /** Messages Lazarus replayed into a work queue: succeeded this time, or failed again (lib/demo/replayed.ts). */
+  replaysSucceeded: number
+  replaysFailedAgain: number
 }
 
 /** An expected failure with a message fit for the terminal (broker unreachable, timeout, bad usage). */
@@ -871,7 +875,7 @@ async function publishAll(connection: ChannelModel, publications: readonly Publi
 // =================================================================================================================
 // The failing consumers
 
-type Tally = { discarded: number; refused: number; channelErrors: string[] }
+type Tally = { discarded: number; refused: number; channelErrors: string[] } & ReplayTally
 
 type ConsumerHandle = { stop(): Promise<void> }
 
@@ -920,6 +924,7 @@ function moveToDlq(ch: ConfirmChannel, msg: ConsumeMessage, plan: WorkPlan, atte
 
 function handleWorkDelivery(ch: ConfirmChannel, msg: ConsumeMessage, topology: AppTopology, book: PlanBook, tally: Tally): void {
   const plan = book.get(String(msg.properties.messageId))
+  if (!plan && isReplayed(msg)) return handleReplayed(ch, msg, topology.deadExchange, tally)
   if (!plan) {
     // Left in the retry loop by an interrupted earlier run (or another seed on the same prefix): no plan for it.
     tally.discarded++
@@ -1068,17 +1073,22 @@ function withDefaults(input: Partial<SeedOptions>): SeedOptions {
   return { ...DEFAULT_SEED_OPTIONS, ...defined }
 }
 
+/** The demo apps' topologies under `prefix`. */
+export function demoTopologies(prefix: string, delays = DEMO_DELAYS): AppTopology[] {
+  return DEMO_APPS.map((app) => appTopology(prefix, topologySpec(app), delays))
+}
+
 /** Declares the demo topology, publishes, fails every message as planned, and resolves once the DLQs hold them. */
 export async function runSeed(input: Partial<SeedOptions> = {}): Promise<SeedResult> {
   const options = withDefaults(input)
   const log = options.log ?? (() => {})
   const started = Date.now()
   const delays = options.fast ? FAST_DELAYS : DEMO_DELAYS
-  const topologies = DEMO_APPS.map((app) => appTopology(options.prefix, topologySpec(app), delays))
+  const topologies = demoTopologies(options.prefix, delays)
   const connection = await connect(options.amqpUrl)
   const consumers: ConsumerHandle[] = []
   const book: PlanBook = new Map()
-  const tally: Tally = { discarded: 0, refused: 0, channelErrors: [] }
+  const tally: Tally = { discarded: 0, refused: 0, channelErrors: [], replaysSucceeded: 0, replaysFailedAgain: 0 }
   try {
     await declareAll(connection, topologies)
     log(`Declared ${topologies.map((t) => t.exchange).join(', ')} (retry delays ${formatDelay(delays.short)} / ${formatDelay(delays.long)})`)
@@ -1103,6 +1113,8 @@ export async function runSeed(input: Partial<SeedOptions> = {}): Promise<SeedRes
       dlqs: statuses.map((s) => ({ queue: s.topology.dlq, depth: s.depth, consumers: s.consumers, added: s.added, breakdown: s.breakdown })),
       lazarusSources: lazarusSources(topologies),
       discardedLeftovers: tally.discarded,
+      replaysSucceeded: tally.replaysSucceeded,
+      replaysFailedAgain: tally.replaysFailedAgain,
     }
   } finally {
     await Promise.all(consumers.map((c) => c.stop()))
@@ -1121,6 +1133,9 @@ export function formatSummary(result: SeedResult): string {
       .join(', ')
     const drained = dlq.consumers ? ` (${dlq.consumers} consumer(s) draining it)` : ''
     lines.push(`  ${dlq.queue.padEnd(width)}  ${String(dlq.depth).padStart(6)} messages${drained}  +${dlq.added} this run: ${how}`)
+  }
+  if (result.replaysSucceeded + result.replaysFailedAgain) {
+    lines.push(`Handled ${result.replaysSucceeded + result.replaysFailedAgain} replayed messages: ${result.replaysSucceeded} succeeded, ${result.replaysFailedAgain} failed again.`)
   }
   if (result.discardedLeftovers) lines.push(`Discarded ${result.discardedLeftovers} leftover messages of an interrupted earlier run.`)
   lines.push('', 'Point Lazarus at the terminal DLQs with:', `LAZARUS_SOURCES=${result.lazarusSources}`)

@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto'
 import path from 'node:path'
 import amqp, { type ChannelModel, type ConsumeMessage } from 'amqplib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { allocate, runSeed, type SeedResult } from '@/lib/demo/seed'
+import { failsAgain } from '@/lib/demo/replayed'
+import { allocate, formatSummary, runSeed, type SeedResult } from '@/lib/demo/seed'
 import { deleteAppTopology } from '@/lib/demo/topology'
 
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
@@ -194,5 +195,49 @@ describe('demo seed: failure modes', () => {
     expect(counts.reduce((a, b) => a + b, 0)).toBe(120)
     expect(Math.min(...counts)).toBeGreaterThanOrEqual(1)
     expect(allocate(2, [5, 3, 1])).toEqual([1, 1, 0]) // too few to go round: by weight alone
+  })
+})
+
+describe('demo seed: messages Lazarus replayed into a work queue', () => {
+  const prefix = `test-seed-${randomBytes(4).toString('hex')}`
+  let connection: ChannelModel
+  let first: SeedResult
+
+  beforeAll(async () => {
+    connection = await amqp.connect(AMQP_URL)
+    first = await runSeed({ amqpUrl: AMQP_URL, prefix, count: 20, fast: true })
+  })
+  afterAll(async () => {
+    for (const topology of first?.topologies ?? []) await deleteAppTopology(connection, topology)
+    await connection?.close()
+  })
+
+  it('are not swallowed as leftovers on the next run: some succeed, the same third fails again with its lineage', async () => {
+    const orders = first.topologies.find((t) => t.workQueue === `${prefix}.orders.work`)!
+    const dlqBefore = (await (await connection.createChannel()).checkQueue(orders.dlq)).messageCount
+    // What a replay from Lazarus publishes: the original body and headers, stamped with the lineage headers.
+    const replays = Array.from({ length: 12 }, (_, i) => ({ origin: String(1000 + i), replay: `r-${i}` }))
+    const ch = await connection.createConfirmChannel()
+    for (const r of replays) {
+      ch.sendToQueue(orders.workQueue, Buffer.from(JSON.stringify({ orderId: `order-${r.origin}` })), {
+        messageId: `m-${r.origin}`,
+        headers: { 'x-error-type': 'com.acme.StockException', 'x-lazarus-origin-id': r.origin, 'x-lazarus-replay-id': r.replay, 'x-lazarus-replay-count': 1 },
+      })
+    }
+    await ch.waitForConfirms()
+    await ch.close()
+    const failing = replays.filter((r) => failsAgain({ properties: { headers: { 'x-lazarus-origin-id': r.origin } } } as unknown as ConsumeMessage))
+    expect(failing.length).toBeGreaterThan(0)
+    expect(failing.length).toBeLessThan(replays.length)
+
+    const second = await runSeed({ amqpUrl: AMQP_URL, prefix, count: 20, fast: true })
+    expect(second.discardedLeftovers).toBe(0)
+    expect(second).toMatchObject({ replaysFailedAgain: failing.length, replaysSucceeded: replays.length - failing.length })
+    expect(formatSummary(second)).toContain(`Handled 12 replayed messages: ${replays.length - failing.length} succeeded, ${failing.length} failed again.`)
+
+    const inDlq = await consumeAll(connection, orders.dlq, dlqBefore + second.dlqs.find((d) => d.queue === orders.dlq)!.added + failing.length)
+    const again = inDlq.filter((m) => m.properties.headers?.['x-lazarus-origin-id'] !== undefined)
+    expect(again.map((m) => String(m.properties.headers?.['x-lazarus-origin-id'])).sort()).toEqual(failing.map((r) => r.origin).sort())
+    expect(again.every((m) => m.properties.headers?.['x-lazarus-replay-id'] !== undefined && m.properties.headers?.['x-death'] === undefined)).toBe(true)
   })
 })

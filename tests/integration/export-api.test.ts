@@ -244,7 +244,9 @@ describe('export API', () => {
       expect(r.headers.get('content-type')).toBe('text/markdown; charset=utf-8')
       const md = r.text
       expect(md).toContain(`## StockException: SKU \\<int\\> out of stock`)
-      expect(md).toContain(`(<${base}/groups/${stockGroup}>)`)
+      // The link back shows its address as it is: no `https:\/\/` in the text.
+      expect(md).toContain(`Error group #${stockGroup} in Lazarus: <${base}/groups/${stockGroup}>\n`)
+      expect(md).not.toContain(':\\/\\/')
       expect(md).toMatch(/- \*\*Messages:\*\* 45 \(/)
       expect(md).toMatch(/- \*\*Time range:\*\* \d{4}/)
       expect(md).toContain('`1.5.0`')

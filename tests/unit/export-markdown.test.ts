@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { codeBlock, escapeInline, inlineCode, link } from '@/lib/server/export/markdown'
+import { autolink, codeBlock, escapeInline, inlineCode, link } from '@/lib/server/export/markdown'
 
 describe('Markdown for untrusted text', () => {
   it('a code block outgrows any fence inside it', () => {
@@ -33,6 +33,11 @@ describe('Markdown for untrusted text', () => {
     { name: 'entities', input: '&lt;', output: '\\&lt;' },
   ]
   it.each(escapes)('escapes $name', ({ input, output }) => expect(escapeInline(input)).toBe(output))
+
+  it('our own URLs show as themselves, unescaped', () => {
+    expect(autolink('https://lazarus.corp/groups/12')).toBe('<https://lazarus.corp/groups/12>')
+    expect(autolink('http://h/a b<c>')).toBe('<http://h/a%20b%3Cc%3E>')
+  })
 
   it('links escape their label and wrap the target', () => {
     expect(link('#12 a*b', 'http://lazarus.test/groups/12')).toBe('[\\#12 a\\*b](<http://lazarus.test/groups/12>)')

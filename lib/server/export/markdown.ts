@@ -44,8 +44,16 @@ export function escapeInline(text: string): string {
     .replace(/\b(www)\./gi, '$1\\.')
 }
 
+const safeUrl = (url: string) => url.replace(/[<>\s]/g, encodeURIComponent)
+
 /** A link whose target is ours (a Lazarus URL); the label is escaped. */
-export const link = (label: string, url: string) => `[${escapeInline(label)}](<${url.replace(/[<>\s]/g, encodeURIComponent)}>)`
+export const link = (label: string, url: string) => `[${escapeInline(label)}](<${safeUrl(url)}>)`
+
+/**
+ * One of our URLs shown as itself: an autolink, so it reads as the address in plain text too (a label run through
+ * escapeInline would read `https:\/\/…`).
+ */
+export const autolink = (url: string) => `<${safeUrl(url)}>`
 
 export function truncate(text: string, max: number): { text: string; truncated: boolean } {
   return text.length > max ? { text: text.slice(0, max), truncated: true } : { text, truncated: false }

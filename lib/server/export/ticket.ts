@@ -14,7 +14,7 @@ import type { MessageFilter } from '@/lib/shared/schemas/message-filter'
 import type { Selection } from '@/lib/shared/schemas/selection'
 import { EXPORT_JOINS, queryExportRows, redactedBody, storedXDeath, type ExportRow } from './export-rows'
 import { apiHeaders } from './csv'
-import { codeBlock, escapeInline, firstLines, formatCount, inlineCode, link, truncate } from './markdown'
+import { autolink, codeBlock, escapeInline, firstLines, formatCount, inlineCode, link, truncate } from './markdown'
 
 /** Markdown bug tickets: a group, one message, or any export selection, redacted, with links back to Lazarus. */
 
@@ -181,7 +181,7 @@ export async function buildGroupTicket(id: string, options: TicketOptions): Prom
   return lines(
     `## ${escapeInline(title)}`,
     '',
-    `Error group #${group.id} in Lazarus: ${link(`${baseUrl}/groups/${group.id}`, `${baseUrl}/groups/${group.id}`)}`,
+    `Error group #${group.id} in Lazarus: ${autolink(`${baseUrl}/groups/${group.id}`)}`,
     '',
     bullet('Status', escapeInline(group.status)),
     bullet('Error type', code(group.errorType && redactor.text(group.errorType))),
@@ -219,7 +219,7 @@ export async function buildMessageTicket(id: string, options: TicketOptions): Pr
   return lines(
     `## ${escapeInline(title)}`,
     '',
-    `One failed message of error group #${row.group_id}: ${link(`${options.baseUrl}/groups/${row.group_id}`, `${options.baseUrl}/groups/${row.group_id}`)}`,
+    `One failed message of error group #${row.group_id}: ${autolink(`${options.baseUrl}/groups/${row.group_id}`)}`,
     '',
     messageSection(row, options, '###'),
     '',

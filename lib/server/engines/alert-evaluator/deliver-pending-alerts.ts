@@ -12,6 +12,21 @@ export const DELIVERY_GIVE_UP_MS = 60 * 60_000
 const CLAIM_MS = 60_000
 const BATCH = 50
 
+type DueEvent = Awaited<ReturnType<typeof claimDueEvents>>[number]
+
+/**
+ * The claimed events in id order, in digests: the events one rule raised in one evaluation (same rule, same time) go
+ * out as one POST. An event without a rule (recorded before rules could be deleted) goes alone.
+ */
+function digests(rows: DueEvent[]): DueEvent[][] {
+  const byKey = new Map<string, DueEvent[]>()
+  for (const row of [...rows].sort((a, b) => Number(a.id) - Number(b.id))) {
+    const key = row.rule_id === null ? `event:${row.id}` : `${row.rule_id}@${new Date(row.at).toISOString()}`
+    byKey.set(key, [...(byKey.get(key) ?? []), row])
+  }
+  return [...byKey.values()]
+}
+
 /** 30 s, 1 min, 2 min … at most 10 min between attempts. */
 export const retryDelayMs = (attempts: number) => Math.min(30_000 * 2 ** Math.max(0, attempts - 1), 10 * 60_000)
 
@@ -38,16 +53,18 @@ export async function deliverPendingAlerts({ db, now, deliver = deliverWebhooks 
   // Alert texts quote error messages: they leave redacted, like exports. A stored rule that no longer compiles throws
   // here and nothing is sent; the claimed events are taken again once the claim runs out.
   const redactor = await loadRedactor({ sql })
-  for (const row of rows.sort((a, b) => Number(a.id) - Number(b.id))) {
-    const accepted = new Set((row.delivery ?? []).filter((d) => d.ok).map((d) => d.url))
-    const urls = hooks.filter((url) => !accepted.has(url))
-    const results = urls.length > 0 ? await deliver({ urls, ...webhookPayload(row, redactor), policy }) : []
-    const delivery = [...(row.delivery ?? []).filter((d) => !urls.includes(d.url)), ...results]
-    const attempts = row.delivery_attempts + (urls.length > 0 ? 1 : 0)
-    const expired = now.getTime() - new Date(row.at).getTime() >= DELIVERY_GIVE_UP_MS
-    const next = results.some((r) => !r.ok) && !expired ? new Date(now.getTime() + retryDelayMs(attempts)) : null
-    await recordDelivery({ sql, eventId: row.id, delivery, attempts, next })
-    delivered.set(row.id, delivery)
+  for (const digest of digests(rows)) {
+    // A webhook is skipped only when it accepted every event of the digest; the events share their deliveries.
+    const urls = hooks.filter((url) => !digest.every((row) => (row.delivery ?? []).some((d) => d.ok && d.url === url)))
+    const results = urls.length > 0 ? await deliver({ urls, ...webhookPayload(digest, redactor), policy }) : []
+    for (const row of digest) {
+      const delivery = [...(row.delivery ?? []).filter((d) => !urls.includes(d.url)), ...results]
+      const attempts = row.delivery_attempts + (urls.length > 0 ? 1 : 0)
+      const expired = now.getTime() - new Date(row.at).getTime() >= DELIVERY_GIVE_UP_MS
+      const next = results.some((r) => !r.ok) && !expired ? new Date(now.getTime() + retryDelayMs(attempts)) : null
+      await recordDelivery({ sql, eventId: row.id, delivery, attempts, next })
+      delivered.set(row.id, delivery)
+    }
   }
   return delivered
 }

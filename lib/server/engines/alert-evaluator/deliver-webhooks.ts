@@ -6,10 +6,18 @@ import type { WebhookPolicy } from '@/lib/server/alerts/webhook-policy'
 export type Delivery = AlertEventDto['delivery'][number]
 
 /**
- * POSTs one alert to each webhook: `{text, alert}`, where `text` is what Slack-compatible receivers show. `policy`
- * decides, on each connection, which addresses may be reached (loadWebhookPolicy).
+ * POSTs one notification to each webhook: `{text, alert, alerts}`, where `text` is what Slack-compatible receivers
+ * show and `alerts` every alert of a digest (webhookPayload). `policy` decides, on each connection, which addresses
+ * may be reached (loadWebhookPolicy).
  */
-export async function deliverWebhooks({ urls, text, alert, policy, timeoutMs = 5_000 }: { urls: string[]; text: string; alert: AlertEventDto; policy: WebhookPolicy; timeoutMs?: number }): Promise<Delivery[]> {
+export async function deliverWebhooks({ urls, text, alert, alerts = [alert], policy, timeoutMs = 5_000 }: {
+  urls: string[]
+  text: string
+  alert: AlertEventDto
+  alerts?: AlertEventDto[]
+  policy: WebhookPolicy
+  timeoutMs?: number
+}): Promise<Delivery[]> {
   return Promise.all(
     urls.map(async (url): Promise<Delivery> => {
       try {
@@ -17,7 +25,7 @@ export async function deliverWebhooks({ urls, text, alert, policy, timeoutMs = 5
           url,
           policy,
           headers: { 'content-type': 'application/json', 'user-agent': 'lazarus-alerts' },
-          body: JSON.stringify({ text, alert }),
+          body: JSON.stringify({ text, alert, alerts }),
           timeoutMs,
         })
         return { url, ok: response.ok, status: response.status, error: response.ok ? null : `HTTP ${response.status}` }

@@ -7,6 +7,7 @@ import { PrismaClient } from '@/lib/generated/prisma/client'
 import { getConfig } from '@/lib/server/platform/config'
 import { outsideRequest } from '@/lib/server/platform/request-context'
 import { logger } from '@/lib/server/platform/log'
+import { lockDataDir } from './data-dir-lock'
 import { applyMigrations } from './migrate'
 import { pgliteSql, pgSql, type Sql } from './sql'
 
@@ -51,15 +52,33 @@ export async function openDb(options: { databaseUrl?: string; dataDir?: string; 
       },
     }
   } else {
-    const dataDir = path.resolve(options.dataDir ?? config.LAZARUS_DATA_DIR, 'pglite')
+    const shownAs = options.dataDir ?? config.LAZARUS_DATA_DIR
+    const dataDir = path.resolve(shownAs, 'pglite')
     await mkdir(dataDir, { recursive: true })
+    const unlock = lockDataDir({ dataDir: path.dirname(dataDir), shownAs })
     const { PGlite } = await import('@electric-sql/pglite')
     const { pg_trgm } = await import('@electric-sql/pglite/contrib/pg_trgm')
     const { PrismaPGlite } = await import('pglite-prisma-adapter')
-    const lite = await PGlite.create({ dataDir, extensions: { pg_trgm } })
+    let lite
+    try {
+      lite = await PGlite.create({ dataDir, extensions: { pg_trgm } })
+    } catch (error) {
+      unlock()
+      throw error
+    }
     const prisma = new PrismaClient({ adapter: new PrismaPGlite(lite) })
     const sql = pgliteSql(lite)
-    db = { sql, prisma, background: sql, close: async () => { await prisma.$disconnect(); await lite.close() } }
+    const opened = lite
+    db = {
+      sql,
+      prisma,
+      background: sql,
+      close: async () => {
+        await prisma.$disconnect()
+        await opened.close()
+        unlock()
+      },
+    }
   }
   if (options.migrate !== false) await applyMigrations({ sql: db.sql })
   return db
