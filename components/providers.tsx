@@ -3,6 +3,8 @@
 import { isServer, QueryClient, QueryClientProvider } from '@tanstack/react-query'
 import type { ReactNode } from 'react'
 import { ApiError } from '@/lib/client/api'
+import { DisplayPrefsProvider } from '@/lib/client/use-display-prefs'
+import type { DisplayPrefs } from '@/lib/shared/display-prefs'
 
 function makeQueryClient() {
   return new QueryClient({
@@ -27,6 +29,10 @@ function getQueryClient() {
   return browserClient
 }
 
-export function Providers({ children }: { children: ReactNode }) {
-  return <QueryClientProvider client={getQueryClient()}>{children}</QueryClientProvider>
+export function Providers({ prefs, children }: { prefs: DisplayPrefs; children: ReactNode }) {
+  return (
+    <QueryClientProvider client={getQueryClient()}>
+      <DisplayPrefsProvider initial={prefs}>{children}</DisplayPrefsProvider>
+    </QueryClientProvider>
+  )
 }

@@ -3,6 +3,7 @@
 import { ErrorState } from '@/components/ui/states'
 import { plural } from '@/lib/client/format'
 import { useAlerts } from '@/lib/client/use-alerts'
+import { useHydrated } from '@/lib/client/use-hydrated'
 import { useCan } from '@/lib/client/use-session'
 import { AddRuleForm } from './add-rule-form'
 import { AlertHistory } from './alert-history'
@@ -16,7 +17,11 @@ export function AlertsPage() {
   const isAdmin = useCan('admin')
   // Faster than the header's banner: someone on this page is watching.
   const overview = useAlerts({ refetchIntervalMs: 5_000 })
-  const { data, isPending } = overview
+  // The header's banner asks for the same alerts: its answer may be in the cache before this page hydrates, below the
+  // route's loading boundary. Until hydrated, render what the server did (nothing loaded).
+  const hydrated = useHydrated()
+  const data = hydrated ? overview.data : undefined
+  const isPending = !hydrated || overview.isPending
   const updating = overview.isFetching && !isPending ? <span className="text-xs text-zinc-400">updating…</span> : null
 
   return (
@@ -28,7 +33,7 @@ export function AlertsPage() {
         </span>
       </div>
 
-      {overview.error && !data ? (
+      {hydrated && overview.error && !data ? (
         <ErrorState title="Could not load the alerts" error={overview.error} onRetry={() => void overview.refetch()} />
       ) : (
         <>

@@ -18,7 +18,8 @@ import { Tabs } from '@/components/ui/tabs'
 import { RelativeTime } from '@/components/ui/time'
 import { ApiError } from '@/lib/client/api'
 import { MESSAGE_FILTER_KEYS, type MessageFilterKey } from '@/lib/client/filters'
-import { formatCount, formatRate, timeTitle, visibleText } from '@/lib/client/format'
+import { formatCount, formatRate, visibleText } from '@/lib/client/format'
+import { useTimeFormat } from '@/lib/client/use-display-prefs'
 import { useGroup } from '@/lib/client/use-groups'
 import { useUrlState } from '@/lib/client/use-url-state'
 import type { BreakdownEntryDto, GroupDto } from '@/lib/shared/schemas/group'
@@ -69,6 +70,7 @@ function Header({ group }: { group: GroupDto }) {
 }
 
 export function GroupDetail({ id }: { id: string }) {
+  const time = useTimeFormat()
   const { values, update } = useUrlState(LIST_KEYS)
   const range: Range = RANGES.some((r) => r.value === values.range) ? (values.range as Range) : '24h'
   const { data, error, isPending, isFetching, refetch } = useGroup(id, range)
@@ -99,8 +101,8 @@ export function GroupDetail({ id }: { id: string }) {
           { label: 'Count', value: formatCount(group.count) },
           { label: '/min · 5m', value: formatRate(group.ratePerMinute.last5) },
           { label: '/min · 1h', value: formatRate(group.ratePerMinute.last60) },
-          { label: 'First seen', value: <RelativeTime iso={group.firstSeen} />, title: timeTitle(group.firstSeen) },
-          { label: 'Last seen', value: <RelativeTime iso={group.lastSeen} />, title: timeTitle(group.lastSeen) },
+          { label: 'First seen', value: <RelativeTime iso={group.firstSeen} />, title: time.title(group.firstSeen) },
+          { label: 'Last seen', value: <RelativeTime iso={group.lastSeen} />, title: time.title(group.lastSeen) },
           { label: 'Sources', value: formatCount(group.sources.length) },
           { label: 'Services', value: visibleText(group.services.join(', ') || '—') },
           { label: 'Versions', value: visibleText(group.serviceVersions.join(', ') || '—') },

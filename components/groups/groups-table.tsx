@@ -122,8 +122,11 @@ export function GroupsTable({ groups, loading, sort, onSort, empty }: GroupsTabl
   useScrollCursorIntoView(cursorStore, body)
 
   return (
-    <div className="overflow-hidden rounded-md border border-zinc-200 bg-white">
-      <DataTable label="Error groups" columns={columnsFor(sort, onSort)} pending={loading && rows.length === 0} skeletonRows={10} bodyRef={body}>
+    // The Error column takes what the fixed columns leave, never less than 16rem: below that width (a 1024 px window)
+    // the table scrolls inside its box rather than squeezing the error to two characters or widening the page. The
+    // minimum is the fixed columns' widths plus those 16rem; keep it in step with columnsFor.
+    <div className="overflow-x-auto overflow-y-hidden rounded-md border border-zinc-200 bg-white">
+      <DataTable label="Error groups" className="min-w-[calc(73.5rem+16rem)]" columns={columnsFor(sort, onSort)} pending={loading && rows.length === 0} skeletonRows={10} bodyRef={body}>
         {rows.map((g, i) => (
           <GroupRow key={g.id} group={g} index={i} cursorStore={cursorStore} />
         ))}

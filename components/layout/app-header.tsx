@@ -4,9 +4,9 @@ import Link from 'next/link'
 import { usePathname } from 'next/navigation'
 import { cn } from '@/lib/client/cn'
 import { AlertBanner } from '@/components/alerts/alert-banner'
-import { Kbd } from '@/components/ui/kbd'
 import { useCan } from '@/lib/client/use-session'
 import type { Permission } from '@/lib/shared/roles'
+import { ShortcutHelp } from './shortcut-help'
 import { UserMenu } from './user-menu'
 
 const NAV: { href: string; label: string; match: (p: string) => boolean; permission?: Permission }[] = [
@@ -27,12 +27,12 @@ export function AppHeader() {
   const allowed = (p?: Permission) => !p || (p === 'admin' ? isAdmin : canAudit)
   return (
     <header className="sticky top-0 z-20 border-b border-zinc-200 bg-white/95 backdrop-blur">
-      <div className="mx-auto flex h-10 max-w-[1600px] items-center gap-6 px-4">
-        <Link href="/" className="flex items-center gap-1.5 font-semibold tracking-tight text-zinc-900">
+      <div className="mx-auto flex h-10 max-w-[1600px] items-center gap-4 px-4 xl:gap-6">
+        <Link href="/" className="flex shrink-0 items-center gap-1.5 font-semibold tracking-tight text-zinc-900">
           <span aria-hidden className="inline-block size-2.5 rounded-sm bg-brand" />
           Lazarus
         </Link>
-        <nav className="flex h-full items-stretch gap-1" aria-label="Main">
+        <nav className="flex h-full shrink-0 items-stretch gap-0.5 xl:gap-1" aria-label="Main">
           {NAV.filter((item) => allowed(item.permission)).map((item) => {
             const active = item.match(pathname)
             return (
@@ -48,11 +48,8 @@ export function AppHeader() {
           })}
         </nav>
         <AlertBanner />
-        <p className="ml-auto hidden items-center gap-1.5 text-xs text-zinc-500 xl:flex">
-          <Kbd>j</Kbd>
-          <Kbd>k</Kbd> move <Kbd>↵</Kbd> open <Kbd>x</Kbd> select <Kbd>/</Kbd> search
-        </p>
-        <div className="ml-auto min-w-0 xl:ml-0">
+        <div className="ml-auto flex min-w-0 items-center gap-1">
+          <ShortcutHelp />
           <UserMenu />
         </div>
       </div>

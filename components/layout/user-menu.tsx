@@ -5,6 +5,7 @@ import { useEffect, useRef, useState } from 'react'
 import { apiSend } from '@/lib/client/api'
 import { useSession } from '@/lib/client/use-session'
 import { ROLE_RANK, type Role } from '@/lib/shared/roles'
+import { DisplayPrefsControls } from './display-prefs'
 
 function roleSummary(roles: { role: Role; sourcePattern: string | null }[]): string {
   if (roles.length === 0) return 'no role'
@@ -58,8 +59,11 @@ export function UserMenu() {
         </span>
       </button>
       {open && (
-        <div role="menu" className="absolute right-0 z-30 mt-1 w-56 rounded-md border border-zinc-200 bg-white py-1 text-[13px] shadow-md">
+        <div role="menu" className="absolute right-0 z-30 mt-1 w-64 rounded-md border border-zinc-200 bg-white py-1 text-[13px] shadow-md">
           <p className="truncate px-3 py-1.5 text-xs text-zinc-500">{name}</p>
+          <div className="border-y border-zinc-100 py-1">
+            <DisplayPrefsControls />
+          </div>
           <Link role="menuitem" href="/settings/access" className="block px-3 py-1.5 text-zinc-800 hover:bg-zinc-50" onClick={() => setOpen(false)}>
             Access and API tokens
           </Link>

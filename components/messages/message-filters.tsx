@@ -6,7 +6,8 @@ import { Button } from '@/components/ui/button'
 import { Input, Select } from '@/components/ui/fields'
 import { SearchBox } from '@/components/ui/search-box'
 import { TIME_RANGES, type MessageFilterKey } from '@/lib/client/filters'
-import { absoluteTime, visibleText } from '@/lib/client/format'
+import { visibleText } from '@/lib/client/format'
+import { useTimeFormat } from '@/lib/client/use-display-prefs'
 import { useSources } from '@/lib/client/use-sources'
 import { FAILURE_KINDS, MESSAGE_STATUSES } from '@/lib/shared/schemas/message-filter'
 
@@ -65,6 +66,7 @@ function Chip({ label, value, onClear, href }: { label: string; value: string; o
 /** The message list's filters, all in the URL. `fixed` keys (a group page's group) are not offered. */
 export function MessageFilters({ values, update, fixed = [] }: { values: Values; update: Update; fixed?: readonly MessageFilterKey[] }) {
   const offer = (key: MessageFilterKey) => !fixed.includes(key)
+  const time = useTimeFormat()
   const sources = useSources()
   const sourceOptions = (sources.data?.sources ?? []).map((s) => ({ value: s.id, label: s.queue }))
   if (values.source && !sourceOptions.some((o) => o.value === values.source)) sourceOptions.push({ value: values.source, label: `source ${values.source}` })
@@ -89,8 +91,8 @@ export function MessageFilters({ values, update, fixed = [] }: { values: Values;
       <TextFilter label="Version" className="w-24" value={values.serviceVersion ?? ''} onCommit={(v) => update({ serviceVersion: v || null })} />
       <TextFilter label="Entity" className="w-36" value={values.entity ?? ''} onCommit={(v) => update({ entity: v || null })} />
       {offer('group') && values.group && <Chip label="group" value={`#${values.group}`} href={`/groups/${values.group}`} onClear={() => update({ group: null })} />}
-      {offer('from') && values.from && <Chip label="from" value={absoluteTime(values.from)} onClear={() => update({ from: null })} />}
-      {offer('to') && values.to && <Chip label="to" value={absoluteTime(values.to)} onClear={() => update({ to: null })} />}
+      {offer('from') && values.from && <Chip label="from" value={`${time.absolute(values.from)} ${time.zoneLabel(values.from)}`} onClear={() => update({ from: null })} />}
+      {offer('to') && values.to && <Chip label="to" value={`${time.absolute(values.to)} ${time.zoneLabel(values.to)}`} onClear={() => update({ to: null })} />}
       {active.length > 0 && (
         <Button variant="ghost" onClick={() => update(Object.fromEntries(active.map((k) => [k, null])))}>
           Clear filters

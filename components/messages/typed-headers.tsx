@@ -69,12 +69,15 @@ function NestedEntries({ entries, kind }: { entries: [string, unknown][]; kind: 
       <summary className="cursor-pointer text-xs text-zinc-500 select-none hover:text-zinc-900">
         {entries.length} {kind === 'table' ? 'fields' : 'items'}
       </summary>
-      <dl className="mt-0.5 grid grid-cols-[minmax(3rem,30%)_4.5rem_minmax(0,1fr)] gap-x-2 border-l border-zinc-200 pl-2">
+      {/* Key and type on one line and the value beside them while it keeps 12rem, else on its own line below: nested
+          tables (x-death's entries, their routing keys) would otherwise narrow the value a column per level, down to
+          one character a line. */}
+      <dl className="mt-0.5 space-y-0.5 border-l border-zinc-200 pl-2" data-testid="nested-entries">
         {entries.map(([key, value]) => (
-          <div key={key} className="contents">
-            <dt className="max-h-24 overflow-auto font-mono break-all text-zinc-700">{visibleText(key)}</dt>
+          <div key={key} className="flex min-w-0 flex-wrap items-baseline gap-x-2">
+            <dt className="max-h-24 max-w-full overflow-auto font-mono break-all text-zinc-700">{visibleText(key)}</dt>
             <dd className="text-[11px] text-zinc-500">{typeName(value)}</dd>
-            <dd className="min-w-0">
+            <dd className="max-w-full min-w-[min(12rem,100%)] flex-1 basis-0">
               <TypedValueView value={value} />
             </dd>
           </div>

@@ -11,7 +11,8 @@ import { DataTable, type DataColumn } from '@/components/ui/data-table'
 import { EmptyState, ErrorState } from '@/components/ui/states'
 import { RelativeTime } from '@/components/ui/time'
 import { cn } from '@/lib/client/cn'
-import { formatCount, plural, timeTitle, visibleText } from '@/lib/client/format'
+import { formatCount, plural, visibleText } from '@/lib/client/format'
+import { useTimeFormat } from '@/lib/client/use-display-prefs'
 import { usePauses, useResumePause } from '@/lib/client/use-pauses'
 import { useSources } from '@/lib/client/use-sources'
 import { useUrlState } from '@/lib/client/use-url-state'
@@ -72,6 +73,7 @@ function ResumeDialog({ pause, onClose }: { pause: PauseDto; onClose: () => void
 }
 
 function PauseRow({ pause, sourceQueue, onResume }: { pause: PauseDto; sourceQueue: string | null; onResume: (p: PauseDto) => void }) {
+  const time = useTimeFormat()
   const canPause = useCan('pauses:write')
   const entity = entityLabel(pause)
   const reason = pause.reason ? visibleText(pause.reason) : null
@@ -102,10 +104,10 @@ function PauseRow({ pause, sourceQueue, onResume }: { pause: PauseDto; sourceQue
       <td className="truncate text-xs" title={visibleText(pause.createdBy)}>
         {visibleText(pause.createdBy)}
       </td>
-      <td className="truncate text-xs text-zinc-600" title={timeTitle(pause.createdAt)}>
+      <td className="truncate text-xs text-zinc-600" title={time.title(pause.createdAt)}>
         <RelativeTime iso={pause.createdAt} />
       </td>
-      <td className="truncate text-xs text-zinc-600" title={pause.resumedAt ? `${timeTitle(pause.resumedAt)}${pause.resumedBy ? ` by ${pause.resumedBy}` : ''}` : undefined}>
+      <td className="truncate text-xs text-zinc-600" title={pause.resumedAt ? `${time.title(pause.resumedAt)}${pause.resumedBy ? ` by ${pause.resumedBy}` : ''}` : undefined}>
         {pause.resumedAt ? (
           <>
             <RelativeTime iso={pause.resumedAt} />

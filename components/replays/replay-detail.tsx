@@ -14,7 +14,8 @@ import { EmptyState, ErrorState } from '@/components/ui/states'
 import { AbsoluteTime, RelativeTime } from '@/components/ui/time'
 import { ApiError } from '@/lib/client/api'
 import { cn } from '@/lib/client/cn'
-import { formatCount, plural, timeTitle, visibleText } from '@/lib/client/format'
+import { formatCount, plural, visibleText } from '@/lib/client/format'
+import { useTimeFormat } from '@/lib/client/use-display-prefs'
 import { isActiveJob, useCancelReplay, useRefreshAfterJob, useReplay, useReplayItems } from '@/lib/client/use-replays'
 import { useCan } from '@/lib/client/use-session'
 import { useUrlState } from '@/lib/client/use-url-state'
@@ -255,6 +256,7 @@ function Items({ job }: { job: ReplayJobDetailDto }) {
 
 /** A replay (or release) job: live progress while it runs, its counts, its pauses, and each message's outcome. */
 export function ReplayDetail({ id }: { id: string }) {
+  const time = useTimeFormat()
   const { data: job, error, isPending, refetch } = useReplay(id)
   const [cancelling, setCancelling] = useState(false)
   const canCancel = useCan('messages:replay')
@@ -308,7 +310,7 @@ export function ReplayDetail({ id }: { id: string }) {
         </div>
         <p className="text-xs text-zinc-500">
           {selectionText(job.selection)} to {targetText(job.target)} · by <span className="font-medium text-zinc-700">{visibleText(job.createdBy)}</span> ·{' '}
-          <span title={timeTitle(job.createdAt)}>
+          <span title={time.title(job.createdAt)}>
             created <RelativeTime iso={job.createdAt} />
           </span>
           {job.finishedAt && (

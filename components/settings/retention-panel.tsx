@@ -6,7 +6,8 @@ import { Skeleton } from '@/components/ui/skeleton'
 import { ErrorState } from '@/components/ui/states'
 import { AbsoluteTime, RelativeTime } from '@/components/ui/time'
 import { cn } from '@/lib/client/cn'
-import { compactCount, formatCount, plural, timeTitle, visibleText } from '@/lib/client/format'
+import { compactCount, formatCount, plural, visibleText } from '@/lib/client/format'
+import { useTimeFormat } from '@/lib/client/use-display-prefs'
 import { useRetentionStatus } from '@/lib/client/use-retention'
 import type { RetentionStatusDto } from '@/lib/shared/schemas/retention'
 
@@ -82,6 +83,7 @@ const STORE_COLUMNS: DataColumn[] = [
 ]
 
 function RetentionBody({ status }: { status: RetentionStatusDto }) {
+  const time = useTimeFormat()
   const off = status.retentionDays === 0
   const largest = Math.max(1, ...status.store.tables.map((t) => t.bytes))
   return (
@@ -92,10 +94,10 @@ function RetentionBody({ status }: { status: RetentionStatusDto }) {
         <Stat
           label="Removes now"
           value={off ? '—' : <span className={cn(status.eligibleNow > 0 && 'text-amber-700')}>{capped(status.eligibleNow, status.cap)}</span>}
-          title={status.cutoff ? `replayed or resolved before ${timeTitle(status.cutoff)}` : undefined}
+          title={status.cutoff ? `replayed or resolved before ${time.title(status.cutoff)}` : undefined}
         />
         <Stat label="Within 24 h" value={off ? '—' : capped(status.eligibleWithin24h, status.cap)} title="including those it removes now" />
-        <Stat label="Last run" value={<LastRun run={status.lastRun} />} title={status.lastRun ? timeTitle(status.lastRun.startedAt) : undefined} />
+        <Stat label="Last run" value={<LastRun run={status.lastRun} />} title={status.lastRun ? time.title(status.lastRun.startedAt) : undefined} />
       </div>
       {status.lastRun?.error && (
         <p role="alert" className="rounded border border-red-200 bg-red-50 px-2 py-1 text-xs break-words text-red-800">

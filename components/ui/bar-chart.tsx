@@ -1,7 +1,8 @@
 'use client'
 
 import { useState } from 'react'
-import { absoluteTime, formatCount } from '@/lib/client/format'
+import { formatCount } from '@/lib/client/format'
+import { useTimeFormat } from '@/lib/client/use-display-prefs'
 
 type Point = { t: string; count: number }
 
@@ -22,6 +23,7 @@ const HEIGHT = 120
  * text lives in HTML around it, where glyphs are not distorted.
  */
 export function BarChart({ points, bucket = 'hour', emptyLabel = 'No arrivals in this range' }: BarChartProps) {
+  const time = useTimeFormat()
   const [hover, setHover] = useState<number | null>(null)
   const max = niceMax(Math.max(0, ...points.map((p) => p.count)))
   const n = points.length
@@ -30,7 +32,7 @@ export function BarChart({ points, bucket = 'hour', emptyLabel = 'No arrivals in
   const total = points.reduce((a, p) => a + p.count, 0)
   const hovered = hover !== null ? points[hover] : undefined
   // "11-30 14:00" for hourly buckets, "11-30" for daily ones.
-  const format = (t: string) => (bucket === 'day' ? absoluteTime(t).slice(5, 10) : absoluteTime(t).slice(5, 16))
+  const format = (t: string) => (bucket === 'day' ? time.absolute(t).slice(5, 10) : time.absolute(t).slice(5, 16))
   const label = (i: number) => (points[i] ? format(points[i].t) : '')
 
   return (
@@ -58,7 +60,7 @@ export function BarChart({ points, bucket = 'hour', emptyLabel = 'No arrivals in
         {n === 0 || total === 0 ? <p className="absolute inset-0 flex items-center justify-center text-zinc-500">{emptyLabel}</p> : null}
         {hovered && (
           <div className="pointer-events-none absolute top-0 right-0 rounded border border-zinc-200 bg-white/95 px-2 py-0.5 text-xs shadow-xs tabular-nums">
-            {bucket === 'day' ? absoluteTime(hovered.t).slice(0, 10) : absoluteTime(hovered.t).slice(0, 16)} · <span className="font-semibold">{formatCount(hovered.count)}</span>
+            {bucket === 'day' ? time.absolute(hovered.t).slice(0, 10) : time.absolute(hovered.t).slice(0, 16)} · <span className="font-semibold">{formatCount(hovered.count)}</span>
           </div>
         )}
       </div>

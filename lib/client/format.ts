@@ -2,20 +2,60 @@
 
 const pad = (n: number, width = 2) => String(n).padStart(width, '0')
 
-/** Local wall-clock time, seconds precision: "2026-11-30 14:05:09". */
-export function absoluteTime(iso: string | null | undefined): string {
-  if (!iso) return '—'
-  const d = new Date(iso)
-  if (Number.isNaN(d.getTime())) return iso
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`
+const formatters = new Map<string, Intl.DateTimeFormat>()
+
+function formatterFor(zone: string): Intl.DateTimeFormat {
+  let f = formatters.get(zone)
+  if (!f) {
+    // Numeric parts only: zone names ("CET", "GMT+1") differ between ICU builds, the server's and the browser's.
+    f = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' })
+    formatters.set(zone, f)
+  }
+  return f
 }
 
-/** For hover titles: local time plus the UTC instant, so times pasted into tickets are unambiguous. */
-export function timeTitle(iso: string | null | undefined): string {
-  if (!iso) return ''
-  const d = new Date(iso)
-  if (Number.isNaN(d.getTime())) return iso
-  return `${absoluteTime(iso)} local · ${d.toISOString()}`
+/** The wall-clock fields of an instant in `zone`, and that zone's offset from UTC then, in minutes. */
+function zoned(t: number, zone: string): { text: string; offset: number } {
+  if (zone === 'UTC') {
+    const d = new Date(t)
+    return { text: `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`, offset: 0 }
+  }
+  const parts: Record<string, number> = {}
+  for (const p of formatterFor(zone).formatToParts(t)) if (p.type !== 'literal') parts[p.type] = Number(p.value)
+  const { year, month, day, hour, minute, second } = parts as Record<'year' | 'month' | 'day' | 'hour' | 'minute' | 'second', number>
+  const wall = Date.UTC(year, month - 1, day, hour, minute, second)
+  return {
+    text: `${pad(year, 4)}-${pad(month)}-${pad(day)} ${pad(hour)}:${pad(minute)}:${pad(second)}`,
+    offset: Math.round((wall - Math.floor(t / 1000) * 1000) / 60_000),
+  }
+}
+
+function parseTime(iso: string | null | undefined): number | null {
+  if (!iso) return null
+  const t = Date.parse(iso)
+  return Number.isNaN(t) ? null : t
+}
+
+/** Wall-clock time in `zone` (an IANA name, or 'UTC'), seconds precision: "2026-11-30 14:05:09". */
+export function absoluteTime(iso: string | null | undefined, zone: string): string {
+  const t = parseTime(iso)
+  return t === null ? (iso ?? '—') || '—' : zoned(t, zone).text
+}
+
+/** The zone's offset at that instant, as shown after a time: "UTC", "UTC+1", "UTC−3:30". */
+export function zoneLabel(iso: string | null | undefined, zone: string): string {
+  const t = parseTime(iso) ?? 0
+  const offset = zoned(t, zone).offset
+  if (zone === 'UTC' || offset === 0) return 'UTC'
+  const a = Math.abs(offset)
+  return `UTC${offset < 0 ? '−' : '+'}${Math.floor(a / 60)}${a % 60 ? `:${pad(a % 60)}` : ''}`
+}
+
+/** For hover titles: the time as shown, with its zone, then the ISO instant, so times pasted into tickets are unambiguous. */
+export function timeTitle(iso: string | null | undefined, zone: string): string {
+  const t = parseTime(iso)
+  if (t === null) return iso ?? ''
+  return `${absoluteTime(iso, zone)} ${zoneLabel(iso, zone)} · ${new Date(t).toISOString()}`
 }
 
 export function relativeTime(iso: string | null | undefined, now = Date.now()): string {

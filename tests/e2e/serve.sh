@@ -17,6 +17,8 @@ export LAZARUS_WEBHOOK_ALLOWED_HOSTS=${E2E_WEBHOOK_ALLOWED_HOSTS:-127.0.0.1}
 export LAZARUS_ADMIN_EMAIL=${E2E_ADMIN_EMAIL:-e2e-admin@lazarus.test}
 export LAZARUS_ADMIN_PASSWORD=${E2E_ADMIN_PASSWORD:-e2e-admin-password-not-secret}
 export LAZARUS_ADMIN_TOKEN=${E2E_ADMIN_TOKEN:-lazarus-e2e-admin-token-0123456789abcdef}
+# The server runs in a zone no browser of the specs uses, so a page rendering a time in the server's zone fails to hydrate.
+export TZ=${E2E_SERVER_TZ:-Asia/Kathmandu}
 export PORT HOSTNAME=127.0.0.1
 # The production build behind Lazarus' HTTP front, as `npm start` runs it (never Next's bare server.js).
 exec node --max-semi-space-size=8 --conditions=react-server --import tsx lib/cli/serve.ts

@@ -8,7 +8,8 @@ import { PERMISSIONS, type Permission } from '@/lib/shared/roles'
 import type { SessionDto } from '@/lib/shared/schemas/user'
 import { authenticate } from './authenticate'
 import { describeSession } from './describe-session'
-import { hasPermission, isSignedIn, type Principal, type SignedIn } from './principal'
+import { hasPermission, isSignedIn, permittedPatterns, type Principal, type SignedIn } from './principal'
+import { sourceIdsForPatterns } from './source-access'
 
 /** The caller of a page (server components), authenticated exactly as API routes are. */
 export async function pagePrincipal(): Promise<Principal> {
@@ -49,4 +50,10 @@ export async function describePageSession(principal: Principal): Promise<Session
 /** Whether the signed-in caller of a page holds `permission` (the dashboard layout already required a sign-in). */
 export async function pageAllows(permission: Permission): Promise<boolean> {
   return hasPermission(await pagePrincipal(), permission)
+}
+
+/** The sources whose data the page's caller may see with `permission` (null: every source), as API routes scope reads. */
+export async function pageSourceIds(permission: Permission): Promise<string[] | null> {
+  const principal = await pagePrincipal()
+  return sourceIdsForPatterns({ sql: (await getDb()).sql, patterns: permittedPatterns(principal, permission) })
 }

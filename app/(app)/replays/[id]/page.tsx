@@ -7,7 +7,8 @@ import { pageIdSchema } from '@/lib/shared/page-params'
 export const dynamic = 'force-dynamic'
 
 export async function generateMetadata({ params }: { params: Promise<{ id: string }> }): Promise<Metadata> {
-  return { title: `Replay #${(await params).id}` }
+  const id = pageIdSchema.safeParse((await params).id)
+  return { title: id.success ? `Replay #${id.data}` : 'Replay' }
 }
 
 export default async function ReplayPage({ params }: { params: Promise<{ id: string }> }) {

@@ -1,0 +1,288 @@
+import { expect as baseExpect, type Browser, type BrowserContextOptions, type Page } from '@playwright/test'
+import amqp from 'amqplib'
+import { mkdirSync } from 'node:fs'
+import { ADMIN_STATE, test } from './support/fixtures'
+import { pollJson } from './support/api-json'
+
+/*
+ * What every page shares: it fits a 1024 px window, hydrates without a mismatch in any time zone, names itself in
+ * the tab, follows the chosen theme and time zone, and answers `?` with the shortcut list.
+ */
+
+const expect = baseExpect.configure({ timeout: 15_000 })
+
+const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
+const DLQ = (process.env.E2E_SOURCES ?? 'e2e.dlq').split(',')[0]!
+const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
+const ERROR_TYPE = `com.acme.e2e.Shell${RUN}InvalidOperationException`
+const SHORT_TYPE = `Shell${RUN}InvalidOperationException`
+const now = () => Math.floor(Date.now() / 1000)
+// Where the pages' screenshots go (E2E_SHOTS_DIR, else the test results).
+const SHOTS = process.env.E2E_SHOTS_DIR ?? 'test-results/screens/shell'
+
+const ids = { group: '', message: '', replay: '' }
+
+/** Every page of the app, the ones naming an object with its id. */
+const pages = () => [
+  '/',
+  `/groups/${ids.group}`,
+  '/messages',
+  `/messages/${ids.message}`,
+  '/replays',
+  `/replays/${ids.replay}`,
+  '/pauses',
+  '/sources',
+  '/alerts',
+  '/audit',
+  '/settings',
+  '/settings/access',
+]
+
+
+test.beforeAll(async ({ request }) => {
+  test.setTimeout(90_000)
+  const connection = await amqp.connect(AMQP_URL)
+  const channel = await connection.createConfirmChannel()
+  await channel.assertQueue(DLQ, { durable: true })
+  // A long unbroken error message and a nested x-death (entries, routing keys): the two things that widened pages.
+  const headers = {
+    'x-error-type': ERROR_TYPE,
+    'x-error-message': `Sequence contains no elements for ${RUN} ${'ReservationAggregateNotFoundForTenantAndWarehouse'.repeat(6)}`,
+    'x-service': 'orders',
+    'x-death': [
+      { queue: `orders.work.${RUN}`, reason: 'rejected', count: 3, exchange: 'orders', 'routing-keys': ['order.created.eu-west-1.priority', 'order.created.fallback'], time: { '!': 'timestamp', value: now() - 60 } },
+      { queue: `orders.retry.${RUN}`, reason: 'expired', count: 2, exchange: '', 'routing-keys': [`orders.retry.${RUN}`], time: { '!': 'timestamp', value: now() - 120 } },
+    ],
+  }
+  channel.sendToQueue(DLQ, Buffer.from(JSON.stringify({ orderId: `${RUN}-1` })), { contentType: 'application/json', messageId: `${RUN}-shell`, headers, persistent: true })
+  await channel.waitForConfirms()
+  await connection.close()
+  await expect.poll(async () => (await pollJson(request, `/api/messages?q=${RUN}&limit=10`))?.messages?.length, { timeout: 30_000 }).toBe(1)
+  const { messages } = (await pollJson(request, `/api/messages?q=${RUN}&limit=10`))!
+  ids.message = messages[0].id
+  ids.group = messages[0].groupId
+  // Replayed to its failed queue, which does not exist: the job still has a page.
+  const replay = await request.post('/api/replays', { data: { selection: { ids: [ids.message] }, ratePerSecond: 50 } })
+  expect(replay.status(), await replay.text()).toBe(201)
+  ids.replay = ((await replay.json()) as { id: string }).id
+})
+
+/** Waits until the page's data has arrived: no skeleton rows, no busy table. */
+async function settle(page: Page) {
+  await page.waitForLoadState('load')
+  await expect(page.locator('[aria-busy="true"]')).toHaveCount(0)
+  await expect(page.locator('main .animate-pulse')).toHaveCount(0)
+}
+
+async function shot(page: Page, name: string) {
+  mkdirSync(SHOTS, { recursive: true })
+  await page.evaluate(() => window.scrollTo(0, 0))
+  await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true })
+}
+
+const shotName = (path: string) => (path === '/' ? 'groups' : path.slice(1).replace(/\/\d+$/, '-one').replace(/\//g, '-'))
+
+/** What makes the page wider than the window: the widest elements reaching past its right edge. */
+async function overflow(page: Page) {
+  return page.evaluate(() => {
+    const width = document.documentElement.clientWidth
+    const wide = [...document.querySelectorAll('body *')]
+      .filter((el) => el.getBoundingClientRect().right > width + 1)
+      .slice(0, 5)
+      .map((el) => `${el.tagName.toLowerCase()}.${String(el.getAttribute('class') ?? '').slice(0, 60)} → ${Math.round(el.getBoundingClientRect().right)}`)
+    return { scrollWidth: document.documentElement.scrollWidth, width, wide }
+  })
+}
+
+async function expectNoSidewaysScroll(page: Page, width: number) {
+  await page.setViewportSize({ width, height: width === 1024 ? 768 : 900 })
+  for (const path of pages()) {
+    await page.goto(path)
+    await settle(page)
+    const o = await overflow(page)
+    expect(o.scrollWidth, `${path} at ${width} px: ${o.wide.join('; ')}`).toBeLessThanOrEqual(o.width)
+    const header = await page.locator('header').first().evaluate((h) => ({ scroll: h.scrollWidth, client: h.clientWidth }))
+    expect(header.scroll, `${path}'s header at ${width} px`).toBeLessThanOrEqual(header.client)
+    await shot(page, `${shotName(path)}-${width}`)
+  }
+}
+
+test('at 1440 px no page scrolls sideways', async ({ page }) => {
+  test.setTimeout(120_000)
+  await expectNoSidewaysScroll(page, 1440)
+})
+
+test('at 1024 × 768 no page scrolls sideways, the header fits, and the error column stays readable', async ({ page, browser }) => {
+  test.setTimeout(120_000)
+  await expectNoSidewaysScroll(page, 1024)
+  // The groups table's Error column keeps room to read, and its full text on hover.
+  await page.setViewportSize({ width: 1024, height: 768 })
+  await page.goto(`/?q=${RUN}`)
+  const error = page.getByRole('table', { name: 'Error groups' }).getByRole('link', { name: new RegExp(SHORT_TYPE) })
+  await expect(error).toBeVisible()
+  expect((await error.locator('xpath=ancestor::td').boundingBox())!.width).toBeGreaterThanOrEqual(200)
+  await expect(error).toHaveAttribute('title', new RegExp(SHORT_TYPE))
+
+  const signedOut = await browser.newContext({ viewport: { width: 1024, height: 768 } })
+  const signIn = await signedOut.newPage()
+  await signIn.goto('/sign-in')
+  const o = await overflow(signIn)
+  expect(o.scrollWidth, `/sign-in: ${o.wide.join('; ')}`).toBeLessThanOrEqual(o.width)
+  await shot(signIn, 'sign-in-1024')
+  await signedOut.close()
+})
+
+/** Visits every page in a browser in `timezoneId`, twice (before and after it told the server its zone). */
+async function hydrationErrors(browser: Browser, options: BrowserContextOptions): Promise<string[]> {
+  const context = await browser.newContext({ storageState: ADMIN_STATE, ...options })
+  const page = await context.newPage()
+  const errors: string[] = []
+  // React's production build names a hydration mismatch only by its error number (418, 423, 425).
+  const hydration = /hydrat|react\.dev\/errors\/(418|423|425)|error #(418|423|425)/i
+  page.on('console', (m) => {
+    if (m.type() === 'error' && hydration.test(m.text())) errors.push(`${page.url()}: ${m.text()}`)
+  })
+  page.on('pageerror', (e) => {
+    if (hydration.test(`${e.message}\n${e.stack}`)) errors.push(`${page.url()}: ${e.message}`)
+  })
+  for (const round of [1, 2]) {
+    for (const path of pages()) {
+      await page.goto(path)
+      await settle(page)
+      // Relative times turn absolute on hover: every one carries its ISO instant.
+      for (const title of await page.locator('time').evaluateAll((ts) => ts.map((t) => t.getAttribute('title') ?? ''))) {
+        expect(title, `a time on ${path}`).toMatch(/ UTC([+−][\d:]+)? · \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+      }
+    }
+    if (round === 1) expect((await context.cookies()).find((c) => c.name === 'lazarus-tz')?.value).toBe(encodeURIComponent(options.timezoneId!))
+  }
+  await context.close()
+  return errors
+}
+
+test('no page has a hydration error, in time zones ahead of and behind the server', async ({ browser }) => {
+  test.setTimeout(180_000)
+  expect(await hydrationErrors(browser, { timezoneId: 'America/St_Johns' })).toEqual([])
+  expect(await hydrationErrors(browser, { timezoneId: 'Pacific/Auckland', colorScheme: 'dark' })).toEqual([])
+})
+
+test('times show their zone; the UTC/local switch is kept in a cookie and the server renders it', async ({ browser }) => {
+  const context = await browser.newContext({ storageState: ADMIN_STATE, timezoneId: 'Asia/Kathmandu' })
+  const page = await context.newPage()
+  await page.goto(`/messages/${ids.message}`)
+  const died = page.getByRole('listitem').filter({ hasText: `orders.work.${RUN}` }).locator('time')
+  await expect(died).toHaveText(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\+5:45$/)
+  await page.getByRole('button', { name: /^Signed in as/ }).click()
+  await page.getByRole('radiogroup', { name: 'Times in' }).getByRole('radio', { name: 'UTC' }).click()
+  await expect(died).toHaveText(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/)
+  await shot(page, 'user-menu-prefs')
+  await page.reload()
+  await expect(died).toHaveText(/ UTC$/)
+  expect((await context.cookies()).find((c) => c.name === 'lazarus-time')?.value).toBe('utc')
+  await context.close()
+})
+
+test('titles name the page and the object; the icon is served', async ({ page, request }) => {
+  await page.goto(`/groups/${ids.group}`)
+  await expect(page).toHaveTitle(`#${ids.group} · ${SHORT_TYPE} · Lazarus`)
+  await page.goto(`/messages/${ids.message}`)
+  await expect(page).toHaveTitle(`Message #${ids.message} · Lazarus`)
+  await page.goto(`/replays/${ids.replay}`)
+  await expect(page).toHaveTitle(`Replay #${ids.replay} · Lazarus`)
+  for (const [path, title] of [
+    ['/', 'Error groups · Lazarus'],
+    ['/messages', 'Messages · Lazarus'],
+    ['/alerts', 'Alerts · Lazarus'],
+    ['/settings/access', 'Access · Lazarus'],
+  ]) {
+    await page.goto(path)
+    await expect(page).toHaveTitle(title)
+  }
+  const icon = await page.locator('link[rel="icon"]').first().getAttribute('href')
+  expect(icon).toBeTruthy()
+  const served = await request.get(icon!)
+  expect(served.status()).toBe(200)
+  expect(served.headers()['content-type']).toMatch(/^image\//)
+})
+
+test('dark mode follows the system, a choice overrides it, and the server paints it first', async ({ browser, request }) => {
+  // The body's colour as sRGB (a canvas converts oklch and lab), and whether it is dark.
+  const background = (page: Page) =>
+    page.evaluate(() => {
+      const ctx = document.createElement('canvas').getContext('2d')!
+      ctx.fillStyle = getComputedStyle(document.body).backgroundColor
+      ctx.fillRect(0, 0, 1, 1)
+      const [r, g, b] = ctx.getImageData(0, 0, 1, 1).data
+      return `rgb(${r}, ${g}, ${b})`
+    })
+  const isDark = (rgb: string) => rgb.match(/\d+/g)!.map(Number).reduce((a, c) => a + c, 0) / 3 < 80
+  const context = await browser.newContext({ storageState: ADMIN_STATE, colorScheme: 'dark' })
+  const page = await context.newPage()
+  await page.goto('/')
+  expect(isDark(await background(page)), await background(page)).toBe(true)
+  await shot(page, 'groups-dark-1440')
+  await page.emulateMedia({ colorScheme: 'light' })
+  expect(isDark(await background(page))).toBe(false)
+
+  // Chosen dark while the system is light: kept in a cookie, written by the server onto <html> before any script.
+  await page.getByRole('button', { name: /^Signed in as/ }).click()
+  await page.getByRole('radiogroup', { name: 'Theme' }).getByRole('radio', { name: 'Dark' }).click()
+  expect(isDark(await background(page))).toBe(true)
+  const cookie = (await context.cookies()).find((c) => c.name === 'lazarus-theme')
+  expect(cookie?.value).toBe('dark')
+  const html = await (await request.get('/messages', { headers: { cookie: `lazarus-theme=dark` } })).text()
+  expect(html).toMatch(/<html[^>]* data-theme="dark"/)
+  await page.goto(`/messages/${ids.message}`)
+  await settle(page)
+  expect(isDark(await background(page))).toBe(true)
+  await shot(page, 'message-dark-1440')
+
+  await page.getByRole('button', { name: /^Signed in as/ }).click()
+  await page.getByRole('radiogroup', { name: 'Theme' }).getByRole('radio', { name: 'Light' }).click()
+  await page.emulateMedia({ colorScheme: 'dark' })
+  expect(isDark(await background(page))).toBe(false)
+  await context.close()
+})
+
+test('? opens the keyboard shortcuts, Escape closes them, and typing ? in a field types it', async ({ page }) => {
+  await page.goto('/messages')
+  await settle(page)
+  await page.keyboard.press('?')
+  const help = page.getByRole('dialog', { name: 'Keyboard shortcuts' })
+  await expect(help).toBeVisible()
+  for (const what of ['Move the cursor down, up', 'Open the row under the cursor', 'Select the row under the cursor', 'Focus the search box']) await expect(help).toContainText(what)
+  await shot(page, 'shortcut-help-1440')
+  await page.keyboard.press('Escape')
+  await expect(help).toBeHidden()
+
+  const search = page.locator('[data-search-input]').first()
+  await search.click()
+  await page.keyboard.type('why?')
+  await expect(search).toHaveValue('why?')
+  await expect(help).toBeHidden()
+
+  await page.getByRole('button', { name: 'Keyboard shortcuts' }).click()
+  await expect(help).toBeVisible()
+})
+
+test('the raw x-death entries stay inside their panel and keep a readable width', async ({ page }) => {
+  for (const width of [1024, 1440]) {
+    await page.setViewportSize({ width, height: 900 })
+    await page.goto(`/messages/${ids.message}`)
+    const headers = page.getByRole('table', { name: 'Headers' })
+    await headers.getByText('see the x-death timeline (raw entries)').click()
+    const raw = headers.locator('details[open]').first()
+    await expect(raw).toContainText('order.created.eu-west-1.priority')
+    const cell = await raw.evaluate((d) => d.closest('td')!.getBoundingClientRect().right)
+    const parts = await raw.locator('dd, dt').evaluateAll((els) =>
+      els.map((el) => ({ text: el.textContent ?? '', width: el.getBoundingClientRect().width, height: el.getBoundingClientRect().height, right: el.getBoundingClientRect().right })),
+    )
+    for (const p of parts) {
+      expect(p.right, `"${p.text.slice(0, 40)}" at ${width} px`).toBeLessThanOrEqual(cell + 1)
+      // One character a line was the bug: what takes more than one line is never narrower than 10 characters.
+      if (p.height > 20) expect(p.width, `"${p.text.slice(0, 40)}" at ${width} px`).toBeGreaterThanOrEqual(66)
+    }
+    await raw.scrollIntoViewIfNeeded()
+    await page.screenshot({ path: `${SHOTS}/x-death-raw-${width}.png` })
+  }
+})
