@@ -16,8 +16,6 @@ import { text } from './fields'
  */
 
 export const FILTER_PROPERTIES = ['messageId', 'correlationId', 'type', 'appId', 'userId'] as const
-export const DEATH_FIELDS = ['count', 'reason', 'queue'] as const
-export const FIELD_OPS = ['eq', 'prefix', 'exists', 'missing', 'gte', 'lte'] as const
 
 /** At most this many field conditions in one filter. */
 export const MAX_FIELD_FILTERS = 20
