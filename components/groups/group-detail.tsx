@@ -71,13 +71,13 @@ function Header({ group }: { group: GroupDto }) {
 
 export function GroupDetail({ id }: { id: string }) {
   const time = useTimeFormat()
-  const { values, update } = useUrlState(LIST_KEYS)
+  const { values, fields, update } = useUrlState(LIST_KEYS)
   const range: Range = RANGES.some((r) => r.value === values.range) ? (values.range as Range) : '24h'
   const { data, error, isPending, isFetching, refetch } = useGroup(id, range)
   const listParams = useMemo(() => {
     const { range: _range, ...rest } = values
-    return { ...rest, group: id } as Record<string, string>
-  }, [values, id])
+    return { ...rest, ...fields, group: id } as Record<string, string>
+  }, [values, fields, id])
   const { range: _r, limit: _l, ...filterValues } = values
 
   if (isPending) return <DetailSkeleton title="w-2/3" panels={['h-[60px]', 'h-[196px]']} />
@@ -146,7 +146,7 @@ export function GroupDetail({ id }: { id: string }) {
             Open in Messages →
           </Link>
         </div>
-        <MessageFilters values={filterValues} update={update} fixed={FIXED} />
+        <MessageFilters values={filterValues} fields={fields} update={update} fixed={FIXED} />
         <MessageList params={listParams} renderActions={renderSelectionActions} />
       </section>
     </div>

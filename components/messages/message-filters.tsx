@@ -10,6 +10,8 @@ import { visibleText } from '@/lib/client/format'
 import { useTimeFormat } from '@/lib/client/use-display-prefs'
 import { useSources } from '@/lib/client/use-sources'
 import { FAILURE_KINDS, MESSAGE_STATUSES } from '@/lib/shared/schemas/message-filter'
+import { FieldFilters } from './field-filters'
+import { SavedViews } from './saved-views'
 
 type Values = Partial<Record<MessageFilterKey, string>>
 type Update = (changes: Record<string, string | null>, mode?: 'push' | 'replace') => void
@@ -63,17 +65,33 @@ function Chip({ label, value, onClear, href }: { label: string; value: string; o
   )
 }
 
-/** The message list's filters, all in the URL. `fixed` keys (a group page's group) are not offered. */
-export function MessageFilters({ values, update, fixed = [] }: { values: Values; update: Update; fixed?: readonly MessageFilterKey[] }) {
+/**
+ * The message list's filters, all in the URL. `fixed` keys (a group page's group) are not offered. `fields` are the
+ * header, property and x-death filters (`h.tenant=acme`); `savedViews` offers the user's saved views of the list.
+ */
+export function MessageFilters({
+  values,
+  fields = {},
+  update,
+  fixed = [],
+  savedViews = false,
+}: {
+  values: Values
+  fields?: Record<string, string>
+  update: Update
+  fixed?: readonly MessageFilterKey[]
+  savedViews?: boolean
+}) {
   const offer = (key: MessageFilterKey) => !fixed.includes(key)
   const time = useTimeFormat()
   const sources = useSources()
   const sourceOptions = (sources.data?.sources ?? []).map((s) => ({ value: s.id, label: s.queue }))
   if (values.source && !sourceOptions.some((o) => o.value === values.source)) sourceOptions.push({ value: values.source, label: `source ${values.source}` })
-  const active = (Object.keys(values) as MessageFilterKey[]).filter((k) => !fixed.includes(k))
+  const active = [...(Object.keys(values) as MessageFilterKey[]).filter((k) => !fixed.includes(k)), ...Object.keys(fields)]
 
   return (
     <div className="flex flex-wrap items-center gap-2" role="search" aria-label="Message filters">
+      {savedViews && <SavedViews filters={{ ...values, ...fields } as Record<string, string>} />}
       <SearchBox className="w-72" value={values.q ?? ''} onChange={(v) => update({ q: v || null }, 'replace')} placeholder="Search errors, bodies, entities" label="Search messages" />
       <Select aria-label="Source" value={values.source ?? ''} placeholder="All sources" options={sourceOptions} onChange={(e) => update({ source: e.target.value || null })} />
       <Select aria-label="Status" value={values.status ?? ''} placeholder="Any status" options={options(MESSAGE_STATUSES)} onChange={(e) => update({ status: e.target.value || null })} />
@@ -90,6 +108,7 @@ export function MessageFilters({ values, update, fixed = [] }: { values: Values;
       <TextFilter label="Service" className="w-28" value={values.service ?? ''} onCommit={(v) => update({ service: v || null })} />
       <TextFilter label="Version" className="w-24" value={values.serviceVersion ?? ''} onCommit={(v) => update({ serviceVersion: v || null })} />
       <TextFilter label="Entity" className="w-36" value={values.entity ?? ''} onCommit={(v) => update({ entity: v || null })} />
+      <FieldFilters fields={fields} update={update} />
       {offer('group') && values.group && <Chip label="group" value={`#${values.group}`} href={`/groups/${values.group}`} onClear={() => update({ group: null })} />}
       {offer('from') && values.from && <Chip label="from" value={`${time.absolute(values.from)} ${time.zoneLabel(values.from)}`} onClear={() => update({ from: null })} />}
       {offer('to') && values.to && <Chip label="to" value={`${time.absolute(values.to)} ${time.zoneLabel(values.to)}`} onClear={() => update({ to: null })} />}

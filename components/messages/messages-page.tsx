@@ -12,9 +12,10 @@ import { MessageList } from './message-list'
 const KEYS = [...MESSAGE_FILTER_KEYS, 'limit'] as const
 
 export function MessagesPage() {
-  const { values, update } = useUrlState(KEYS)
-  const { limit: _limit, ...filters } = values
-  const params = useMemo(() => values as Record<string, string>, [values])
+  const { values, fields, update } = useUrlState(KEYS)
+  const { limit: _limit, ...rest } = values
+  const filters = { ...rest, ...fields }
+  const params = useMemo(() => ({ ...values, ...fields }) as Record<string, string>, [values, fields])
   const filtered = Object.keys(filters).length > 0
   return (
     <div className="space-y-3">
@@ -22,7 +23,7 @@ export function MessagesPage() {
         <h1 className="text-base font-semibold">Messages</h1>
         <ExportMenu selection={{ filter: filters }} label={filtered ? 'Export matching' : 'Export all'} />
       </div>
-      <MessageFilters values={filters} update={update} />
+      <MessageFilters values={rest} fields={fields} update={update} savedViews />
       <MessageList params={params} renderActions={renderSelectionActions} empty={<EmptyState title={filtered ? 'No messages match these filters' : 'No dead letters stored yet'} />} />
     </div>
   )

@@ -2,6 +2,7 @@ import { Badge, type Tone } from '@/components/ui/badge'
 import { formatCount, visibleText } from '@/lib/client/format'
 import type { SelectionInput } from '@/lib/client/use-replays'
 import type { ExclusionReason, ReplayJobDto, ReplayTarget } from '@/lib/shared/schemas/replay'
+import { describeFieldFilter, type FieldCondition } from '@/lib/shared/schemas/field-filter'
 import type { Selection } from '@/lib/shared/schemas/selection'
 
 /** Why a message of the selection will not be published, in the operator's words. */
@@ -33,7 +34,10 @@ export function selectionText(selection: Selection | SelectionInput | undefined 
   if (!selection) return '—'
   if ('ids' in selection) return selection.ids.length === 1 ? `message #${selection.ids[0]}` : `${formatCount(selection.ids.length)} selected messages`
   if ('groupId' in selection) return `group #${selection.groupId}`
-  const parts = Object.entries(selection.filter).map(([k, v]) => `${k}=${visibleText(String(v))}`)
+  // A stored selection holds its field filters as `match`; one being made holds them as parameters (field-filter.ts).
+  const parts = Object.entries(selection.filter as Record<string, unknown>).flatMap(([k, v]) =>
+    k === 'match' && Array.isArray(v) ? (v as FieldCondition[]).map((c) => visibleText(describeFieldFilter(c))) : [`${k}=${visibleText(String(v))}`],
+  )
   return parts.length ? `filter ${parts.join(' ')}` : 'every stored message'
 }
 

@@ -1,3 +1,4 @@
+import { isFieldFilterParam } from '@/lib/shared/schemas/field-filter'
 import { MESSAGE_FILTER_KEYS, toApiParams } from './filters'
 
 export type ExportSelection = { ids: readonly string[] } | { groupId: string } | { filter: Record<string, string | undefined> }
@@ -11,7 +12,8 @@ export function exportUrl(format: 'jsonl' | 'csv' | 'md', selection: ExportSelec
   if ('ids' in selection) params.set('ids', selection.ids.join(','))
   else if ('groupId' in selection) params.set('group', selection.groupId)
   else {
-    const filter = toApiParams(Object.fromEntries(MESSAGE_FILTER_KEYS.map((k) => [k, selection.filter[k]])))
+    const keys = [...MESSAGE_FILTER_KEYS, ...Object.keys(selection.filter).filter(isFieldFilterParam)]
+    const filter = toApiParams(Object.fromEntries(keys.map((k) => [k, selection.filter[k]])))
     for (const [key, value] of Object.entries(filter)) if (value) params.set(key, value)
   }
   return `/api/export?${params}`

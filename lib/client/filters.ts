@@ -1,3 +1,5 @@
+import { isFieldFilterParam } from '@/lib/shared/schemas/field-filter'
+
 /**
  * Page filters live in the URL (shareable, back button works). These helpers translate between the URL's
  * query parameters and the API's: the URL may hold a relative `range` ("24h") that becomes an absolute
@@ -25,6 +27,19 @@ export function pickParams<K extends string>(params: ReadableParams, keys: reado
   for (const key of keys) {
     const value = params.get(key)
     if (value !== null && value.trim() !== '') out[key] = value
+  }
+  return out
+}
+
+/**
+ * The header, property and x-death filters in the URL (`h.tenant=acme`, lib/shared/schemas/field-filter.ts), sorted so
+ * equal filters give equal query keys. Their names are open-ended, so they are picked by shape rather than listed.
+ */
+export function pickFieldParams(params: { keys(): Iterable<string>; get(name: string): string | null }): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const key of [...new Set(params.keys())].filter(isFieldFilterParam).sort()) {
+    const value = params.get(key)
+    if (value !== null && value !== '') out[key] = value
   }
   return out
 }

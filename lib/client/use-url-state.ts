@@ -2,7 +2,7 @@
 
 import { usePathname, useRouter, useSearchParams } from 'next/navigation'
 import { useCallback, useMemo } from 'react'
-import { pickParams, withParams } from './filters'
+import { pickFieldParams, pickParams, withParams } from './filters'
 
 /**
  * Filters kept in the URL. `push` makes a history entry (the back button restores the previous filter);
@@ -14,6 +14,8 @@ export function useUrlState<K extends string>(keys: readonly K[]) {
   const searchParams = useSearchParams()
   const search = searchParams.toString()
   const values = useMemo(() => pickParams(new URLSearchParams(search), keys), [search, keys])
+  /** The header, property and x-death filters (`h.tenant=acme`), whose names no list can hold. */
+  const fields = useMemo(() => pickFieldParams(new URLSearchParams(search)), [search])
 
   const update = useCallback(
     (changes: Record<string, string | null | undefined>, mode: 'push' | 'replace' = 'push') => {
@@ -26,5 +28,5 @@ export function useUrlState<K extends string>(keys: readonly K[]) {
     [pathname, router],
   )
 
-  return { values, update, searchParams }
+  return { values, fields, update, searchParams }
 }

@@ -70,3 +70,7 @@ export const accessKeys = {
   users: () => [...accessKeys.all, 'users'] as const,
   tokens: () => [...accessKeys.all, 'tokens'] as const,
 }
+
+export const viewKeys = {
+  all: ['views'] as const,
+}

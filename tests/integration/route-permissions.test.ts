@@ -71,6 +71,9 @@ const EXPECTED: Record<string, Permission> = {
   'GET /api/users': 'admin',
   'POST /api/users': 'admin',
   'PATCH /api/users/[id]': 'admin',
+  'GET /api/views': 'messages:read',
+  'POST /api/views': 'messages:read',
+  'DELETE /api/views/[id]': 'messages:read',
 }
 
 type Caller = 'anonymous' | 'viewer' | 'operator' | 'admin' | 'billingOperator' | 'metricsToken' | 'guardToken'

@@ -9,7 +9,7 @@ import type { Redactor } from '@/lib/server/redaction/redactor'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import type { ExportFormat, ExportQuery } from '@/lib/shared/schemas/export'
 import type { Selection } from '@/lib/shared/schemas/selection'
-import { matchesRedacted, needsRedaction, type RedactedView } from '@/lib/server/messages/redacted-search'
+import { filtersMaskedText, matchesRedacted, needsRedaction, type RedactedView } from '@/lib/server/messages/redacted-search'
 import { AppError } from '@/lib/server/platform/errors/app-error'
 import type { ErrorBody } from '@/lib/server/platform/http/handle-route'
 import { csvHeader, toCsvLine } from './csv'
@@ -128,13 +128,16 @@ export async function streamRows(
  */
 function redactedFilter(selection: Selection, view: RedactedView | undefined): ((row: ExportRow) => boolean) | null {
   if (!view || view.rawSourceIds === null || !('filter' in selection)) return null
-  const { q, entity } = selection.filter
-  if (q === undefined && entity === undefined) return null
+  const { q, entity, match } = selection.filter
+  if (!filtersMaskedText({ q, entity, match })) return null
   return (row) =>
     !needsRedaction(view, row.source_id) ||
     matchesRedacted(
-      { errorType: row.error_type, errorMessage: row.error_message, entityKey: row.entity_key, bodyText: row.body_text, bodyEncoding: row.body_encoding },
-      { q, entity },
+      {
+        errorType: row.error_type, errorMessage: row.error_message, entityKey: row.entity_key, bodyText: row.body_text, bodyEncoding: row.body_encoding,
+        headersJson: row.headers_json, propertiesJson: row.properties_json,
+      },
+      { q, entity, match },
       view.redactor,
     )
 }
@@ -185,8 +188,8 @@ export async function exportMessages(query: ExportQuery, options: { db: Db; base
   if (query.format === 'md') {
     // A ticket's counts and samples come from the database's match: with a text filter they could tell a viewer what a
     // masked value holds. CSV and JSON Lines check each row's redacted text instead.
-    if (options.view?.rawSourceIds && 'filter' in selection && (selection.filter.q !== undefined || selection.filter.entity !== undefined)) {
-      throw new AppError('forbidden', 'A Markdown ticket of a text search needs raw access to these messages (operator); export CSV or JSON Lines instead')
+    if (options.view?.rawSourceIds && 'filter' in selection && filtersMaskedText(selection.filter)) {
+      throw new AppError('forbidden', 'A Markdown ticket of a text search or a header value filter needs raw access to these messages (operator); export CSV or JSON Lines instead')
     }
     const group = wholeGroup(selection)
     const markdown = group

@@ -10,7 +10,7 @@ import { xDeathDto } from '@/lib/server/messages/to-message-dto'
 import type { Redactor } from '@/lib/server/redaction/redactor'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import { selectionFilter, selectionSql } from '@/lib/server/selection/selection-sql'
-import type { MessageFilter } from '@/lib/shared/schemas/message-filter'
+import { filterParams, type MessageFilter } from '@/lib/shared/schemas/message-filter'
 import type { Selection } from '@/lib/shared/schemas/selection'
 import { EXPORT_JOINS, queryExportRows, redactedBody, storedXDeath, type ExportRow } from './export-rows'
 import { apiHeaders } from './csv'
@@ -231,7 +231,7 @@ export async function buildMessageTicket(id: string, options: TicketOptions): Pr
 
 type FacetRow = { facet: string; group_id: string | null; title: string | null; queue: string | null; service: string | null; service_version: string | null; failure_kind: string | null; status: string | null; n: number; first_at: string | null; last_at: string | null }
 
-const FILTER_LABELS: Record<keyof MessageFilter, string> = {
+const FILTER_LABELS: Partial<Record<keyof MessageFilter, string>> = {
   group: 'group', source: 'source', status: 'status', failureKind: 'failure kind', service: 'service', serviceVersion: 'version',
   entity: 'entity', q: 'text', from: 'from', to: 'to',
 }
@@ -243,9 +243,7 @@ const FILTER_LABELS: Record<keyof MessageFilter, string> = {
 export function filterQuery(filter: MessageFilter, redactor: Redactor): { query: string; omitted: boolean } {
   const params = new URLSearchParams()
   let omitted = false
-  for (const [key, value] of Object.entries(filter)) {
-    if (value === undefined) continue
-    const text = value instanceof Date ? value.toISOString() : String(value)
+  for (const [key, text] of filterParams(filter)) {
     if (redactor.text(text) !== text) omitted = true
     else params.set(key, text)
   }
@@ -296,9 +294,7 @@ export async function buildSelectionTicket(selection: Selection, options: Ticket
   const criteria =
     'ids' in selection
       ? [`${formatCount(selection.ids.length)} selected message${selection.ids.length === 1 ? '' : 's'}`]
-      : Object.entries(selectionFilter(selection))
-          .filter(([, v]) => v !== undefined)
-          .map(([k, v]) => `${FILTER_LABELS[k as keyof MessageFilter]} ${inlineCode(v instanceof Date ? v.toISOString() : redactor.text(String(v)))}`)
+      : filterParams(selectionFilter(selection)).map(([k, v]) => `${FILTER_LABELS[k as keyof MessageFilter] ?? k} ${inlineCode(redactor.text(v))}`)
   const backLink = 'ids' in selection ? null : filterQuery(selectionFilter(selection), redactor)
   const back = backLink ? `${baseUrl}/messages${backLink.query}` : null
 

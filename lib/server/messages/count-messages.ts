@@ -5,7 +5,7 @@ import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-
 import type { MessageCountDto } from '@/lib/shared/schemas/message'
 import type { MessageFilter } from '@/lib/shared/schemas/message-filter'
 import { MESSAGES_FROM, messageFilterSql } from '@/lib/server/selection/message-filter-sql'
-import { idsMatchingRedacted, needsRedaction, type RedactedView } from './redacted-search'
+import { filtersMaskedText, idsMatchingRedacted, needsRedaction, type RedactedView } from './redacted-search'
 
 /**
  * Counted exactly up to here; beyond it a count(*) of a broad filter can take seconds
@@ -25,7 +25,7 @@ export async function countMessages({ db: { sql }, filter, view, ...scope }: Cou
   const sourceIds = allowedSourceIds(scope)
   const params: unknown[] = []
   const where = messageFilterSql(filter, params, sourceIds)
-  if (view && view.rawSourceIds !== null && (filter.q !== undefined || filter.entity !== undefined)) {
+  if (view && view.rawSourceIds !== null && filtersMaskedText(filter)) {
     return countRedacted({ sql, where, params, filter, view })
   }
   params.push(EXACT_COUNT_CAP + 1)

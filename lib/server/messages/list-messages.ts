@@ -6,7 +6,7 @@ import type { ListMessagesQuery, MessageListDto } from '@/lib/shared/schemas/mes
 import { decodeCursor, encodeCursor, type Cursor } from '@/lib/server/platform/db/keyset-cursor'
 import { afterCursorSql, listOrderSql, MESSAGES_FROM, messageFilterSql, rowSearchTextSql, searchPattern } from '@/lib/server/selection/message-filter-sql'
 import { redactSummaryRow } from './redact-rows'
-import { idsMatchingRedacted, needsRedaction, type RedactedView } from './redacted-search'
+import { filtersMaskedText, idsMatchingRedacted, needsRedaction, type RedactedView } from './redacted-search'
 import { SUMMARY_COLUMNS, toMessageSummary, type SummaryRow } from './to-message-dto'
 
 /**
@@ -50,7 +50,7 @@ export async function listMessages({ db: { sql }, query, ...options }: ListMessa
 async function redactedPage({ sql, rows, query, view }: { sql: Sql; rows: SummaryRow[]; query: ListMessagesQuery; view: RedactedView }): Promise<SummaryRow[]> {
   const redacted = rows.filter((r) => needsRedaction(view, r.source_id))
   if (redacted.length === 0) return rows
-  const textFilter = query.q !== undefined || query.entity !== undefined
+  const textFilter = filtersMaskedText(query)
   const matching = textFilter ? await idsMatchingRedacted({ sql, ids: redacted.map((r) => r.id), filter: query, redactor: view.redactor }) : null
   return rows
     .filter((r) => !matching || !needsRedaction(view, r.source_id) || matching.has(r.id))

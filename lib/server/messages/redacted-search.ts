@@ -1,6 +1,8 @@
 import 'server-only'
 import type { Sql } from '@/lib/server/platform/db/sql'
+import type { TypedTable } from '@/lib/server/platform/broker/typed-fields'
 import type { Redactor } from '@/lib/server/redaction/redactor'
+import { comparesValue, type FieldCondition } from '@/lib/shared/schemas/field-filter'
 
 /**
  * For callers who see messages redacted (a viewer, or an operator of other sources): the text search (`q`) and the
@@ -20,11 +22,32 @@ export const needsRedaction = (view: RedactedView | undefined, sourceId: string)
 /** The characters of each field the text search reads (selection/message-filter-sql.ts: the first 512 of message and body). */
 const SEARCHED_CHARS = 512
 
-export type SearchedFields = { errorType: string | null; errorMessage: string | null; entityKey: string | null; bodyText: string | null; bodyEncoding: string }
+export type SearchedFields = {
+  errorType: string | null
+  errorMessage: string | null
+  entityKey: string | null
+  bodyText: string | null
+  bodyEncoding: string
+  /** The stored headers and properties as JSON text: read only when the filter compares a header or property value. */
+  headersJson?: string | null
+  propertiesJson?: string | null
+}
 
-/** Whether the filter still matches once the fields are redacted: `q` as a case-insensitive substring, `entity` exactly. */
-export function matchesRedacted(fields: SearchedFields, filter: { q?: string; entity?: string }, redactor: Redactor): boolean {
+/** The filters that match inside values redaction may mask: the text search, the entity and field value conditions. */
+export type RedactableFilter = { q?: string; entity?: string; match?: FieldCondition[] }
+
+/** Whether a filter could match inside a masked value, so rows a caller sees redacted must be checked (matchesRedacted). */
+export const filtersMaskedText = (filter: RedactableFilter) => filter.q !== undefined || filter.entity !== undefined || (filter.match ?? []).some(comparesValue)
+
+/**
+ * Whether the filter still matches once the fields are redacted: `q` as a case-insensitive substring, `entity` exactly,
+ * and a header, property or x-death value condition only where redaction leaves that value as it is (docs/security.md,
+ * "The search oracle"): a header redaction masks, even in part, can be tested for exists and not exists only. The
+ * database has already checked the stored values.
+ */
+export function matchesRedacted(fields: SearchedFields, filter: RedactableFilter, redactor: Redactor): boolean {
   if (filter.entity !== undefined && (fields.entityKey === null || redactor.text(fields.entityKey) !== filter.entity)) return false
+  if (!fieldValuesUnmasked(fields, filter.match ?? [], redactor)) return false
   if (!filter.q) return true
   const term = filter.q.toLowerCase()
   const within = (value: string | null, redact: (v: string) => string) => value !== null && redact(value.slice(0, SEARCHED_CHARS)).toLowerCase().includes(term)
@@ -36,23 +59,53 @@ export function matchesRedacted(fields: SearchedFields, filter: { q?: string; en
   )
 }
 
+/** Whether every value a condition compares survives redaction unchanged (x-death conditions: the whole x-death header). */
+function fieldValuesUnmasked(fields: SearchedFields, match: FieldCondition[], redactor: Redactor): boolean {
+  const compared = match.filter(comparesValue)
+  if (compared.length === 0) return true
+  const headers = parseObject(fields.headersJson) as TypedTable
+  const properties = parseObject(fields.propertiesJson)
+  return compared.every((condition) => {
+    if (condition.on === 'property') {
+      const value = Object.hasOwn(properties, condition.name) ? properties[condition.name] : undefined
+      return value !== undefined && JSON.stringify(redactor.json({ [condition.name]: value })[condition.name]) === JSON.stringify(value)
+    }
+    const name = condition.on === 'header' ? condition.name : 'x-death'
+    const value = Object.hasOwn(headers, name) ? headers[name] : undefined
+    return value !== undefined && JSON.stringify(redactor.typedTable({ [name]: value })[name]) === JSON.stringify(value)
+  })
+}
+
+const parseObject = (text: string | null | undefined): Record<string, unknown> => {
+  const value: unknown = text ? JSON.parse(text) : null
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {}
+}
+
 /**
  * The ids among `ids` whose searched fields still match after redaction (one read of those fields). Used for pages
  * of the message list and for counts; exports check the rows they already hold.
  */
-export type IdsMatchingRedactedOptions = { sql: Sql; ids: string[]; filter: { q?: string; entity?: string }; redactor: Redactor }
+export type IdsMatchingRedactedOptions = { sql: Sql; ids: string[]; filter: RedactableFilter; redactor: Redactor }
 
 export async function idsMatchingRedacted({ sql, ids, filter, redactor }: IdsMatchingRedactedOptions): Promise<Set<string>> {
   if (ids.length === 0) return new Set()
-  const { rows } = await sql.query<{ id: string; error_type: string | null; error_message: string | null; entity_key: string | null; body_text: string | null; body_encoding: string }>(
+  const fieldValues = (filter.match ?? []).some(comparesValue)
+  const { rows } = await sql.query<{
+    id: string; error_type: string | null; error_message: string | null; entity_key: string | null; body_text: string | null; body_encoding: string
+    headers_json: string | null; properties_json: string | null
+  }>(
     `SELECT d.id::text, d.error_type, left(d.error_message, ${SEARCHED_CHARS}) AS error_message, d.entity_key,
-            CASE WHEN d.body_encoding <> 'binary' THEN left(d.body_preview, ${SEARCHED_CHARS}) END AS body_text, d.body_encoding
+            CASE WHEN d.body_encoding <> 'binary' THEN left(d.body_preview, ${SEARCHED_CHARS}) END AS body_text, d.body_encoding,
+            CASE WHEN $2 THEN d.headers::text END AS headers_json, CASE WHEN $2 THEN d.properties::text END AS properties_json
        FROM dead_letters d WHERE d.id = ANY($1::bigint[])`,
-    [ids],
+    [ids, fieldValues],
   )
   const kept = new Set<string>()
   for (const r of rows) {
-    const fields = { errorType: r.error_type, errorMessage: r.error_message, entityKey: r.entity_key, bodyText: r.body_text, bodyEncoding: r.body_encoding }
+    const fields = {
+      errorType: r.error_type, errorMessage: r.error_message, entityKey: r.entity_key, bodyText: r.body_text, bodyEncoding: r.body_encoding,
+      headersJson: r.headers_json, propertiesJson: r.properties_json,
+    }
     if (matchesRedacted(fields, filter, redactor)) kept.add(r.id)
   }
   return kept

@@ -1,4 +1,5 @@
 import 'server-only'
+import type { FieldCondition } from '@/lib/shared/schemas/field-filter'
 import type { MessageFilter } from '@/lib/shared/schemas/message-filter'
 
 /**
@@ -83,5 +84,37 @@ export function messageFilterSql(filter: MessageFilter, params: unknown[], sourc
   if (filter.from) add((p) => `d.failed_at >= ${p}::timestamptz`, filter.from)
   if (filter.to) add((p) => `d.failed_at < ${p}::timestamptz`, filter.to)
   if (filter.q) add((p) => `d.id IN (${searchMatchesSql(p)})`, searchPattern(filter.q))
+  for (const condition of filter.match ?? []) where.push(fieldConditionSql(condition, params))
   return where.length ? where.join(' AND ') : 'TRUE'
 }
+
+/**
+ * One header, property or x-death condition over `d` (lib/shared/schemas/field-filter.ts). Headers are the typed
+ * table as stored, `{"name": {"t": tag, "v": value}}` (docs/rabbitmq.md#typed-headers): a value compares as the text
+ * of its `v` (a long's decimal digits, a string as it is); a value kept only as bytes (`b64`) has no text and never
+ * equals anything, though it exists. Properties are amqplib's named fields, in jsonb. x-death is the header's array
+ * of tables; a condition holds when some entry satisfies it. Nothing here is indexed: each condition narrows the rows
+ * the other filters select, and the list walks them newest first (docs/ARCHITECTURE.md#search-index).
+ */
+export function fieldConditionSql(condition: FieldCondition, params: unknown[]): string {
+  const param = (value: unknown) => {
+    params.push(value)
+    return `$${params.length}`
+  }
+  if (condition.on === 'death') {
+    const field = `(e -> 'v' -> ${param(condition.name)} ->> 'v')`
+    const test =
+      condition.op === 'eq'
+        ? `${field} = ${param(condition.value)}`
+        : `${field} ~ '^[0-9]{1,18}$' AND ${field}::bigint ${condition.op === 'gte' ? '>=' : '<='} ${param(condition.value)}::bigint`
+    return `EXISTS (SELECT 1 FROM json_array_elements(${X_DEATH_ENTRIES}) e WHERE json_typeof(e -> 'v') = 'object' AND ${test})`
+  }
+  const name = param(condition.name)
+  const present = condition.on === 'header' ? `json_typeof(d.headers) = 'object' AND d.headers -> ${name} IS NOT NULL` : `d.properties ? ${name}`
+  if (!('value' in condition)) return condition.op === 'exists' ? `(${present})` : `NOT (${present})`
+  const text = condition.on === 'header' ? `(CASE WHEN json_typeof(d.headers) = 'object' THEN d.headers -> ${name} ->> 'v' END)` : `(d.properties ->> ${name})`
+  return condition.op === 'eq' ? `${text} = ${param(condition.value)}` : `starts_with(${text}, ${param(condition.value)})`
+}
+
+/** The x-death header's entries, when it is an array (anything else: none). */
+const X_DEATH_ENTRIES = `CASE WHEN json_typeof(d.headers) = 'object' AND json_typeof(d.headers -> 'x-death' -> 'v') = 'array' THEN d.headers -> 'x-death' -> 'v' END`

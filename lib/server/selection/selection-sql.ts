@@ -1,7 +1,7 @@
 import 'server-only'
 import { messageFilterSql, rowSearchTextSql, searchPattern } from './message-filter-sql'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
-import type { MessageFilter } from '@/lib/shared/schemas/message-filter'
+import { filterParams, type MessageFilter } from '@/lib/shared/schemas/message-filter'
 import type { Selection } from '@/lib/shared/schemas/selection'
 
 /**
@@ -73,8 +73,6 @@ export function selectionFilter(selection: Selection): MessageFilter {
 export function describeSelection(selection: Selection): string {
   if ('ids' in selection) return selection.ids.length === 1 ? `message ${selection.ids[0]}` : `${selection.ids.length} selected messages`
   if ('groupId' in selection) return `group ${selection.groupId}`
-  const parts = Object.entries(selection.filter)
-    .filter(([, v]) => v !== undefined)
-    .map(([k, v]) => `${k}=${v instanceof Date ? v.toISOString() : String(v)}`)
+  const parts = filterParams(selection.filter).map(([k, v]) => `${k}=${v}`)
   return parts.length ? `messages matching ${parts.join(', ')}` : 'all messages'
 }

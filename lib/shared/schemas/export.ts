@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { FROM_BEFORE_TO, fromBeforeTo, isInt8Id } from './fields'
+import { withFieldFilters } from './field-filter'
 import { messageFilterSchema } from './message-filter'
 
 export const EXPORT_FORMATS = ['jsonl', 'csv', 'md'] as const
@@ -21,12 +22,14 @@ const idList = z
  * GET /api/export: `format` plus either `ids=1,2,3` or the message-list filters (`group=ID` exports a group).
  * With no filter at all, everything stored is exported.
  */
-export const exportQuerySchema = messageFilterSchema
-  .extend({ format: z.enum(EXPORT_FORMATS, 'format must be one of jsonl, csv, md'), ids: idList.optional() })
-  .strict()
-  .refine(fromBeforeTo, FROM_BEFORE_TO)
-  .refine(({ ids, format: _format, ...filter }) => !ids || Object.values(filter).every((v) => v === undefined), {
-    message: 'ids cannot be combined with filters',
-    path: ['ids'],
-  })
+export const exportQuerySchema = withFieldFilters(
+  messageFilterSchema
+    .extend({ format: z.enum(EXPORT_FORMATS, 'format must be one of jsonl, csv, md'), ids: idList.optional() })
+    .strict()
+    .refine(fromBeforeTo, FROM_BEFORE_TO)
+    .refine(({ ids, format: _format, ...filter }) => !ids || Object.values(filter).every((v) => v === undefined), {
+      message: 'ids cannot be combined with filters',
+      path: ['ids'],
+    }),
+)
 export type ExportQuery = z.infer<typeof exportQuerySchema>

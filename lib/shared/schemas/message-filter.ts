@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { fieldConditionsSchema, fieldFilterParam } from './field-filter'
 import { idSchema as id, isoDateSchema, text } from './fields'
 
 /*
@@ -20,6 +21,22 @@ export const messageFilterSchema = z.object({
   q: text().trim().min(1).max(200).optional(),
   from: isoDateSchema.optional(),
   to: isoDateSchema.optional(),
+  /** Header, property and x-death conditions, all of which must hold; spelled `h.tenant=acme` etc. (field-filter.ts). */
+  match: fieldConditionsSchema.optional(),
 })
 
 export type MessageFilter = z.infer<typeof messageFilterSchema>
+
+/**
+ * A filter as query parameters, `match` spelled as field filter parameters (`h.tenant=acme`): for links back to the
+ * list, audit summaries and tickets. Dates as ISO strings.
+ */
+export function filterParams(filter: MessageFilter): [name: string, value: string][] {
+  const out: [string, string][] = []
+  for (const [key, value] of Object.entries(filter)) {
+    if (value === undefined || key === 'match') continue
+    out.push([key, value instanceof Date ? value.toISOString() : String(value)])
+  }
+  for (const condition of filter.match ?? []) out.push(fieldFilterParam(condition))
+  return out
+}

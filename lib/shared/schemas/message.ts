@@ -1,18 +1,21 @@
 import { z } from 'zod'
 import { FROM_BEFORE_TO, fromBeforeTo, text } from './fields'
+import { withFieldFilters } from './field-filter'
 import { messageFilterSchema } from './message-filter'
 import type { MessageReplayDto, ReplayedFromDto } from './replay'
 
-export const listMessagesQuerySchema = messageFilterSchema
-  .extend({
-    cursor: text().max(200).optional(),
-    limit: z.coerce.number().int().min(1).max(500).default(50),
-  })
-  .strict()
-  .refine(fromBeforeTo, FROM_BEFORE_TO)
+export const listMessagesQuerySchema = withFieldFilters(
+  messageFilterSchema
+    .extend({
+      cursor: text().max(200).optional(),
+      limit: z.coerce.number().int().min(1).max(500).default(50),
+    })
+    .strict()
+    .refine(fromBeforeTo, FROM_BEFORE_TO),
+)
 
 /** GET /api/messages/count takes exactly the list's filters, without paging. */
-export const countMessagesQuerySchema = messageFilterSchema.strict().refine(fromBeforeTo, FROM_BEFORE_TO)
+export const countMessagesQuerySchema = withFieldFilters(messageFilterSchema.strict().refine(fromBeforeTo, FROM_BEFORE_TO))
 
 export type ListMessagesQuery = z.infer<typeof listMessagesQuerySchema>
 

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { idSchema as id } from './fields'
+import { withFieldFilters } from './field-filter'
 import { messageFilterSchema } from './message-filter'
 
 /**
@@ -11,6 +12,6 @@ import { messageFilterSchema } from './message-filter'
 export const selectionSchema = z.union([
   z.object({ ids: z.array(id).min(1, 'select at least one message').max(100_000) }).strict(),
   z.object({ groupId: id }).strict(),
-  z.object({ filter: messageFilterSchema.strict() }).strict(),
+  z.object({ filter: withFieldFilters(messageFilterSchema.strict()) }).strict(),
 ])
 export type Selection = z.infer<typeof selectionSchema>
