@@ -64,7 +64,7 @@ export function ArrivalsChart({ points, bucket, zoom, onZoom }: ArrivalsChartPro
       series: [
         {},
         // The brand colour of app/globals.css (--color-brand) in sRGB: a canvas takes no CSS variables.
-        { label: 'Arrivals', stroke: BRAND, fill: BRAND_FILL, width: 0, paths: uPlot.paths.bars?.({ size: [0.8, 64], align: 1 }), points: { show: false } },
+        { label: 'Arrivals', stroke: BRAND, fill: BRAND_FILL, width: 0, paths: uPlot.paths.bars?.({ size: [0.8, Infinity], align: 1 }), points: { show: false } },
       ],
       cursor: {
         y: false,
@@ -74,7 +74,14 @@ export function ArrivalsChart({ points, bucket, zoom, onZoom }: ArrivalsChartPro
         bind: { dblclick: () => () => null },
       },
       hooks: {
-        setCursor: [(u) => setHover(u.cursor.idx ?? null)],
+        // The bucket under the pointer (uPlot's own index snaps to the nearest bucket start instead).
+        setCursor: [
+          (u) => {
+            const left = u.cursor.left ?? -1
+            const index = left < 0 || xs.length === 0 ? -1 : Math.floor((u.posToVal(left, 'x') - xs[0]) / step)
+            setHover(index >= 0 && index < points.length ? index : null)
+          },
+        ],
         setSelect: [
           (u) => {
             if (u.select.width < 2) return

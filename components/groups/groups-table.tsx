@@ -44,13 +44,13 @@ function columnsFor(sort: GroupSort, onSort: (s: GroupSort) => void): DataColumn
   })
   return [
     { header: 'Error' },
-    { ...sorted('dead', 'Dead', 'right'), width: 'w-16', title: 'Messages neither replayed nor resolved (held, in the held group)' },
-    { header: 'Replayed', width: 'w-[4.75rem]', align: 'right' },
-    { header: 'Resolved', width: 'w-[4.75rem]', align: 'right' },
-    { ...sorted('count', 'Count', 'right'), width: 'w-[4.5rem]', title: 'Every message stored' },
+    { ...sorted('dead', 'Dead', 'right'), width: 'w-[4.5rem]', title: 'Messages neither replayed nor resolved (held, in the held group)' },
+    { header: 'Replayed', width: 'w-[5.5rem]', align: 'right' },
+    { header: 'Resolved', width: 'w-[5.5rem]', align: 'right' },
+    { ...sorted('count', 'Count', 'right'), width: 'w-20', title: 'Every message stored' },
     { header: '1h', width: 'w-[6.5rem]', title: 'Arrivals per minute over the last hour' },
     { header: '24h', width: 'w-[6.5rem]', title: 'Arrivals per hour over the last 24 hours' },
-    { ...sorted('rate', '/min 5m', 'right'), width: 'w-[4.5rem]' },
+    { ...sorted('rate', '/min 5m', 'right'), width: 'w-20' },
     { ...sorted('lastSeen', 'Last seen'), width: 'w-28' },
     { header: 'Sources', width: 'w-32' },
     { header: 'Kinds', width: 'w-28' },
@@ -156,12 +156,15 @@ export function GroupsTable({ groups, loading, sort, onSort, empty }: GroupsTabl
   useScrollCursorIntoView(cursorStore, body)
 
   return (
+    // Below about 1,250 px the table scrolls sideways instead of squeezing the titles (tables ignore min-width).
     <div className="overflow-x-auto rounded-md border border-zinc-200 bg-white">
-      <DataTable className="min-w-[76rem]" label="Error groups" columns={columnsFor(sort, onSort)} pending={loading && rows.length === 0} skeletonRows={10} bodyRef={body}>
-        {rows.map((g, i) => (
-          <GroupRow key={g.id} group={g} index={i} cursorStore={cursorStore} router={router} />
-        ))}
-      </DataTable>
+      <div className="min-w-[78rem]">
+        <DataTable label="Error groups" columns={columnsFor(sort, onSort)} pending={loading && rows.length === 0} skeletonRows={10} bodyRef={body}>
+          {rows.map((g, i) => (
+            <GroupRow key={g.id} group={g} index={i} cursorStore={cursorStore} router={router} />
+          ))}
+        </DataTable>
+      </div>
       {!loading && rows.length === 0 && <div className="p-4">{empty}</div>}
     </div>
   )
