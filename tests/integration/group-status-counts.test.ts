@@ -10,6 +10,7 @@ import { HELD_SIGNATURE, HELD_TITLE } from '@/lib/server/pauses/held-row'
 import { listGroupsQuerySchema, type GroupDto } from '@/lib/shared/schemas/group'
 import { callRoute } from '../helpers/call-route'
 import { ingestRow } from '../helpers/ingest-row'
+import { freezeJob } from '../helpers/replay'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 
 /**
@@ -34,22 +35,7 @@ describe('groups: status counts and views', () => {
 
   /** What create-replay and the executor write for a job, without a broker: items replaying, then their outcomes. */
   async function replay(kind: 'replay' | 'release', ids: string[], confirm: (i: number) => boolean): Promise<void> {
-    const { rows } = await db.sql.query<{ id: string }>(
-      `INSERT INTO replay_jobs (kind, status, selection, target, rate_per_second, plan, created_by, total)
-       VALUES ($1, 'running', '{}', '{"type":"queue"}', 1000, '{}', 'status-test', $2) RETURNING id::text`,
-      [kind, ids.length],
-    )
-    const jobId = rows[0].id
-    await db.sql.query(
-      `WITH marked AS (
-         INSERT INTO dead_letter_states AS st (dead_letter_id, status, status_changed_at, failed_at)
-         SELECT id, 'replaying', now(), failed_at FROM dead_letters WHERE id = ANY($2::bigint[])
-         ON CONFLICT (dead_letter_id) DO UPDATE SET status = 'replaying' RETURNING dead_letter_id
-       )
-       INSERT INTO replay_items (job_id, seq, dead_letter_id, kind, replay_id)
-       SELECT $1::bigint, row_number() OVER (ORDER BY dead_letter_id)::int, dead_letter_id, $3, gen_random_uuid()::text FROM marked`,
-      [jobId, ids, kind],
-    )
+    const jobId = await freezeJob({ sql: db.sql, kind, ids, actor: 'status-test' })
     const items = await claimItems({ sql: db.sql, jobId, afterSeq: 0, span: 1000, limit: 1000, maxBytes: 1 << 24 })
     await recordOutcomes({
       sql: db.sql, jobId, actor: 'status-test', rate: null,
