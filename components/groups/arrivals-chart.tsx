@@ -55,7 +55,7 @@ export function ArrivalsChart({ points, bucket, zoom, onZoom }: ArrivalsChartPro
       width: element.clientWidth,
       height: HEIGHT,
       legend: { show: false },
-      padding: [8, 8, 0, 0],
+      padding: [8, 20, 0, 0],
       scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(max ?? 0, 1) * 1.1] } },
       axes: [
         { stroke: '#71717a', grid: { stroke: '#f4f4f5' }, ticks: { stroke: '#e4e4e7' }, font: '10px system-ui, sans-serif' },
