@@ -9,7 +9,6 @@ import { MessageList } from '@/components/messages/message-list'
 import { ReplayActions } from '@/components/replays/replay-actions'
 import { renderSelectionActions } from '@/components/replays/selection-actions'
 import { StatusBadge } from '@/components/ui/badge'
-import { BarChart } from '@/components/ui/bar-chart'
 import { BarList } from '@/components/ui/bar-list'
 import { Panel, Stat } from '@/components/ui/panel'
 import { DetailSkeleton } from '@/components/ui/skeleton'
@@ -23,7 +22,9 @@ import { useTimeFormat } from '@/lib/client/use-display-prefs'
 import { useGroup } from '@/lib/client/use-groups'
 import { useUrlState } from '@/lib/client/use-url-state'
 import type { BreakdownEntryDto, GroupDto } from '@/lib/shared/schemas/group'
+import { ArrivalsChart, type ChartZoom } from './arrivals-chart'
 import { GroupTriage } from './group-triage'
+import { GroupOrigin } from './groups-table'
 
 const RANGES = [
   { value: '24h', label: '24h' },
@@ -32,9 +33,10 @@ const RANGES = [
 ] as const
 type Range = (typeof RANGES)[number]['value']
 
-// On this page `range` belongs to the chart; the message list below is the whole group.
+// On this page `range` belongs to the chart, and `from`/`to` are the chart's zoom: the message list below is the
+// whole group, or the buckets zoomed in on.
 const FIXED: readonly MessageFilterKey[] = ['group', 'range', 'from', 'to']
-const LIST_KEYS = [...MESSAGE_FILTER_KEYS.filter((k) => !FIXED.includes(k)), 'limit', 'range'] as const
+const LIST_KEYS = [...MESSAGE_FILTER_KEYS.filter((k) => !FIXED.includes(k)), 'limit', 'range', 'from', 'to'] as const
 
 /** Links a breakdown entry to the group's messages with that value; "(none)" entries cannot be filtered for. */
 const facetLinks = (facets: BreakdownEntryDto[], id: string, key: string) =>
@@ -59,6 +61,7 @@ function Header({ group }: { group: GroupDto }) {
           <ReplayActions selection={{ groupId: group.id }} subject={`group #${group.id}: ${title}`} replayLabel="Replay group…" resolveLabel="Resolve group…" />
         </div>
       </div>
+      <GroupOrigin group={group} className="text-xs leading-5" />
       <p className="flex flex-wrap gap-x-4 text-xs text-zinc-500">
         {group.errorType && <span className="font-mono break-all">{visibleText(group.errorType)}</span>}
         <span className="font-mono" title="Error signature" /* docs/framework-headers.md#error-signature */>
@@ -78,7 +81,8 @@ export function GroupDetail({ id }: { id: string }) {
     const { range: _range, ...rest } = values
     return { ...rest, ...fields, group: id } as Record<string, string>
   }, [values, fields, id])
-  const { range: _r, limit: _l, ...filterValues } = values
+  const { range: _r, limit: _l, from, to, ...filterValues } = values
+  const zoom = useMemo<ChartZoom | null>(() => (from && to ? { from, to } : null), [from, to])
 
   if (isPending) return <DetailSkeleton title="w-2/3" panels={['h-[60px]', 'h-[196px]']} />
   if (error instanceof ApiError && error.status === 404) {
@@ -96,9 +100,12 @@ export function GroupDetail({ id }: { id: string }) {
   return (
     <div className="space-y-3">
       <Header group={group} />
-      <section className="grid grid-cols-2 gap-px overflow-hidden rounded-md border border-zinc-200 bg-zinc-100 sm:grid-cols-4 xl:grid-cols-8" aria-label="Numbers">
+      <section className="grid grid-cols-3 gap-px overflow-hidden rounded-md border border-zinc-200 bg-zinc-100 sm:grid-cols-6 xl:grid-cols-11" aria-label="Numbers">
         {[
-          { label: 'Count', value: formatCount(group.count) },
+          { label: group.heldCount > 0 ? 'Held' : 'Dead', value: formatCount(group.heldCount > 0 ? group.heldCount : group.deadCount), title: 'Neither replayed nor resolved' },
+          { label: 'Replayed', value: formatCount(group.replayedCount) },
+          { label: 'Resolved', value: formatCount(group.resolvedCount) },
+          { label: 'Count', value: formatCount(group.count), title: 'Every message stored' },
           { label: '/min · 5m', value: formatRate(group.ratePerMinute.last5) },
           { label: '/min · 1h', value: formatRate(group.ratePerMinute.last60) },
           { label: 'First seen', value: <RelativeTime iso={group.firstSeen} />, title: time.title(group.firstSeen) },
@@ -116,11 +123,11 @@ export function GroupDetail({ id }: { id: string }) {
           actions={
             <>
               {isFetching && <span className="text-xs text-zinc-400">updating…</span>}
-              <Tabs label="Chart range" tabs={RANGES} value={range} onChange={(r) => update({ range: r === '24h' ? null : r }, 'replace')} />
+              <Tabs label="Chart range" tabs={RANGES} value={range} onChange={(r) => update({ range: r === '24h' ? null : r, from: null, to: null }, 'replace')} />
             </>
           }
         >
-          <BarChart points={data.arrivals} bucket={data.bucket} />
+          <ArrivalsChart points={data.arrivals} bucket={data.bucket} zoom={zoom} onZoom={(z) => update({ from: z?.from ?? null, to: z?.to ?? null })} />
         </Panel>
         <GroupTriage group={group} />
       </div>
@@ -142,7 +149,7 @@ export function GroupDetail({ id }: { id: string }) {
       <section className="space-y-2" aria-label="Messages of this group">
         <div className="flex items-center justify-between gap-2">
           <h2 className="text-xs font-semibold tracking-wide text-zinc-500 uppercase">Messages</h2>
-          <Link href={`/messages?group=${id}`} className="text-xs text-brand hover:underline">
+          <Link href={`/messages?group=${id}${zoom ? `&from=${encodeURIComponent(zoom.from)}&to=${encodeURIComponent(zoom.to)}` : ''}`} className="text-xs text-brand hover:underline">
             Open in Messages →
           </Link>
         </div>

@@ -6,18 +6,24 @@ import { Button } from '@/components/ui/button'
 import { Select } from '@/components/ui/fields'
 import { SearchBox } from '@/components/ui/search-box'
 import { EmptyState, ErrorState } from '@/components/ui/states'
+import { Tabs } from '@/components/ui/tabs'
 import { GROUP_FILTER_KEYS, TIME_RANGES } from '@/lib/client/filters'
 import { formatCount } from '@/lib/client/format'
 import { useGroups } from '@/lib/client/use-groups'
 import { useSummary } from '@/lib/client/use-summary'
 import { useUrlState } from '@/lib/client/use-url-state'
-import { GROUP_STATUSES } from '@/lib/shared/schemas/group'
+import { GROUP_SORTS, GROUP_STATUSES, type GroupSort, type GroupView } from '@/lib/shared/schemas/group'
 import { FAILURE_KINDS } from '@/lib/shared/schemas/message-filter'
-import { GroupsTable, type GroupSort } from './groups-table'
+import { GroupsTable } from './groups-table'
 import { SummaryStrip } from './summary-strip'
 
 const HOME_KEYS = [...GROUP_FILTER_KEYS, 'q'] as const
-const SORTS: readonly GroupSort[] = ['count', 'rate', 'lastSeen']
+/** What on-call looks at first: groups with messages left to handle. `view` is absent from the URL then. */
+const VIEWS = [
+  { value: 'attention', label: 'Needs attention' },
+  { value: 'handled', label: 'Handled' },
+  { value: 'all', label: 'All' },
+] as const satisfies readonly { value: GroupView; label: string }[]
 
 const options = (values: readonly string[]) => values.map((v) => ({ value: v, label: v }))
 /** Keeps the current value selectable even when the loaded data no longer lists it. */
@@ -26,11 +32,12 @@ const withCurrent = (values: Iterable<string>, current: string | undefined) => [
 export function GroupsHome() {
   const { values, update } = useUrlState(HOME_KEYS)
   const { q, ...filters } = values
-  const sort: GroupSort = SORTS.includes(values.sort as GroupSort) ? (values.sort as GroupSort) : 'lastSeen'
+  const sort: GroupSort = GROUP_SORTS.includes(values.sort as GroupSort) ? (values.sort as GroupSort) : 'lastSeen'
+  const view: GroupView = VIEWS.some((v) => v.value === values.view) ? (values.view as GroupView) : 'attention'
   const apiParams = useMemo(() => {
     const { q: _q, ...rest } = values
-    return rest as Record<string, string>
-  }, [values])
+    return { ...rest, view } as Record<string, string>
+  }, [values, view])
   const groups = useGroups(apiParams)
   const summary = useSummary()
 
@@ -44,7 +51,7 @@ export function GroupsHome() {
 
   const sourceOptions = withCurrent((summary.data?.sources ?? []).map((s) => s.queue), filters.source)
   const serviceOptions = withCurrent((groups.data?.groups ?? []).flatMap((g) => g.services), filters.service)
-  const filtered = Object.keys(filters).some((k) => k !== 'sort') || Boolean(q)
+  const filtered = Object.keys(filters).some((k) => k !== 'sort' && k !== 'view') || Boolean(q)
 
   return (
     <div className="space-y-3">
@@ -59,6 +66,7 @@ export function GroupsHome() {
       </div>
       <SummaryStrip />
       <div className="flex flex-wrap items-center gap-2" role="search" aria-label="Group filters">
+        <Tabs label="Which groups" tabs={VIEWS} value={view} onChange={(v) => update({ view: v === 'attention' ? null : v })} />
         <SearchBox className="w-72" value={q ?? ''} onChange={(v) => update({ q: v || null }, 'replace')} placeholder="Filter groups by title" label="Filter groups" />
         <Select aria-label="Source" value={filters.source ?? ''} placeholder="All sources" options={options(sourceOptions)} onChange={(e) => update({ source: e.target.value || null })} />
         <Select aria-label="Status" value={filters.status ?? ''} placeholder="Any status" options={options(GROUP_STATUSES)} onChange={(e) => update({ status: e.target.value || null })} />
@@ -76,13 +84,14 @@ export function GroupsHome() {
           value={sort}
           options={[
             { value: 'lastSeen', label: 'Sort: last seen' },
+            { value: 'dead', label: 'Sort: dead' },
             { value: 'count', label: 'Sort: count' },
             { value: 'rate', label: 'Sort: rate' },
           ]}
           onChange={(e) => update({ sort: e.target.value === 'lastSeen' ? null : e.target.value })}
         />
         {filtered && (
-          <Button variant="ghost" onClick={() => update(Object.fromEntries(HOME_KEYS.filter((k) => k !== 'sort').map((k) => [k, null])))}>
+          <Button variant="ghost" onClick={() => update(Object.fromEntries(HOME_KEYS.filter((k) => k !== 'sort' && k !== 'view').map((k) => [k, null])))}>
             Clear filters
           </Button>
         )}
@@ -99,6 +108,15 @@ export function GroupsHome() {
           empty={
             filtered ? (
               <EmptyState title="No groups match these filters" />
+            ) : view === 'attention' ? (
+              <EmptyState title="Nothing needs attention">
+                Every stored message was replayed or resolved.{' '}
+                <button type="button" className="text-brand underline underline-offset-2" onClick={() => update({ view: 'all' })}>
+                  Show all groups
+                </button>
+              </EmptyState>
+            ) : view === 'handled' ? (
+              <EmptyState title="No fully handled groups yet">A group shows here once all its messages were replayed or resolved.</EmptyState>
             ) : (
               <EmptyState title="No dead letters stored yet">
                 Add a terminal DLQ on the{' '}

@@ -9,10 +9,11 @@ import { Sparkline } from '@/components/ui/sparkline'
 import { RelativeTime } from '@/components/ui/time'
 import { cn } from '@/lib/client/cn'
 import { compactCount, formatCount, formatRate, visibleText } from '@/lib/client/format'
+import { rowLinkProps } from '@/lib/client/row-link'
 import { useIsCursor, useRowCursor, useScrollCursorIntoView, type CursorStore } from '@/lib/client/use-row-cursor'
-import type { GroupDto } from '@/lib/shared/schemas/group'
+import type { GroupDto, GroupSort } from '@/lib/shared/schemas/group'
 
-export type GroupSort = 'count' | 'rate' | 'lastSeen'
+type Navigate = ReturnType<typeof useRouter>
 
 type GroupsTableProps = {
   groups: GroupDto[] | undefined
@@ -43,52 +44,85 @@ function columnsFor(sort: GroupSort, onSort: (s: GroupSort) => void): DataColumn
   })
   return [
     { header: 'Error' },
-    { ...sorted('count', 'Count', 'right'), width: 'w-20' },
-    { header: '24h', width: 'w-28' },
-    { ...sorted('rate', '/min 5m', 'right'), width: 'w-[4.5rem]' },
-    { header: '/min 1h', width: 'w-[4.5rem]', align: 'right' },
-    { header: 'First seen', width: 'w-[6.5rem]' },
+    { ...sorted('dead', 'Dead', 'right'), width: 'w-[4.5rem]', title: 'Messages neither replayed nor resolved (held, in the held group)' },
+    { header: 'Replayed', width: 'w-[5.5rem]', align: 'right' },
+    { header: 'Resolved', width: 'w-[5.5rem]', align: 'right' },
+    { ...sorted('count', 'Count', 'right'), width: 'w-20', title: 'Every message stored' },
+    { header: '1h', width: 'w-[6.5rem]', title: 'Arrivals per minute over the last hour' },
+    { header: '24h', width: 'w-[6.5rem]', title: 'Arrivals per hour over the last 24 hours' },
+    { ...sorted('rate', '/min 5m', 'right'), width: 'w-20' },
     { ...sorted('lastSeen', 'Last seen'), width: 'w-28' },
-    { header: 'Sources', width: 'w-40' },
-    { header: 'Services', width: 'w-44' },
-    { header: 'Kinds', width: 'w-36' },
-    { header: 'Status', width: 'w-36' },
+    { header: 'Sources', width: 'w-32' },
+    { header: 'Kinds', width: 'w-28' },
+    { header: 'Status', width: 'w-32' },
   ]
 }
 
-const GroupRow = memo(function GroupRow({ group, index, cursorStore }: { group: GroupDto; index: number; cursorStore: CursorStore }) {
+/** The frames that tell groups with the same title apart (docs/framework-headers.md#the-fingerprint), and the services. */
+export function GroupOrigin({ group, className }: { group: GroupDto; className?: string }) {
+  const frames = group.topFrames.map(visibleText)
+  const services = group.services.map(visibleText).join(', ')
+  if (frames.length === 0 && !services) return null
+  return (
+    <span className={cn('block truncate font-mono text-[11px] leading-4 text-zinc-500', className)} data-testid="group-origin" title={[...frames.map((f) => `at ${f}`), services].filter(Boolean).join('\n')}>
+      {frames.length > 0 && (
+        <>
+          <span className="text-zinc-400">at </span>
+          <span className="text-zinc-700">{frames[0]}</span>
+          {frames.length > 1 && <span className="text-zinc-400"> ← {frames.slice(1).join(' ← ')}</span>}
+        </>
+      )}
+      {frames.length > 0 && services && <span className="text-zinc-300"> · </span>}
+      {services && <span className="font-sans">{services}</span>}
+    </span>
+  )
+}
+
+const zeroDim = (n: number) => (n > 0 ? 'text-zinc-700' : 'text-zinc-300')
+
+const GroupRow = memo(function GroupRow({ group, index, cursorStore, router }: { group: GroupDto; index: number; cursorStore: CursorStore; router: Navigate }) {
   const cursor = useIsCursor(cursorStore, index)
   const title = visibleText(group.title)
-  const services = group.services.map(visibleText).join(', ')
-  const versions = group.serviceVersions.map(visibleText).join(', ')
   const sources = group.sources.map(visibleText).join(', ')
+  const href = `/groups/${group.id}`
   return (
-    <tr data-row-index={index} data-cursor={cursor || undefined} onMouseDown={() => cursorStore.set(index)} className="hover:bg-zinc-50">
-      <td className="truncate">
-        <Link href={`/groups/${group.id}`} title={title} className="font-mono text-[12px] text-zinc-900 hover:text-brand hover:underline">
+    <tr data-row-index={index} data-group-id={group.id} data-cursor={cursor || undefined} className="hover:bg-zinc-50" {...rowLinkProps({ href, index, cursorStore, router })}>
+      <td className="h-10! truncate py-0.5">
+        <Link href={href} tabIndex={-1} title={title} className="block truncate font-mono text-[12px] leading-4 text-zinc-900 hover:text-brand hover:underline">
           {title}
         </Link>
+        <GroupOrigin group={group} />
       </td>
-      <td className="text-right font-medium tabular-nums" title={formatCount(group.count)}>
+      <td className="text-right tabular-nums" title={group.heldCount > 0 ? `${formatCount(group.heldCount)} held` : `${formatCount(group.deadCount)} dead`} data-testid="dead-count">
+        {group.heldCount > 0 ? (
+          <span className="font-medium text-amber-700">{compactCount(group.heldCount)} held</span>
+        ) : (
+          <span className={group.deadCount > 0 ? 'font-semibold text-red-700' : 'text-zinc-300'}>{compactCount(group.deadCount)}</span>
+        )}
+      </td>
+      <td className={cn('text-right tabular-nums', zeroDim(group.replayedCount))} title={`${formatCount(group.replayedCount)} replayed`} data-testid="replayed-count">
+        {compactCount(group.replayedCount)}
+      </td>
+      <td className={cn('text-right tabular-nums', zeroDim(group.resolvedCount))} title={`${formatCount(group.resolvedCount)} resolved`} data-testid="resolved-count">
+        {compactCount(group.resolvedCount)}
+      </td>
+      <td className="text-right text-zinc-600 tabular-nums" title={formatCount(group.count)}>
         {compactCount(group.count)}
       </td>
       <td>
-        <Sparkline values={group.sparkline} width={84} />
+        <Sparkline values={group.sparklineHour} width={90} gap={0} label="last hour, per minute" />
       </td>
-      <td className={cn('text-right tabular-nums', group.ratePerMinute.last5 > 0 ? 'font-medium text-zinc-900' : 'text-zinc-400')}>{formatRate(group.ratePerMinute.last5)}</td>
-      <td className={cn('text-right tabular-nums', group.ratePerMinute.last60 > 0 ? 'text-zinc-700' : 'text-zinc-400')}>{formatRate(group.ratePerMinute.last60)}</td>
-      <td className="truncate text-zinc-600 tabular-nums">
-        <RelativeTime iso={group.firstSeen} />
+      <td>
+        <Sparkline values={group.sparkline} width={90} />
+      </td>
+      <td className={cn('text-right tabular-nums', group.ratePerMinute.last5 > 0 ? 'font-medium text-zinc-900' : 'text-zinc-400')} title={`${formatRate(group.ratePerMinute.last60)}/min over the last hour`}>
+        {formatRate(group.ratePerMinute.last5)}
       </td>
       <td className="truncate text-zinc-600 tabular-nums">
         <RelativeTime iso={group.lastSeen} />
       </td>
       <td className="truncate font-mono text-xs text-zinc-600" title={sources}>
         {sources || '—'}
-      </td>
-      <td className="truncate text-xs text-zinc-600" title={[services, versions].filter(Boolean).join(' · ')}>
-        <span className="text-zinc-800">{services || '—'}</span>
-        {versions && <span className="ml-1 font-mono text-zinc-500">{versions}</span>}
       </td>
       <td className="truncate">
         <span className="flex gap-1 overflow-hidden">
@@ -113,7 +147,7 @@ const GroupRow = memo(function GroupRow({ group, index, cursorStore }: { group: 
   )
 })
 
-/** The error groups: one dense line each, j/k to move, Enter to open. */
+/** The error groups: one dense row each (title, then the frames that tell it apart), j/k to move, Enter or a click anywhere to open. */
 export function GroupsTable({ groups, loading, sort, onSort, empty }: GroupsTableProps) {
   const router = useRouter()
   const rows = groups ?? []
@@ -126,9 +160,9 @@ export function GroupsTable({ groups, loading, sort, onSort, empty }: GroupsTabl
     // the table scrolls inside its box rather than squeezing the error to two characters or widening the page. The
     // minimum is the fixed columns' widths plus those 16rem; keep it in step with columnsFor.
     <div className="overflow-x-auto overflow-y-hidden rounded-md border border-zinc-200 bg-white">
-      <DataTable label="Error groups" className="min-w-[calc(73.5rem+16rem)]" columns={columnsFor(sort, onSort)} pending={loading && rows.length === 0} skeletonRows={10} bodyRef={body}>
+      <DataTable label="Error groups" className="min-w-[calc(68.5rem+16rem)]" columns={columnsFor(sort, onSort)} pending={loading && rows.length === 0} skeletonRows={10} bodyRef={body}>
         {rows.map((g, i) => (
-          <GroupRow key={g.id} group={g} index={i} cursorStore={cursorStore} />
+          <GroupRow key={g.id} group={g} index={i} cursorStore={cursorStore} router={router} />
         ))}
       </DataTable>
       {!loading && rows.length === 0 && <div className="p-4">{empty}</div>}

@@ -1,12 +1,14 @@
 'use client'
 
 import Link from 'next/link'
+import { useRouter } from 'next/navigation'
 import { memo, useEffect, useMemo, useRef } from 'react'
 import { KindBadge, StatusBadge } from '@/components/ui/badge'
 import { Checkbox } from '@/components/ui/fields'
 import { DataTable, type DataColumn } from '@/components/ui/data-table'
 import { AbsoluteTime } from '@/components/ui/time'
 import { visibleText } from '@/lib/client/format'
+import { rowLinkProps } from '@/lib/client/row-link'
 import { useIsSelected, useSelectionState } from '@/lib/client/selection-store'
 import { useIsCursor, useScrollCursorIntoView, type CursorStore } from '@/lib/client/use-row-cursor'
 import type { MessageSummaryDto } from '@/lib/shared/schemas/message'
@@ -32,9 +34,18 @@ const MessageRow = memo(function MessageRow({ message, index, cursorStore, onChe
   const service = [message.service, message.serviceVersion].filter(Boolean).map((s) => visibleText(s!)).join('@')
   const entity = message.entityKey ? visibleText(message.entityKey) : ''
   const href = `/messages/${message.id}`
+  const router = useRouter()
   return (
-    <tr data-row-index={index} data-message-id={message.id} data-cursor={cursor || undefined} data-selected={selected || undefined} onMouseDown={() => cursorStore.set(index)} className="hover:bg-zinc-50">
-      <td className="select-none">
+    <tr
+      data-row-index={index}
+      data-message-id={message.id}
+      data-cursor={cursor || undefined}
+      data-selected={selected || undefined}
+      className="hover:bg-zinc-50"
+      {...rowLinkProps({ href, index, cursorStore, router })}
+    >
+      {/* The checkbox's cell selects; it never opens the message (a near miss must not navigate away from a selection). */}
+      <td className="select-none" data-row-link-ignore>
         <Checkbox
           aria-label={`Select message ${message.id}`}
           checked={selected}
@@ -43,7 +54,7 @@ const MessageRow = memo(function MessageRow({ message, index, cursorStore, onChe
         />
       </td>
       <td className="truncate text-xs text-zinc-600 tabular-nums">
-        <Link href={href} className="hover:text-zinc-900 hover:underline">
+        <Link href={href} tabIndex={-1} className="hover:text-zinc-900 hover:underline">
           <AbsoluteTime iso={message.failedAt} />
         </Link>
       </td>
@@ -51,7 +62,7 @@ const MessageRow = memo(function MessageRow({ message, index, cursorStore, onChe
         {visibleText(message.source.queue)}
       </td>
       <td className="truncate" title={[type, text].filter(Boolean).join(': ')}>
-        <Link href={href} className="group font-mono text-[12px]">
+        <Link href={href} tabIndex={-1} className="group font-mono text-[12px]">
           {type && <span className="text-zinc-900 group-hover:underline">{type}</span>}
           {type && text && <span className="text-zinc-400">: </span>}
           <span className="text-zinc-600">{text}</span>

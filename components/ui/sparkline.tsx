@@ -1,13 +1,12 @@
 import { formatCount } from '@/lib/client/format'
 
-type SparklineProps = { values: readonly number[] | undefined; width?: number; height?: number; label?: string }
+type SparklineProps = { values: readonly number[] | undefined; width?: number; height?: number; label?: string; gap?: number }
 
 /** Tiny inline bars (one per bucket, oldest first); scaled to its own maximum, so shape, not size, compares. */
-export function Sparkline({ values, width = 96, height = 20, label = 'last 24 hours, hourly' }: SparklineProps) {
+export function Sparkline({ values, width = 96, height = 20, label = 'last 24 hours, hourly', gap = 1 }: SparklineProps) {
   const data = values && values.length > 0 ? values : null
   if (!data) return <svg width={width} height={height} aria-hidden className="block" />
   const max = Math.max(...data, 1)
-  const gap = 1
   const bar = Math.max((width - gap * (data.length - 1)) / data.length, 1)
   const total = data.reduce((a, b) => a + b, 0)
   return (

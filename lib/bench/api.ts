@@ -197,6 +197,8 @@ async function main() {
       { name: 'sign-in check (session cookie)', target: 1, call: async () => Response.json(await authenticate(signedIn('/'), requestFacts(signedIn('/')), { db: db!, config: getConfig() })) },
       { name: 'sign-in check (API token)', target: 1, call: async () => Response.json(await authenticate(signedIn('/', 'scoped'), requestFacts(signedIn('/', 'scoped')), { db: db!, config: getConfig() })) },
       { name: 'GET /api/groups', target: TARGETS.groups, call: () => groupsRoute.GET(signedIn('/api/groups'), noParams) },
+      // What the groups page asks for first (issue 16): the groups with messages left to handle, by dead count.
+      { name: 'GET /api/groups?view=attention&sort=dead', target: TARGETS.groups, call: () => groupsRoute.GET(signedIn('/api/groups?view=attention&sort=dead'), noParams) },
       // Not in the issue's list: a group's page, for the largest group over the longest range.
       { name: 'GET /api/groups/{largest}?range=30d', target: TARGETS.groups, call: () => groupRoute.GET(signedIn(`/api/groups/${largeGroup}?range=30d`), { params: Promise.resolve({ id: largeGroup }) }) },
       { name: 'messages, first page', target: TARGETS.page, call: () => listMessages('') },

@@ -14,7 +14,7 @@ export const TIME_RANGES = [
   { value: '30d', label: 'Last 30 days', ms: 30 * 24 * 3_600_000 },
 ] as const
 
-export const GROUP_FILTER_KEYS = ['source', 'status', 'failureKind', 'service', 'range', 'from', 'to', 'sort'] as const
+export const GROUP_FILTER_KEYS = ['view', 'source', 'status', 'failureKind', 'service', 'range', 'from', 'to', 'sort'] as const
 export const MESSAGE_FILTER_KEYS = ['group', 'source', 'status', 'failureKind', 'service', 'serviceVersion', 'entity', 'q', 'range', 'from', 'to'] as const
 
 export type MessageFilterKey = (typeof MESSAGE_FILTER_KEYS)[number]

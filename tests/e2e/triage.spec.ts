@@ -127,7 +127,7 @@ test('groups → group → message', async ({ page }) => {
   await expect(groups.getByRole('link', { name: new RegExp(`Payload${RUN}Exception`) })).toBeVisible()
   await expect(groups.locator('tbody tr')).toHaveCount(2)
   await expect(page.getByRole('region', { name: 'Summary' })).toContainText(DLQ)
-  await expect(groups.locator('tbody tr').first().getByRole('img')).toHaveAttribute('aria-label', /arrivals/)
+  await expect(groups.locator('tbody tr').first().getByRole('img', { name: /last 24 hours/ })).toHaveAttribute('aria-label', /arrivals/)
   await shot(page, 'groups')
 
   await groups.getByRole('link', { name: new RegExp(`Stock${RUN}Exception`) }).click()

@@ -158,3 +158,27 @@ export async function storeBulk(sql: Sql, queue: string, rows: IngestRow[]): Pro
   for (let i = 0; i < rows.length; i += 1000) await storeBatch({ sql, sourceId: source[0].id, sourceLabel: queue, rows: rows.slice(i, i + 1000) })
   return source[0].id
 }
+
+/**
+ * What create-replay writes for a job, without planning against a broker: a running job of `kind`, its messages
+ * `replaying`, one item each. Returns the job id.
+ */
+export async function freezeJob({ sql, kind, ids, actor }: { sql: Sql; kind: 'replay' | 'release'; ids: string[]; actor: string }): Promise<string> {
+  const { rows } = await sql.query<{ id: string }>(
+    `INSERT INTO replay_jobs (kind, status, selection, target, rate_per_second, plan, created_by, total)
+     VALUES ($1, 'running', '{}', '{"type":"queue"}', 1000, '{}', $3, $2) RETURNING id::text`,
+    [kind, ids.length, actor],
+  )
+  const jobId = rows[0].id
+  await sql.query(
+    `WITH marked AS (
+       INSERT INTO dead_letter_states AS st (dead_letter_id, status, status_changed_at, failed_at)
+       SELECT id, 'replaying', now(), failed_at FROM dead_letters WHERE id = ANY($2::bigint[])
+       ON CONFLICT (dead_letter_id) DO UPDATE SET status = 'replaying' RETURNING dead_letter_id
+     )
+     INSERT INTO replay_items (job_id, seq, dead_letter_id, kind, replay_id)
+     SELECT $1::bigint, row_number() OVER (ORDER BY dead_letter_id)::int, dead_letter_id, $3, gen_random_uuid()::text FROM marked`,
+    [jobId, ids, kind],
+  )
+  return jobId
+}

@@ -6,6 +6,7 @@ import { claimItems, recordOutcomes } from '@/lib/server/engines/replay-executor
 import { runRetention } from '@/lib/server/engines/retention/run-retention'
 import { deleteSource } from '@/lib/server/sources/delete-source'
 import { ingestRow } from '../helpers/ingest-row'
+import { freezeJob as freezeReplayJob } from '../helpers/replay'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 
 const MINUTE = 60_000
@@ -93,26 +94,7 @@ describe('group counters per source', () => {
   const idsWhere = async (where: string, params: unknown[] = []) =>
     (await db.sql.query<{ id: string }>(`SELECT d.id::text FROM dead_letters d LEFT JOIN dead_letter_states st ON st.dead_letter_id = d.id WHERE ${where} ORDER BY d.id`, params)).rows.map((r) => r.id)
 
-  /** What create-replay writes for a job (the messages replaying, one item each), without planning against a broker. */
-  async function freezeJob(kind: 'replay' | 'release', ids: string[]): Promise<string> {
-    const { rows } = await db.sql.query<{ id: string }>(
-      `INSERT INTO replay_jobs (kind, status, selection, target, rate_per_second, plan, created_by, total)
-       VALUES ($1, 'running', '{}', '{"type":"queue"}', 1000, '{}', 'counters-test', $2) RETURNING id::text`,
-      [kind, ids.length],
-    )
-    const jobId = rows[0].id
-    await db.sql.query(
-      `WITH marked AS (
-         INSERT INTO dead_letter_states AS st (dead_letter_id, status, status_changed_at, failed_at)
-         SELECT id, 'replaying', now(), failed_at FROM dead_letters WHERE id = ANY($2::bigint[])
-         ON CONFLICT (dead_letter_id) DO UPDATE SET status = 'replaying' RETURNING dead_letter_id
-       )
-       INSERT INTO replay_items (job_id, seq, dead_letter_id, kind, replay_id)
-       SELECT $1::bigint, row_number() OVER (ORDER BY dead_letter_id)::int, dead_letter_id, $3, gen_random_uuid()::text FROM marked`,
-      [jobId, ids, kind],
-    )
-    return jobId
-  }
+  const freezeJob = (kind: 'replay' | 'release', ids: string[]) => freezeReplayJob({ sql: db.sql, kind, ids, actor: 'counters-test' })
 
   /** Publishes nothing: claims the job's items and records `confirm(seq)` ? confirmed : failed for each. */
   async function settleJob(jobId: string, confirm: (seq: number) => boolean): Promise<void> {

@@ -136,11 +136,13 @@ describe('signature stability', () => {
     const frames = ['a.A.one', 'a.A.two', 'a.A.three', 'a.A.four'].map((fn) => ({ fn, file: null, library: false }))
     const result = computeErrorSignature({ errorType: 'T', errorMessage: 'm', frames, fallback: noFallback })
     expect(result.parts).toEqual(['T', 'a.A.one', 'a.A.two', 'a.A.three'])
+    // The frames hashed are kept on the group: they tell apart groups whose titles read the same (defect 10).
+    expect(result.frames).toEqual(['a.A.one', 'a.A.two', 'a.A.three'])
     const library = [{ fn: 'java.lang.Thread.run', file: null, library: false }]
-    expect(computeErrorSignature({ errorType: 'T', errorMessage: 'm', frames: library, fallback: noFallback }).parts).toEqual([
-      'T',
-      'java.lang.Thread.run',
-    ])
+    const top = computeErrorSignature({ errorType: 'T', errorMessage: 'm', frames: library, fallback: noFallback })
+    expect(top.parts).toEqual(['T', 'java.lang.Thread.run'])
+    expect(top.frames).toEqual(['java.lang.Thread.run'])
+    expect(computeErrorSignature({ errorType: 'T', errorMessage: 'm', frames: [], fallback: noFallback }).frames).toEqual([])
   })
 
   it('honours an in-app allow-list', () => {

@@ -170,6 +170,7 @@ export function buildRow(options: BuildRowOptions): IngestRow {
     signature: derived.signature,
     title: pgText(derived.title, 300) ?? '',
     messagePattern: pgText(derived.messagePattern, 1024),
+    topFrames: (derived.topFrames ?? []).map((f) => pgText(f, 512) ?? ''),
     flags: [...flags].map((f) => pgText(f, 200) ?? ''),
     lineageOriginId: pgText(derived.lineage.originId, 128),
     replayCount: derived.lineage.replayCount,

@@ -38,6 +38,7 @@ export function asHeldRow(row: IngestRow, headers: TypedTable, now: Date): Inges
     signature: HELD_SIGNATURE,
     title: HELD_TITLE,
     messagePattern: null,
+    topFrames: [],
     errorType: null,
     errorMessage: null,
     errorStack: null,

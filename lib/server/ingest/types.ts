@@ -98,6 +98,8 @@ export type DerivedFailure = {
   title: string
   /** The normalised message used in the title (and in the hash when there are no frames). */
   messagePattern: string | null
+  /** The frames the signature hashed, throw site first: what tells groups with the same title apart. */
+  topFrames?: string[]
   /** Problems noticed while reading the delivery, e.g. "x-death-malformed", "x-death-forged". */
   flags: string[]
   /**
@@ -137,6 +139,8 @@ export type IngestRow = {
   signature: string
   title: string
   messagePattern: string | null
+  /** The frames the group's signature hashed (error_groups.top_frames, written when the group is created). */
+  topFrames?: string[]
   flags: string[]
   lineageOriginId: string | null
   replayCount: number

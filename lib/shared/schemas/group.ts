@@ -3,6 +3,12 @@ import { FROM_BEFORE_TO, fromBeforeTo, isoDateSchema, text } from './fields'
 
 export const GROUP_STATUSES = ['open', 'acknowledged', 'resolved', 'muted'] as const
 export const GROUP_RANGES = ['24h', '7d', '30d'] as const
+/**
+ * Which groups the list shows by what is left to do: `attention`, those with messages neither replayed nor resolved
+ * (dead, or held in the held group); `handled`, those without; `all`, both.
+ */
+export const GROUP_VIEWS = ['attention', 'handled', 'all'] as const
+export const GROUP_SORTS = ['dead', 'count', 'rate', 'lastSeen'] as const
 
 export const listGroupsQuerySchema = z
   .object({
@@ -14,7 +20,9 @@ export const listGroupsQuerySchema = z
     /** Groups active in [from, to): lastSeen >= from and firstSeen < to. */
     from: isoDateSchema.optional(),
     to: isoDateSchema.optional(),
-    sort: z.enum(['count', 'rate', 'lastSeen']).default('lastSeen'),
+    /** Absent: `all`, as before views existed (docs/ARCHITECTURE.md#the-api-contract); the groups page asks for `attention`. */
+    view: z.enum(GROUP_VIEWS).optional(),
+    sort: z.enum(GROUP_SORTS).default('lastSeen'),
     limit: z.coerce.number().int().min(1).max(500).default(200),
     /** The "Held while paused" group (messages pause guards parked) is hidden unless this is true. */
     includeHeld: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
@@ -43,6 +51,8 @@ export type UpdateGroupInput = z.infer<typeof updateGroupSchema>
 
 export type ListGroupsQuery = z.infer<typeof listGroupsQuerySchema>
 export type GroupRange = (typeof GROUP_RANGES)[number]
+export type GroupView = (typeof GROUP_VIEWS)[number]
+export type GroupSort = (typeof GROUP_SORTS)[number]
 
 export type GroupDto = {
   id: string
@@ -55,6 +65,8 @@ export type GroupDto = {
   ratePerMinute: { last5: number; last60: number }
   /** Arrivals per clock hour (UTC) over the last 24 hours, oldest first; the last entry is the current hour so far. */
   sparkline: number[]
+  /** Arrivals per minute over the last hour, oldest first; the last entry is the current minute so far. */
+  sparklineHour: number[]
   sources: string[]
   services: string[]
   serviceVersions: string[]
@@ -65,6 +77,18 @@ export type GroupDto = {
   /** Messages of the group replayed (acked by the broker) and resolved, maintained as their status changes. */
   replayedCount: number
   resolvedCount: number
+  /**
+   * Messages still to handle, from the same counters: `count` less replayed and resolved. Dead ones (messages being
+   * replayed included, until the broker confirms) in every group but the held one, where they are held.
+   */
+  deadCount: number
+  heldCount: number
+  /**
+   * The stack frames the group's signature hashed (`module.function`, throw site first;
+   * docs/framework-headers.md#the-fingerprint): what tells apart groups whose titles read the same. Empty for groups
+   * without frames, and for groups created before Lazarus stored them.
+   */
+  topFrames: string[]
 }
 
 /** GET /api/groups */

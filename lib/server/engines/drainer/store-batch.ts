@@ -36,10 +36,11 @@ export function collapseDuplicates(rows: IngestRow[]): { rows: IngestRow[]; extr
 }
 
 const ENSURE_GROUPS = `
-INSERT INTO error_groups (signature, title, error_type, message_pattern, first_seen, last_seen)
-SELECT DISTINCT ON (signature) signature, title, error_type, message_pattern, failed_at, failed_at
-FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
-  AS t(signature, title, error_type, message_pattern, failed_at)
+INSERT INTO error_groups (signature, title, error_type, message_pattern, first_seen, last_seen, top_frames)
+SELECT DISTINCT ON (signature) signature, title, error_type, message_pattern, failed_at, failed_at,
+  ARRAY(SELECT f FROM jsonb_array_elements_text(frames::jsonb) WITH ORDINALITY AS x(f, n) ORDER BY n)
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[])
+  AS t(signature, title, error_type, message_pattern, failed_at, frames)
 ORDER BY signature
 ON CONFLICT (signature) DO NOTHING`
 
@@ -257,7 +258,7 @@ async function resolveGroups(options: { sql: Sql; rows: IngestRow[]; known: Map<
   const missing = rows.filter((r) => !known.has(r.signature) && !seen.has(r.signature) && seen.add(r.signature))
   if (missing.length === 0) return { ids: known, found }
   const col = <T>(pick: (row: IngestRow) => T) => missing.map(pick)
-  await tx.query(ENSURE_GROUPS, [col((r) => r.signature), col((r) => r.title), col((r) => r.errorType), col((r) => r.messagePattern), col((r) => r.failedAt)])
+  await tx.query(ENSURE_GROUPS, [col((r) => r.signature), col((r) => r.title), col((r) => r.errorType), col((r) => r.messagePattern), col((r) => r.failedAt), col((r) => JSON.stringify(r.topFrames ?? []))])
   const { rows: groups } = await tx.query<{ id: string; signature: string }>(
     'SELECT id::text, signature FROM error_groups WHERE signature = ANY($1::text[])',
     [col((r) => r.signature)],

@@ -27,6 +27,8 @@ export type ErrorSignature = {
   signature: string
   title: string
   messagePattern: string | null
+  /** The frames hashed (`module.function`, throw site first); empty when none were. */
+  frames: string[]
   /** What was hashed, for debugging and tests. */
   parts: string[]
 }
@@ -61,6 +63,7 @@ export function computeErrorSignature(input: SignatureInput): ErrorSignature {
       signature: fingerprint(parts),
       title: truncateTitle(`${NO_ERROR_METADATA}: ${reason ?? 'unknown reason'} in ${queue ?? 'unknown queue'}${about}`),
       messagePattern: null,
+      frames: [],
       parts,
     }
   }
@@ -78,5 +81,5 @@ export function computeErrorSignature(input: SignatureInput): ErrorSignature {
       ? `${shortType}: ${messagePattern}`
       : shortType
     : (messagePattern ?? 'Unknown error')
-  return { signature: fingerprint(parts), title: truncateTitle(title), messagePattern, parts }
+  return { signature: fingerprint(parts), title: truncateTitle(title), messagePattern, frames: frames.map((f) => f.fn), parts }
 }

@@ -343,6 +343,7 @@ function derive(delivery: DeliveryView, options: NormaliseOptions, now: Date): N
     signature: signature.signature,
     title: clean(signature.title),
     messagePattern: cleanOrNull(signature.messagePattern),
+    topFrames: signature.frames.map(clean),
     flags: [...flags].map(clean).sort(),
     lineage: { originId, replayCount, ...(replayId === null ? {} : { replayId }) },
     messageType: names.messageType,
