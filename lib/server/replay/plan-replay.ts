@@ -10,6 +10,7 @@ import { replaySettings, type ReplaySettings } from './replay-settings'
 import { routeKey, type ExchangeNode } from './route-match'
 import { MESSAGES_FROM, STATUS_SQL } from '@/lib/server/selection/message-filter-sql'
 import { selectionSql } from '@/lib/server/selection/selection-sql'
+import { getReplayConfirmSettings } from './replay-confirm-settings'
 import { loadTopology, type Topology } from './topology'
 import { assertCustomTargetAllowed, loadTargetRules, refusedTargetSql } from './target-policy'
 
@@ -104,7 +105,7 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
   const { where: selection } = selectionSql({ selection: input.selection, params, sourceIds: options.sourceIds })
   const target = input.target ?? (await defaultTarget({ sql, selection, params }))
   // Before anything reads the broker: a refused custom target must not get as far as a topology lookup.
-  const rules = await loadTargetRules({ db: options.db, settings })
+  const [rules, { largeJobMessages }] = await Promise.all([loadTargetRules({ db: options.db, settings }), getReplayConfirmSettings({ db: options.db })])
   assertCustomTargetAllowed(target, rules)
   const bigHeaders = await oversizedHeaderIds({ sql, selection, params, actor })
   const t = targetSql(target, params)
@@ -170,7 +171,9 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
   const fansOut = targets.filter((x) => x.fansOut)
   const missing = targets.filter((x) => x.exists === false)
   const unroutable = targets.filter((x) => x.queues !== null && x.queues === 0 && x.exists !== false)
-  const reachable = targets.filter((x) => x.exists !== false).reduce((sum, x) => sum + x.messages, 0)
+  // Messages the broker is known to route somewhere (or may: routing unknown). A plan whose every message would come
+  // back unroutable (a missing exchange, no binding for the key, the default exchange to no existing queue) cannot run.
+  const reachable = targets.filter((x) => x.exists !== false && x.queues !== 0).reduce((sum, x) => sum + x.messages, 0)
 
   for (const x of fansOut) {
     warnings.push(
@@ -209,6 +212,8 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
     estimatedSeconds: Math.ceil(replayable / ratePerSecond),
     warnings,
     canRun,
+    confirmCount: replayable >= largeJobMessages ? replayable : null,
+    largeJobMessages,
   }
   return { plan, target, eligibleWhere, exchangeSql: t.exchange, routingKeySql: t.routingKey, params }
 }
