@@ -16,10 +16,11 @@ import { ApiError } from '@/lib/client/api'
 import { cn } from '@/lib/client/cn'
 import { formatCount, plural, timeTitle, visibleText } from '@/lib/client/format'
 import { isActiveJob, useCancelReplay, useRefreshAfterJob, useReplay, useReplayItems } from '@/lib/client/use-replays'
+import { doneCount } from '@/lib/client/replay-outcome'
 import { useCan } from '@/lib/client/use-session'
 import { useUrlState } from '@/lib/client/use-url-state'
 import { REPLAY_ITEM_STATUSES, type ReplayItemDto, type ReplayJobDetailDto } from '@/lib/shared/schemas/replay'
-import { doneCount, exchangeText, exclusionLabel, formatDuration, ItemStatusBadge, JobStatusBadge, selectionText, targetText } from './replay-format'
+import { exchangeText, exclusionLabel, formatDuration, ItemStatusBadge, JobStatusBadge, selectionText, targetText } from './replay-format'
 import { ReplayProgress } from './replay-progress'
 
 const ITEM_KEYS = ['status'] as const

@@ -1,6 +1,6 @@
 'use client'
 
-import { useCallback } from 'react'
+import { useCallback, useEffect, useRef } from 'react'
 import { keepPreviousData, useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import type { z } from 'zod'
 import { auditKeys, groupKeys, messageKeys, pauseKeys, replayKeys, summaryKeys, type QueryParams } from '@/lib/shared/query-keys'
@@ -93,7 +93,17 @@ export function useReplay(id: string) {
   })
 }
 
+/**
+ * Each message's outcome in a job: polled while the job runs (`live`), and fetched once more when it stops being live,
+ * since the last poll may predate the end (a cancel turns pending items cancelled; the last confirms land).
+ */
 export function useReplayItems(id: string, params: QueryParams, options: { live: boolean }) {
+  const client = useQueryClient()
+  const wasLive = useRef(options.live)
+  useEffect(() => {
+    if (wasLive.current && !options.live) void client.invalidateQueries({ queryKey: [...replayKeys.detail(id), 'items'] })
+    wasLive.current = options.live
+  }, [client, id, options.live])
   return useInfiniteQuery({
     queryKey: replayKeys.items(id, params),
     initialPageParam: null as string | null,

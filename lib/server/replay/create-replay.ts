@@ -102,14 +102,10 @@ function refusal(plan: ReplayPlanDto, allowFanOut: boolean): string {
   if (!allowFanOut && plan.targets.some((t) => t.fansOut)) {
     return 'The target exchange routes these messages to more queues than the one they failed in; choose the failed queue as target or set allowFanOut'
   }
-  const unroutable = plan.targets.filter((t) => t.queues === 0 && t.exists !== false)
-  if (unroutable.length > 0 && plan.targets.every((t) => t.exists === false || t.queues === 0)) {
-    return `The broker would return every message unroutable: ${unroutable.slice(0, 3).map(unroutableReason).join('; ')}`
+  const noQueue = plan.targets.filter((t) => t.exchange === '' && t.queues === 0)
+  if (noQueue.length > 0 && plan.targets.every((t) => t.exists === false || (t.exchange === '' && t.queues === 0))) {
+    const keys = noQueue.slice(0, 3).map((t) => `"${t.routingKey ?? ''}"`).join(', ')
+    return `The broker would return every message unroutable: no queue is named ${keys} (the default exchange routes to the queue the routing key names)`
   }
   return 'The replay cannot run as asked: ' + (plan.warnings[0] ?? 'see the plan')
-}
-
-function unroutableReason(t: ReplayPlanDto['targets'][number]): string {
-  if (t.exchange === '') return `no queue is named "${t.routingKey ?? ''}" (the default exchange routes to the queue the routing key names)`
-  return `nothing is bound to exchange "${t.exchange}"${t.routingKey === null ? '' : ` for key "${t.routingKey}"`}`
 }

@@ -171,9 +171,10 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
   const fansOut = targets.filter((x) => x.fansOut)
   const missing = targets.filter((x) => x.exists === false)
   const unroutable = targets.filter((x) => x.queues !== null && x.queues === 0 && x.exists !== false)
-  // Messages the broker is known to route somewhere (or may: routing unknown). A plan whose every message would come
-  // back unroutable (a missing exchange, no binding for the key, the default exchange to no existing queue) cannot run.
-  const reachable = targets.filter((x) => x.exists !== false && x.queues !== 0).reduce((sum, x) => sum + x.messages, 0)
+  // Messages that can get anywhere. The default exchange to a key that names no queue (an empty key names none) routes
+  // nowhere, whatever happens to bindings meanwhile: a plan whose every message goes to a missing exchange or such a
+  // key cannot run. (A named exchange with nothing bound for the key is only warned about: a binding may be added.)
+  const reachable = targets.filter((x) => x.exists !== false && !(x.exchange === '' && x.queues === 0)).reduce((sum, x) => sum + x.messages, 0)
 
   for (const x of fansOut) {
     warnings.push(
