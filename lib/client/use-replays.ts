@@ -3,7 +3,8 @@
 import { useCallback, useEffect, useRef } from 'react'
 import { keepPreviousData, useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import type { z } from 'zod'
-import { auditKeys, groupKeys, messageKeys, pauseKeys, replayKeys, summaryKeys, type QueryParams } from '@/lib/shared/query-keys'
+import { auditKeys, groupKeys, messageKeys, pauseKeys, replayKeys, settingsKeys, summaryKeys, type QueryParams } from '@/lib/shared/query-keys'
+import type { ReplayConfirmSettingsDto } from '@/lib/shared/schemas/replay-confirm'
 import type {
   createReplaySchema,
   ReplayCreatedDto,
@@ -142,5 +143,24 @@ export function useResolve() {
   return useMutation({
     mutationFn: (input: { selection: SelectionInput; reason: string }) => apiSend<ResolveResultDto>('POST', '/api/messages/resolve', input),
     onSuccess: () => invalidateMessageViews(client),
+  })
+}
+
+const CONFIRM_SETTINGS = '/api/settings/replay-confirm'
+
+/** From how many messages a replay needs its count typed (GET /api/settings/replay-confirm). */
+export function useReplayConfirmSettings() {
+  return useQuery({ queryKey: settingsKeys.replayConfirm(), queryFn: ({ signal }) => apiGet<ReplayConfirmSettingsDto>(CONFIRM_SETTINGS, { signal }) })
+}
+
+/** PUT /api/settings/replay-confirm (admins); later plans use the new threshold. */
+export function useSaveReplayConfirmSettings() {
+  const client = useQueryClient()
+  return useMutation({
+    mutationFn: (largeJobMessages: number) => apiSend<ReplayConfirmSettingsDto>('PUT', CONFIRM_SETTINGS, { largeJobMessages }),
+    onSuccess: (data) => {
+      client.setQueryData(settingsKeys.replayConfirm(), data)
+      void client.invalidateQueries({ queryKey: auditKeys.all })
+    },
   })
 }
