@@ -82,7 +82,7 @@ test.describe.configure({ mode: 'serial' })
 test.beforeAll(async ({ request }) => {
   test.setTimeout(90_000)
   await deadLetter(COUNT)
-  await expect.poll(async () => (await pollJson(request, `/api/messages?q=Outcome${RUN}&limit=100`))?.messages?.length, { timeout: 30_000 }).toBe(COUNT)
+  await expect.poll(async () => (await pollJson(request, `/api/messages?q=${RUN}&limit=100`))?.messages?.length, { timeout: 30_000 }).toBe(COUNT)
 })
 
 test.afterAll(async ({ request }) => {
@@ -185,7 +185,7 @@ test("a replayed message's Replayed field names who, when and which job, as its 
 
 test('a failed-queue target whose queue is gone is planned unroutable and cannot start', async ({ page }) => {
   await deleteWorkQueue()
-  await page.goto(`/messages?q=Outcome${RUN}&status=dead`)
+  await page.goto(`/messages?q=${RUN}&status=dead`)
   await page.getByRole('table', { name: 'Messages' }).locator('tbody tr[data-message-id]').first().getByRole('link').first().click()
   await expect(page.getByTestId('replayed-field')).toContainText(`not replayed: cancelled in #${jobId}`)
   await page.getByRole('button', { name: 'Replay…' }).click()
