@@ -4,7 +4,7 @@ import { CopyTicketButton } from '@/components/export/copy-ticket-button'
 import { ExportMenu } from '@/components/export/export-menu'
 import Link from 'next/link'
 import type { ReactNode } from 'react'
-import { FailedAgainNotice, MessageReplays } from '@/components/replays/message-replays'
+import { FailedAgainNotice, MessageReplays, ReplayedField } from '@/components/replays/message-replays'
 import { ReplayActions } from '@/components/replays/replay-actions'
 import { Badge, KindBadge, StatusBadge } from '@/components/ui/badge'
 import { DataTable, type DataColumn } from '@/components/ui/data-table'
@@ -63,7 +63,7 @@ function derivedFields(m: MessageDetailDto): [string, ReactNode][] {
     ['Seen', m.seenCount > 1 ? `${formatCount(m.seenCount)} times` : 'once'],
     ['Body', `${formatBytes(m.body.size)} · ${m.body.encoding}`],
     ['Flags', m.flags.length ? m.flags.map((f) => <Badge key={f} tone="amber" className="mr-1">{visibleText(f)}</Badge>) : null],
-    ['Replayed', m.lineage.replayCount ? `${m.lineage.replayCount} times${m.lineage.originId ? ` (origin ${visibleText(m.lineage.originId)})` : ''}` : null],
+    ['Replayed', <ReplayedField key="r" message={m} />],
   ]
 }
 

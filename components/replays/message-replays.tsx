@@ -29,6 +29,49 @@ export function FailedAgainNotice({ failedAgain }: { failedAgain: ReplayedFromDt
   )
 }
 
+type ReplayedFacts = { status: string; statusChangedBy: string | null; statusChangedAt: string | null; replays: MessageReplayDto[]; lineage: { originId: string | null; replayCount: number } }
+
+/**
+ * The message detail's "Replayed" field, from the same facts as its status banner and its replay history: who replayed
+ * it, when, and in which job (the last replay the broker confirmed), or the job it is in now; for a replayed copy,
+ * how often its lineage was replayed before. A dash when it never was.
+ */
+export function ReplayedField({ message: m }: { message: ReplayedFacts }) {
+  const replays = m.replays.filter((r) => r.kind === 'replay')
+  const confirmed = replays.findLast((r) => r.status === 'confirmed')
+  const current = m.status === 'replaying' ? replays.findLast((r) => r.status === 'pending' || r.status === 'in_flight') : undefined
+  const shown = current ?? confirmed
+  const lineage = m.lineage.replayCount ? `copy replayed ${m.lineage.replayCount} time${m.lineage.replayCount === 1 ? '' : 's'}${m.lineage.originId ? ` (origin ${visibleText(m.lineage.originId)})` : ''}` : null
+  if (!shown) {
+    const tried = replays.at(-1)
+    if (!tried && !lineage) return <span className="text-zinc-400">—</span>
+    return (
+      <span data-testid="replayed-field">
+        {tried ? `not replayed: ${tried.status.replace('_', ' ')} in ` : lineage}
+        {tried && (
+          <Link href={`/replays/${tried.jobId}`} className="hover:underline">
+            #{tried.jobId}
+          </Link>
+        )}
+        {tried && lineage && ` · ${lineage}`}
+      </span>
+    )
+  }
+  // The banner's actor and time when they describe this replay; else the job's.
+  const by = m.status === 'replayed' && !current && m.statusChangedBy ? m.statusChangedBy : shown.createdBy
+  const at = current ? shown.createdAt : (m.status === 'replayed' && m.statusChangedAt) || shown.finishedAt || shown.createdAt
+  return (
+    <span data-testid="replayed-field">
+      {current ? 'replaying now in ' : ''}
+      <Link href={`/replays/${shown.jobId}`} className="hover:underline">
+        replay #{shown.jobId}
+      </Link>{' '}
+      by {visibleText(by)} · <AbsoluteTime iso={at} />
+      {lineage && ` · ${lineage}`}
+    </span>
+  )
+}
+
 const COLUMNS: DataColumn[] = [
   { header: 'Job', width: 'w-28' },
   { header: 'Outcome', width: 'w-28' },

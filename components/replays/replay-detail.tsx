@@ -17,10 +17,11 @@ import { cn } from '@/lib/client/cn'
 import { formatCount, plural, visibleText } from '@/lib/client/format'
 import { useTimeFormat } from '@/lib/client/use-display-prefs'
 import { isActiveJob, useCancelReplay, useRefreshAfterJob, useReplay, useReplayItems } from '@/lib/client/use-replays'
+import { doneCount } from '@/lib/client/replay-outcome'
 import { useCan } from '@/lib/client/use-session'
 import { useUrlState } from '@/lib/client/use-url-state'
 import { REPLAY_ITEM_STATUSES, type ReplayItemDto, type ReplayJobDetailDto } from '@/lib/shared/schemas/replay'
-import { doneCount, exchangeText, exclusionLabel, formatDuration, ItemStatusBadge, JobStatusBadge, selectionText, targetText } from './replay-format'
+import { exchangeText, exclusionLabel, formatDuration, ItemStatusBadge, JobStatusBadge, selectionText, targetText } from './replay-format'
 import { ReplayProgress } from './replay-progress'
 
 const ITEM_KEYS = ['status'] as const

@@ -72,20 +72,3 @@ export function JobStatusBadge({ status, cancelRequested }: { status: ReplayJobD
 export function ItemStatusBadge({ status }: { status: string }) {
   return <Badge tone={ITEM_TONES[status] ?? 'zinc'}>{status.replace('_', ' ')}</Badge>
 }
-
-export type JobCounts = Pick<ReplayJobDto, 'status' | 'total' | 'confirmed' | 'released' | 'unroutable' | 'failed' | 'skipped' | 'cancelled'>
-
-/**
- * Items that reached a final outcome: what the progress bar counts. `total` holds the release items too
- * (appended when the replay items are done), confirmed releases count as `released`.
- */
-export function doneCount(job: JobCounts): number {
-  return job.confirmed + job.released + job.unroutable + job.failed + job.skipped + job.cancelled
-}
-
-/** 0–100; a completed job is 100. */
-export function progressPercent(job: JobCounts): number {
-  if (job.status === 'completed') return 100
-  if (job.total <= 0) return job.status === 'pending' || job.status === 'running' ? 0 : 100
-  return Math.min(100, Math.floor((doneCount(job) / job.total) * 100))
-}

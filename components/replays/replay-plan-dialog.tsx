@@ -117,6 +117,7 @@ function Exclusions({ plan }: { plan: ReplayPlanDto }) {
 function queuesText(t: ReplayPlanTargetDto): string {
   if (t.exists === false) return 'exchange missing'
   if (t.queues === null) return 'unknown'
+  if (t.queues === 0) return t.exchange === '' ? 'unroutable: no such queue' : 'unroutable: nothing bound'
   return plural(t.queues, 'queue')
 }
 
@@ -212,6 +213,7 @@ export function ReplayPlanDialog({ selection, subject, onClose }: ReplayPlanDial
   const [rateText, setRateText] = useState<string | null>(null)
   const [pauseEntities, setPauseEntities] = useState<boolean | null>(null)
   const [allowFanOut, setAllowFanOut] = useState(false)
+  const [typedCount, setTypedCount] = useState('')
   const create = useCreateReplay()
 
   const custom = useSettled(useMemo(() => ({ exchange, routingKey }), [exchange, routingKey]))
@@ -242,11 +244,14 @@ export function ReplayPlanDialog({ selection, subject, onClose }: ReplayPlanDial
   const effectiveRate = rate ?? plan?.ratePerSecond ?? null
   const estimate = plan && effectiveRate ? plan.replayable / effectiveRate : null
   const fanOut = plan?.targets.filter((t) => t.fansOut) ?? []
-  const canConfirm = Boolean(plan?.canRun) && current && !rateInvalid && !create.isPending && (plan?.replayable ?? 0) > 0
+  // A large replay (the admin's threshold, Settings) starts only once its count is typed; the API checks it too.
+  const confirmCount = plan?.confirmCount ?? null
+  const countConfirmed = confirmCount === null || typedCount.trim() === String(confirmCount)
+  const canConfirm = Boolean(plan?.canRun) && current && !rateInvalid && !create.isPending && (plan?.replayable ?? 0) > 0 && countConfirmed
 
   const confirm = () => {
     if (!canConfirm) return
-    create.mutate(request, { onSuccess: (job) => router.push(`/replays/${job.id}`) })
+    create.mutate(confirmCount === null ? request : { ...request, confirmCount }, { onSuccess: (job) => router.push(`/replays/${job.id}`) })
   }
 
   const chooseTarget = (type: TargetType) => {
@@ -276,6 +281,8 @@ export function ReplayPlanDialog({ selection, subject, onClose }: ReplayPlanDial
               'Planning…'
             ) : plan && !plan.canRun ? (
               <span className="text-amber-800">This plan cannot run as it stands: see the warnings.</span>
+            ) : plan && !countConfirmed ? (
+              <span className="text-amber-800">Type the number of messages to confirm this large replay.</span>
             ) : plan ? (
               <>
                 Messages are replayed only after the broker confirms them; <kbd className="font-mono">Enter</kbd> confirms.
@@ -413,6 +420,26 @@ export function ReplayPlanDialog({ selection, subject, onClose }: ReplayPlanDial
             )}
           </Section>
 
+          {confirmCount !== null && plan.canRun && (
+            <Section title="Confirm" label="Confirm the count">
+              <div data-testid="confirm-count" className="flex items-center gap-3 rounded-md border border-amber-300 bg-amber-50/60 px-3 py-2 text-amber-950">
+                <p className="min-w-0 flex-1">
+                  <strong className="font-medium">Large replay.</strong> {plural(confirmCount, 'message')} will be published (replays of{' '}
+                  {formatCount(plan.largeJobMessages)} or more need their count typed). Type <span className="font-mono font-semibold">{confirmCount}</span> to confirm.
+                </p>
+                <Input
+                  inputMode="numeric"
+                  value={typedCount}
+                  onChange={(e) => setTypedCount(e.target.value)}
+                  invalid={typedCount.trim() !== '' && !countConfirmed}
+                  placeholder="count"
+                  autoComplete="off"
+                  aria-label="Number of messages to confirm"
+                  className="w-28 shrink-0"
+                />
+              </div>
+            </Section>
+          )}
         </div>
       )}
     </Dialog>

@@ -22,10 +22,10 @@ const KEYS = ['status'] as const
 const COLUMNS: DataColumn[] = [
   { header: 'Job', width: 'w-28' },
   { header: 'Status', width: 'w-24' },
-  { header: 'Progress', width: 'w-48' },
+  { header: 'Progress', width: 'w-64' },
   { header: 'Total', width: 'w-20', align: 'right' },
   { header: 'Confirmed', width: 'w-28', align: 'right' },
-  { header: 'Still dead', width: 'w-28', align: 'right', title: 'Unroutable or failed: these stay dead' },
+  { header: 'Still dead', width: 'w-28', align: 'right', title: 'Unroutable, failed or cancelled: these stay dead' },
   { header: 'What → where' },
   { header: 'By', width: 'w-32' },
   { header: 'Created', width: 'w-40' },
@@ -37,7 +37,7 @@ function JobRow({ job, index, cursorStore }: { job: ReplayJobDto; index: number;
   const href = `/replays/${job.id}`
   const selection = selectionText(job.selection)
   const target = targetText(job.target)
-  const problems = job.unroutable + job.failed
+  const problems = job.unroutable + job.failed + job.cancelled
   return (
     <tr data-row-index={index} data-job-id={job.id} data-cursor={cursor || undefined} onMouseDown={() => cursorStore.set(index)} className="hover:bg-zinc-50">
       <td className="font-mono text-xs">
@@ -58,7 +58,7 @@ function JobRow({ job, index, cursorStore }: { job: ReplayJobDto; index: number;
       </td>
       <td className="text-right tabular-nums">{formatCount(job.total)}</td>
       <td className="text-right text-emerald-700 tabular-nums">{formatCount(job.confirmed)}</td>
-      <td className={cn('text-right tabular-nums', problems > 0 ? 'text-red-700' : 'text-zinc-400')} title={`${formatCount(job.unroutable)} unroutable · ${formatCount(job.failed)} failed`}>
+      <td className={cn('text-right tabular-nums', problems > 0 ? 'text-red-700' : 'text-zinc-400')} title={`${formatCount(job.unroutable)} unroutable · ${formatCount(job.failed)} failed · ${formatCount(job.cancelled)} cancelled`}>
         {formatCount(problems)}
       </td>
       <td className="truncate text-xs text-zinc-700" title={`${selection} → ${target}`}>

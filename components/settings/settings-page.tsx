@@ -5,6 +5,7 @@ import type { ReplayTargetSettingsDto } from '@/lib/shared/schemas/replay-target
 import type { WebhookSettingsDto } from '@/lib/shared/schemas/webhook-settings'
 import { AllowListEditor } from './allow-list-editor'
 import { RedactionSettings } from './redaction-settings'
+import { ReplayConfirmSettings } from './replay-confirm-settings'
 import { RetentionPanel } from './retention-panel'
 
 /** /settings: one section per concern. Redaction applies to every export and every "Copy as ticket". */
@@ -60,6 +61,7 @@ export function SettingsPage() {
             help="Alert webhooks never reach loopback, private or link-local addresses unless listed here: a host name, an IP address or a CIDR range per line."
             placeholder={'chat.internal.example.com\n10.1.2.3'}
           />
+          <ReplayConfirmSettings />
         </div>
       </section>
     </div>

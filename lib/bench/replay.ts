@@ -194,7 +194,7 @@ async function main() {
     const { rows: group } = await db.sql.query<{ id: string }>(`SELECT id::text FROM error_groups WHERE signature = 'v1:benchreplay0001'`)
     cpu = await cpuSample(db.sql)
     started = performance.now()
-    const created = (await createReplay({ db, input: { selection: { groupId: group[0].id }, ratePerSecond: 50_000 }, actor: 'bench', settings })) as ReplayCreatedDto
+    const created = (await createReplay({ db, input: { selection: { groupId: group[0].id }, ratePerSecond: 50_000, confirmCount: total }, actor: 'bench', settings })) as ReplayCreatedDto
     const createSeconds = (performance.now() - started) / 1000
     console.log(`lazarus: job of ${fmt(created.plan.replayable)} created in ${createSeconds.toFixed(1)} s (plan, items, messages marked replaying; ${(await cpuUse(db.sql, cpu, total)).text})`)
     const profiler = process.env.REPLAY_PROF ? new Session() : null

@@ -1,9 +1,10 @@
 'use client'
 
-import { useCallback } from 'react'
+import { useCallback, useEffect, useRef } from 'react'
 import { keepPreviousData, useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import type { z } from 'zod'
-import { auditKeys, groupKeys, messageKeys, pauseKeys, replayKeys, summaryKeys, type QueryParams } from '@/lib/shared/query-keys'
+import { auditKeys, groupKeys, messageKeys, pauseKeys, replayKeys, settingsKeys, summaryKeys, type QueryParams } from '@/lib/shared/query-keys'
+import type { ReplayConfirmSettingsDto } from '@/lib/shared/schemas/replay-confirm'
 import type {
   createReplaySchema,
   ReplayCreatedDto,
@@ -93,7 +94,17 @@ export function useReplay(id: string) {
   })
 }
 
+/**
+ * Each message's outcome in a job: polled while the job runs (`live`), and fetched once more when it stops being live,
+ * since the last poll may predate the end (a cancel turns pending items cancelled; the last confirms land).
+ */
 export function useReplayItems(id: string, params: QueryParams, options: { live: boolean }) {
+  const client = useQueryClient()
+  const wasLive = useRef(options.live)
+  useEffect(() => {
+    if (wasLive.current && !options.live) void client.invalidateQueries({ queryKey: [...replayKeys.detail(id), 'items'] })
+    wasLive.current = options.live
+  }, [client, id, options.live])
   return useInfiniteQuery({
     queryKey: replayKeys.items(id, params),
     initialPageParam: null as string | null,
@@ -132,5 +143,24 @@ export function useResolve() {
   return useMutation({
     mutationFn: (input: { selection: SelectionInput; reason: string }) => apiSend<ResolveResultDto>('POST', '/api/messages/resolve', input),
     onSuccess: () => invalidateMessageViews(client),
+  })
+}
+
+const CONFIRM_SETTINGS = '/api/settings/replay-confirm'
+
+/** From how many messages a replay needs its count typed (GET /api/settings/replay-confirm). */
+export function useReplayConfirmSettings() {
+  return useQuery({ queryKey: settingsKeys.replayConfirm(), queryFn: ({ signal }) => apiGet<ReplayConfirmSettingsDto>(CONFIRM_SETTINGS, { signal }) })
+}
+
+/** PUT /api/settings/replay-confirm (admins); later plans use the new threshold. */
+export function useSaveReplayConfirmSettings() {
+  const client = useQueryClient()
+  return useMutation({
+    mutationFn: (largeJobMessages: number) => apiSend<ReplayConfirmSettingsDto>('PUT', CONFIRM_SETTINGS, { largeJobMessages }),
+    onSuccess: (data) => {
+      client.setQueryData(settingsKeys.replayConfirm(), data)
+      void client.invalidateQueries({ queryKey: auditKeys.all })
+    },
   })
 }

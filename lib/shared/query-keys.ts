@@ -62,6 +62,7 @@ export const settingsKeys = {
   all: ['settings'] as const,
   redaction: () => [...settingsKeys.all, 'redaction'] as const,
   retention: () => [...settingsKeys.all, 'retention'] as const,
+  replayConfirm: () => [...settingsKeys.all, 'replay-confirm'] as const,
   allowList: (path: string) => [...settingsKeys.all, path] as const,
 }
 

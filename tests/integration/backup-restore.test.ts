@@ -168,7 +168,7 @@ describe('backup and restore of a running Lazarus', () => {
     ;({ secret: session } = await createSession({ sql: db.sql, userId: user.userId, method: 'local', limits: SESSION_LIMITS, ip: '127.0.0.1', userAgent: 'backup test' }))
     replayJob = (await createReplay({
       db,
-      input: { selection: { ids: ids.slice(100, 100 + REPLAYED) }, target: { type: 'queue' }, ratePerSecond: REPLAY_RATE },
+      input: { selection: { ids: ids.slice(100, 100 + REPLAYED) }, target: { type: 'queue' }, ratePerSecond: REPLAY_RATE, confirmCount: REPLAYED },
       actor: 'backup-test',
     })) as ReplayCreatedDto
     expect(replayJob.plan.replayable).toBe(REPLAYED)

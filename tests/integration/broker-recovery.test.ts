@@ -115,7 +115,7 @@ describe('one broker layer: recovery and re-declaration', () => {
     const REPLAYED = 4_000
     await storeBulk(db.sql, uniqueName('rec_src'), bulkRows(REPLAYED, { originExchange: exchange, originKey: 'k', originQueue: work }))
     const { rows: replayIds } = await db.sql.query<{ id: string }>(`SELECT d.id::text FROM dead_letters d JOIN sources s ON s.id = d.source_id WHERE s.enabled = false`)
-    const job = (await createReplay({ db, input: { selection: { ids: replayIds.map((r) => r.id) }, ratePerSecond: 200 }, actor: 'ann' })) as ReplayCreatedDto
+    const job = (await createReplay({ db, input: { selection: { ids: replayIds.map((r) => r.id) }, ratePerSecond: 200, confirmCount: REPLAYED }, actor: 'ann' })) as ReplayCreatedDto
     executor.wake()
 
     await listenForEvents()
@@ -227,7 +227,7 @@ describe('one broker layer: recovery and re-declaration', () => {
          WHERE s.enabled = false AND st.status = 'dead'`,
       )
       expect(rows).toHaveLength(first.failed)
-      const again = (await createReplay({ db, input: { selection: { ids: rows.map((r) => r.id) }, ratePerSecond: 1_000 }, actor: 'ann' })) as ReplayCreatedDto
+      const again = (await createReplay({ db, input: { selection: { ids: rows.map((r) => r.id) }, ratePerSecond: 1_000, confirmCount: rows.length }, actor: 'ann' })) as ReplayCreatedDto
       executor.wake()
       expect(await waitForJob(db.sql, again.id)).toMatchObject({ status: 'completed', confirmed: first.failed, failed: 0 })
     }

@@ -8,7 +8,8 @@ import * as resolve from '@/app/api/messages/resolve/route'
 import * as audit from '@/app/api/audit/route'
 import * as message from '@/app/api/messages/[id]/route'
 import * as groups from '@/app/api/groups/route'
-import { uniqueName } from '../helpers/broker'
+import { brokerConnection, uniqueName } from '../helpers/broker'
+import type { ChannelModel } from '@/lib/server/platform/broker/amqplib'
 import { bulkRows, storeBulk } from '../helpers/replay'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 
@@ -28,11 +29,15 @@ describe('replay, resolve and audit API', () => {
   let otherGroupId: string
   let jobId: string
   const queue = uniqueName('api_work')
+  let connection: ChannelModel
 
   beforeAll(async () => {
     db = await createTestDb()
     for (const name of ['carol', 'dave']) users[name] = await createTestUser(db, name, [{ role: 'operator' }])
-    // Failed in a queue that does not exist on the broker: the plan can still be made (routing unknown → unroutable).
+    // The failed queue exists on the broker (a plan to a missing one is refused: replay-unroutable-target.test.ts);
+    // nothing consumes it, and no executor runs here.
+    connection = await brokerConnection()
+    await (await connection.createChannel()).assertQueue(queue, { durable: false })
     await storeBulk(db.sql, uniqueName('api_dlq'), bulkRows(6, { originExchange: uniqueName('api_x'), originKey: 'k', originQueue: queue, entity: (n) => `order-${n % 2}` }))
     const other = bulkRows(3, { originExchange: 'x', originKey: 'k', originQueue: queue, start: 100 }).map((r) => ({ ...r, signature: 'v1:other0000000001', title: 'Other' }))
     await storeBulk(db.sql, uniqueName('api_dlq2'), other)
@@ -41,7 +46,11 @@ describe('replay, resolve and audit API', () => {
     groupId = rows[0].group_id
     otherGroupId = rows[8].group_id
   })
-  afterAll(async () => db?.drop())
+  afterAll(async () => {
+    await (await connection?.createChannel())?.deleteQueue(queue).catch(() => {})
+    await connection?.close().catch(() => {})
+    await db?.drop()
+  })
 
   const created: Case[] = [
     {
@@ -50,7 +59,7 @@ describe('replay, resolve and audit API', () => {
       status: 200,
       check: (b) => {
         expect(b.plan).toMatchObject({ matched: 2, replayable: 2, canRun: true, target: { type: 'queue' }, ratePerSecond: 500, estimatedSeconds: 1 })
-        expect(b.plan.targets).toEqual([expect.objectContaining({ exchange: '', routingKey: queue, queues: 0, messages: 2 })])
+        expect(b.plan.targets).toEqual([expect.objectContaining({ exchange: '', routingKey: queue, queues: 1, messages: 2 })])
         expect(b.plan.entities).toMatchObject({ count: 2, orderSensitive: 0 })
         expect(b.id).toBeUndefined()
       },

@@ -4,7 +4,8 @@ import { createReplay } from '@/lib/server/replay/create-replay'
 import { claimItems, recordOutcomes } from '@/lib/server/engines/replay-executor/job-store'
 import { listReplayItems } from '@/lib/server/replay/list-replay-items'
 import type { ReplayCreatedDto } from '@/lib/shared/schemas/replay'
-import { uniqueName } from '../helpers/broker'
+import { brokerConnection, uniqueName } from '../helpers/broker'
+import type { ChannelModel } from '@/lib/server/platform/broker/amqplib'
 import { bulkRows, jobState, storeBulk } from '../helpers/replay'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 
@@ -16,17 +17,26 @@ import { createTestDb, type TestDb } from '../helpers/test-db'
 describe('replay claims and outcomes', () => {
   let db: TestDb
   let job: ReplayCreatedDto
+  let connection: ChannelModel
+  const work = uniqueName('claim_work')
   const claim = (afterSeq: number, limit: number) => claimItems({ sql: db.sql, jobId: job.id, afterSeq, span: 1000, limit, maxBytes: 32 * 1024 * 1024 })
   const statuses = async () => (await listReplayItems({ db, id: job.id, query: { limit: 100 } })).items.map((i) => i.status)
   const claimedThrough = async () => (await db.sql.query<{ n: number }>('SELECT claimed_through AS n FROM replay_jobs WHERE id = $1::bigint', [job.id])).rows[0].n
 
   beforeAll(async () => {
     db = await createTestDb()
-    await storeBulk(db.sql, uniqueName('claim_dlq'), bulkRows(5, { originExchange: 'amq.direct', originKey: 'k', originQueue: uniqueName('claim_work') }))
+    // The failed queue exists (a plan to a missing one is refused); nothing publishes here.
+    connection = await brokerConnection()
+    await (await connection.createChannel()).assertQueue(work, { durable: false })
+    await storeBulk(db.sql, uniqueName('claim_dlq'), bulkRows(5, { originExchange: 'amq.direct', originKey: 'k', originQueue: work }))
     const { rows } = await db.sql.query<{ id: string }>('SELECT id::text FROM error_groups')
     job = (await createReplay({ db, input: { selection: { groupId: rows[0].id }, target: { type: 'queue' } }, actor: 'claim-test' })) as ReplayCreatedDto
   })
-  afterAll(async () => db?.drop())
+  afterAll(async () => {
+    await (await connection?.createChannel())?.deleteQueue(work).catch(() => {})
+    await connection?.close().catch(() => {})
+    await db?.drop()
+  })
 
   it('takes items in publish order with their messages and marks them in flight through the job alone', async () => {
     const taken = await claim(0, 3)

@@ -33,7 +33,7 @@ describe('replay crash safety', () => {
 
   it('delivers every message at least once across SIGKILLs, duplicating only what was in flight', async () => {
     const { rows: groups } = await db.sql.query<{ id: string }>('SELECT id::text FROM error_groups')
-    const created = (await createReplay({ db, input: { selection: { groupId: groups[0].id }, ratePerSecond: 2_500 }, actor: 'crash-test' })) as ReplayCreatedDto
+    const created = (await createReplay({ db, input: { selection: { groupId: groups[0].id }, ratePerSecond: 2_500, confirmCount: TOTAL }, actor: 'crash-test' })) as ReplayCreatedDto
     expect(created.plan.replayable).toBe(TOTAL)
 
     const inFlightAtKill = new Set<string>()

@@ -39,7 +39,7 @@ describe('replay rate limit and cancel', () => {
 
   it('holds the job rate within 10%', async () => {
     arrivals.length = 0
-    const created = (await createReplay({ db, input: { selection: { filter: { source: rateSource } }, ratePerSecond: 200 }, actor: 'rate-test' })) as ReplayCreatedDto
+    const created = (await createReplay({ db, input: { selection: { filter: { source: rateSource } }, ratePerSecond: 200, confirmCount: 1_000 }, actor: 'rate-test' })) as ReplayCreatedDto
     expect(created.plan).toMatchObject({ replayable: 1_000, ratePerSecond: 200, estimatedSeconds: 5 })
     await waitForJob(db.sql, created.id)
     expect(arrivals).toHaveLength(1_000)
@@ -58,7 +58,7 @@ describe('replay rate limit and cancel', () => {
   // accounted for.
   it('stops publishing once cancelled, and leaves the rest dead', async () => {
     arrivals.length = 0
-    const created = (await createReplay({ db, input: { selection: { filter: { source: cancelSource } }, ratePerSecond: 200 }, actor: 'alice' })) as ReplayCreatedDto
+    const created = (await createReplay({ db, input: { selection: { filter: { source: cancelSource } }, ratePerSecond: 200, confirmCount: 2_000 }, actor: 'alice' })) as ReplayCreatedDto
     await waitFor(async () => arrivals.length >= 300, { what: '300 arrivals', timeoutMs: 20_000, intervalMs: 10 })
     const response = await cancelRoute.POST(
       new Request(`http://lazarus.test/api/replays/${created.id}/cancel`, { method: 'POST', headers: { authorization: (await createTestUser(db, 'bob', [{ role: 'operator' }])).authorization } }),

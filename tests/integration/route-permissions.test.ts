@@ -57,6 +57,8 @@ const EXPECTED: Record<string, Permission> = {
   'POST /api/settings/redaction/preview': 'admin',
   'GET /api/settings/replay-targets': 'messages:replay',
   'PUT /api/settings/replay-targets': 'admin',
+  'GET /api/settings/replay-confirm': 'messages:replay',
+  'PUT /api/settings/replay-confirm': 'admin',
   'GET /api/settings/retention': 'admin',
   'GET /api/settings/webhooks': 'admin',
   'PUT /api/settings/webhooks': 'admin',

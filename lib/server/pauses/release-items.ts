@@ -2,6 +2,7 @@ import 'server-only'
 import { randomUUID } from 'node:crypto'
 import { getConfig } from '@/lib/server/platform/config'
 import type { Sql } from '@/lib/server/platform/db/sql'
+import { DEFAULT_LARGE_JOB_MESSAGES } from '@/lib/shared/schemas/replay-confirm'
 import type { ReplayPlanDto } from '@/lib/shared/schemas/replay'
 import { HELD_UNEXPECTED_FLAG } from './held-row'
 
@@ -77,6 +78,8 @@ function releasePlan(rows: HeldRow[], rate: number): ReplayPlanDto {
     estimatedSeconds: Math.ceil(rows.length / rate),
     warnings: [],
     canRun: true,
+    confirmCount: null,
+    largeJobMessages: DEFAULT_LARGE_JOB_MESSAGES,
   }
 }
 

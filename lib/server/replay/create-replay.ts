@@ -33,11 +33,16 @@ export async function createReplay(options: CreateReplayOptions): Promise<Replay
   const { plan } = planned
   if (input.dryRun) return { plan }
   if (!plan.canRun) throw new AppError('unprocessable', refusal(plan, input.allowFanOut === true), { plan })
+  assertCountConfirmed(plan, input.confirmCount)
 
   const { jobId, pauses, frozen } = await db.sql.transaction(async (tx) => {
     const jobId = await insertReplayJob({ sql: tx, job: { selection: input.selection, target: planned.target, plan, actor } })
     const total = await takeMessagesIntoJob({ sql: tx, planned, jobId, actor })
     if (total === 0) throw new AppError('conflict', 'Nothing left to replay: the selected messages were replayed, resolved or taken by another job meanwhile')
+    // A filter can match messages that arrived after the plan: never publish more than the caller confirmed.
+    if (input.confirmCount !== undefined && total > input.confirmCount) {
+      throw new AppError('conflict', `The selection now holds ${total} replayable messages, more than the ${input.confirmCount} confirmed: plan again and confirm the new count`, { confirmCount: { required: total, given: input.confirmCount } })
+    }
     await recordJobSources({ sql: tx, jobId })
     const frozen: ReplayPlanDto = total === plan.replayable ? plan : { ...plan, replayable: total, estimatedSeconds: Math.ceil(total / plan.ratePerSecond) }
     await freezeJobPlan({ sql: tx, jobId, total, plan: frozen })
@@ -75,6 +80,20 @@ export async function createReplay(options: CreateReplayOptions): Promise<Replay
   return { id: jobId, status: 'pending', plan: frozen }
 }
 
+/**
+ * A large replay (at least the admin's `largeJobMessages`) starts only with `confirmCount` equal to what it publishes;
+ * a count that is sent must match for any replay. 422 with the plan, so the caller sees the number to confirm.
+ */
+function assertCountConfirmed(plan: ReplayPlanDto, confirmCount: number | undefined): void {
+  if (confirmCount === undefined && plan.confirmCount === null) return
+  if (confirmCount === plan.replayable) return
+  const details = { plan, confirmCount: { required: plan.replayable, given: confirmCount ?? null } }
+  if (confirmCount === undefined) {
+    throw new AppError('unprocessable', `This replay publishes ${plan.replayable} messages (large replays start at ${plan.largeJobMessages}): send confirmCount ${plan.replayable} to confirm the count`, details)
+  }
+  throw new AppError('unprocessable', `confirmCount ${confirmCount} does not match the ${plan.replayable} messages this replay would publish: plan again and confirm that count`, details)
+}
+
 function refusal(plan: ReplayPlanDto, allowFanOut: boolean): string {
   if (plan.replayable === 0 && plan.matched > 0 && plan.excluded.some((e) => e.reason === 'target-refused' && e.count === plan.matched)) {
     return "None of the selected messages can be replayed to this target: replays never go to amq.* exchanges, Lazarus' control or hold exchange, or through the default exchange to a queue other than the one a message failed in"
@@ -82,6 +101,11 @@ function refusal(plan: ReplayPlanDto, allowFanOut: boolean): string {
   if (plan.replayable === 0) return plan.matched === 0 ? 'The selection matches no messages' : 'None of the selected messages can be replayed'
   if (!allowFanOut && plan.targets.some((t) => t.fansOut)) {
     return 'The target exchange routes these messages to more queues than the one they failed in; choose the failed queue as target or set allowFanOut'
+  }
+  const noQueue = plan.targets.filter((t) => t.exchange === '' && t.queues === 0)
+  if (noQueue.length > 0 && plan.targets.every((t) => t.exists === false || (t.exchange === '' && t.queues === 0))) {
+    const keys = noQueue.slice(0, 3).map((t) => `"${t.routingKey ?? ''}"`).join(', ')
+    return `The broker would return every message unroutable: no queue is named ${keys} (the default exchange routes to the queue the routing key names)`
   }
   return 'The replay cannot run as asked: ' + (plan.warnings[0] ?? 'see the plan')
 }

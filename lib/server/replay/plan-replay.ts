@@ -10,6 +10,7 @@ import { replaySettings, type ReplaySettings } from './replay-settings'
 import { routeKey, type ExchangeNode } from './route-match'
 import { MESSAGES_FROM, STATUS_SQL } from '@/lib/server/selection/message-filter-sql'
 import { selectionSql } from '@/lib/server/selection/selection-sql'
+import { getReplayConfirmSettings } from './replay-confirm-settings'
 import { loadTopology, type Topology } from './topology'
 import { assertCustomTargetAllowed, loadTargetRules, refusedTargetSql } from './target-policy'
 
@@ -104,7 +105,7 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
   const { where: selection } = selectionSql({ selection: input.selection, params, sourceIds: options.sourceIds })
   const target = input.target ?? (await defaultTarget({ sql, selection, params }))
   // Before anything reads the broker: a refused custom target must not get as far as a topology lookup.
-  const rules = await loadTargetRules({ db: options.db, settings })
+  const [rules, { largeJobMessages }] = await Promise.all([loadTargetRules({ db: options.db, settings }), getReplayConfirmSettings({ db: options.db })])
   assertCustomTargetAllowed(target, rules)
   const bigHeaders = await oversizedHeaderIds({ sql, selection, params, actor })
   const t = targetSql(target, params)
@@ -170,7 +171,10 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
   const fansOut = targets.filter((x) => x.fansOut)
   const missing = targets.filter((x) => x.exists === false)
   const unroutable = targets.filter((x) => x.queues !== null && x.queues === 0 && x.exists !== false)
-  const reachable = targets.filter((x) => x.exists !== false).reduce((sum, x) => sum + x.messages, 0)
+  // Messages that can get anywhere. The default exchange to a key that names no queue (an empty key names none) routes
+  // nowhere, whatever happens to bindings meanwhile: a plan whose every message goes to a missing exchange or such a
+  // key cannot run. (A named exchange with nothing bound for the key is only warned about: a binding may be added.)
+  const reachable = targets.filter((x) => x.exists !== false && !(x.exchange === '' && x.queues === 0)).reduce((sum, x) => sum + x.messages, 0)
 
   for (const x of fansOut) {
     warnings.push(
@@ -209,6 +213,8 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
     estimatedSeconds: Math.ceil(replayable / ratePerSecond),
     warnings,
     canRun,
+    confirmCount: replayable >= largeJobMessages ? replayable : null,
+    largeJobMessages,
   }
   return { plan, target, eligibleWhere, exchangeSql: t.exchange, routingKeySql: t.routingKey, params }
 }

@@ -50,6 +50,8 @@ export async function inspectExchange(vhost: string, name: string): Promise<Exch
 }
 
 export async function queueExists(vhost: string, name: string): Promise<boolean> {
+  // No queue has an empty name, and "/api/queues/{vhost}/" would answer the vhost's whole list (200).
+  if (name === '') return false
   try {
     await getJson(`/api/queues/${vhostPath(vhost)}/${encodeURIComponent(name)}?columns=name`)
     return true

@@ -20,6 +20,12 @@ export const createReplaySchema = z
     /** Required to replay to a source exchange that routes the key to more queues than the failed one. */
     allowFanOut: z.boolean().optional(),
     dryRun: z.boolean().optional(),
+    /**
+     * The number of messages the caller confirms will be published (the plan's `replayable`). Required when the plan
+     * asks for it (`confirmCount` not null: a large replay, from the admin's threshold); when sent, a different number
+     * is refused (422), so a job never publishes more than was confirmed. Dry runs ignore it.
+     */
+    confirmCount: z.number().int().min(0).max(100_000_000).optional(),
   })
   .strict()
 export type CreateReplayInput = z.infer<typeof createReplaySchema>
@@ -70,8 +76,12 @@ export type ReplayPlanDto = {
   ratePerSecond: number
   estimatedSeconds: number
   warnings: string[]
-  /** False when the plan must not run as asked (e.g. a fan-out without allowFanOut, nothing replayable, target missing). */
+  /** False when the plan must not run as asked (e.g. a fan-out without allowFanOut, nothing replayable, target missing or unroutable). */
   canRun: boolean
+  /** The replayable count the request must carry as `confirmCount` to start this (large) job; null when not needed. */
+  confirmCount: number | null
+  /** From how many messages a replay is large (Settings, GET /api/settings/replay-confirm). */
+  largeJobMessages: number
 }
 
 export type ReplayJobDto = {

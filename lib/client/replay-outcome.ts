@@ -1,0 +1,44 @@
+import { formatCount } from './format'
+import type { ReplayJobDto } from '@/lib/shared/schemas/replay'
+
+export type JobCounts = Pick<ReplayJobDto, 'status' | 'total' | 'confirmed' | 'released' | 'unroutable' | 'failed' | 'skipped' | 'cancelled'>
+
+/**
+ * Items that reached a final outcome: what the progress bar counts. `total` holds the release items too
+ * (appended when the replay items are done), confirmed releases count as `released`.
+ */
+export function doneCount(job: JobCounts): number {
+  return job.confirmed + job.released + job.unroutable + job.failed + job.skipped + job.cancelled
+}
+
+const OUTCOMES = [
+  ['confirmed', 'replayed'],
+  ['released', 'released'],
+  ['unroutable', 'unroutable'],
+  ['failed', 'failed'],
+  ['skipped', 'skipped'],
+  ['cancelled', 'cancelled'],
+] as const
+
+/**
+ * What a job did, in words that add up: "10 replayed · 62 cancelled", "3 replayed · 2 unroutable", and while it runs
+ * what is still to go ("4 replayed · 16 to go"). Never "72 of 72 done" for a job that replayed 10.
+ */
+export function outcomeText(job: JobCounts): string {
+  const parts = OUTCOMES.filter(([key]) => job[key] > 0).map(([key, label]) => `${formatCount(job[key])} ${label}`)
+  const left = Math.max(0, job.total - doneCount(job))
+  if (job.status === 'pending' || job.status === 'running') {
+    if (left > 0) parts.push(`${formatCount(left)} to go`)
+  } else if (left > 0) {
+    // A job that ended (failed) before every item got an outcome: say how many never did.
+    parts.push(`${formatCount(left)} not attempted`)
+  }
+  return parts.length > 0 ? parts.join(' · ') : job.total === 0 ? 'no messages' : `${formatCount(job.total)} to go`
+}
+
+/** 0–100; a completed job is 100. */
+export function progressPercent(job: JobCounts): number {
+  if (job.status === 'completed') return 100
+  if (job.total <= 0) return job.status === 'pending' || job.status === 'running' ? 0 : 100
+  return Math.min(100, Math.floor((doneCount(job) / job.total) * 100))
+}

@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest'
+import { outcomeText, type JobCounts } from '@/lib/client/replay-outcome'
+
+const job = (over: Partial<JobCounts>): JobCounts => ({ status: 'completed', total: 0, confirmed: 0, released: 0, unroutable: 0, failed: 0, skipped: 0, cancelled: 0, ...over })
+
+/** What a job's progress says: counts that add up to its total, never "72 of 72 done" for a job that replayed 10. */
+describe('outcomeText', () => {
+  it('says what a cancelled job replayed and cancelled', () => {
+    expect(outcomeText(job({ status: 'cancelled', total: 72, confirmed: 10, cancelled: 62 }))).toBe('10 replayed · 62 cancelled')
+  })
+
+  it('names unroutable, failed, skipped and released messages in a fixed order', () => {
+    expect(outcomeText(job({ total: 10, confirmed: 3, released: 1, unroutable: 2, failed: 1, skipped: 3 }))).toBe('3 replayed · 1 released · 2 unroutable · 1 failed · 3 skipped')
+    expect(outcomeText(job({ total: 1_500, confirmed: 1_500 }))).toBe('1,500 replayed')
+  })
+
+  it('says what is still to go while a job runs, and what a failed job never attempted', () => {
+    expect(outcomeText(job({ status: 'running', total: 20, confirmed: 4 }))).toBe('4 replayed · 16 to go')
+    expect(outcomeText(job({ status: 'pending', total: 20 }))).toBe('20 to go')
+    expect(outcomeText(job({ status: 'failed', total: 20, confirmed: 5, unroutable: 1 }))).toBe('5 replayed · 1 unroutable · 14 not attempted')
+    expect(outcomeText(job({ status: 'completed', total: 0 }))).toBe('no messages')
+  })
+})
