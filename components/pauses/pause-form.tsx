@@ -11,7 +11,7 @@ import { useSourceOptions, useSources } from '@/lib/client/use-sources'
 import { GuardCount, NoGuardWarning } from './guard-count'
 
 /** What a "Pause this entity" link fills in (the pauses page's URL: source, queue, entity). */
-export type PausePrefill = { sourceId?: string; queue?: string; entityKey?: string }
+type PausePrefill = { sourceId?: string; queue?: string; entityKey?: string }
 
 /** Who listens on the queue the pause would take (the one typed, or the source's default), and the source's rule. */
 export function QueueFacts({ sourceId, queue }: { sourceId: string; queue: string }) {

@@ -26,7 +26,7 @@ export async function recordGuardHeartbeat({ sql, beat }: { sql: Sql; beat: Guar
 /** A guard that polled within this long listens: it polls every 30 s, and its row is written at most once a minute. */
 const LISTENING_WITHIN = '2 minutes'
 
-export type GuardCountRow = { vhost: string; queue: string; listening: number; up_to_date: number }
+type GuardCountRow = { vhost: string; queue: string; listening: number; up_to_date: number }
 
 /**
  * Per queue: the guards that polled recently, and those of them that hold every change of the queue's pauses (the
