@@ -8,7 +8,7 @@ import { EmptyState, ErrorState } from '@/components/ui/states'
 import { ApiError, errorMessage } from '@/lib/client/api'
 import { formatCount, plural, visibleText } from '@/lib/client/format'
 import { useMessages } from '@/lib/client/use-messages'
-import { useCreatePause } from '@/lib/client/use-pauses'
+import { useCreatePause, usePauses } from '@/lib/client/use-pauses'
 import { useSources } from '@/lib/client/use-sources'
 import { QueueFacts } from './pause-form'
 
@@ -30,6 +30,7 @@ const entityId = (e: Pick<Entity, 'sourceId' | 'entityKey'>) => JSON.stringify([
 export function GroupPauseForm({ groupId }: { groupId: string }) {
   const messages = useMessages({ group: groupId, status: 'dead', limit: String(SAMPLE) })
   const sources = useSources()
+  const open = usePauses('active')
   const create = useCreatePause()
   const [skipped, setSkipped] = useState<Set<string>>(new Set())
   const [reason, setReason] = useState('')
@@ -55,6 +56,8 @@ export function GroupPauseForm({ groupId }: { groupId: string }) {
   }, [firstPage])
   const chosen = entities.filter((e) => !skipped.has(entityId(e)))
   const sourceIds = [...new Set(chosen.map((e) => e.sourceId))]
+  /** Entities an open pause of their source already covers (on any queue): pausing them again answers 409. */
+  const paused = new Set((open.data?.pauses ?? []).filter((p) => p.entityKey !== null && p.sourceId !== null).map((p) => entityId({ sourceId: p.sourceId!, entityKey: p.entityKey! })))
   const sourceQueue = (id: string) => sources.data?.sources.find((s) => s.id === id)?.queue ?? `source ${id}`
 
   const submit = async () => {
@@ -125,6 +128,7 @@ export function GroupPauseForm({ groupId }: { groupId: string }) {
                 <span className="shrink-0 text-zinc-400">
                   {plural(e.messages, 'message')} · {visibleText(sourceQueue(e.sourceId))}
                 </span>
+                {paused.has(id) && <span className="shrink-0 text-amber-700">paused</span>}
               </label>
             </li>
           )

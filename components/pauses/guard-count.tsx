@@ -7,8 +7,9 @@ import type { GuardCountsDto } from '@/lib/shared/schemas/pause'
 /**
  * "guards listening: N, up to date: N" for one queue (docs/ARCHITECTURE.md#pause-hold-release, "Who listens"): amber
  * when some listening guard has not read the latest change yet, red when none listens (a pause there holds nothing).
+ * `compact` drops the word "guards" where a column header says it.
  */
-export function GuardCount({ counts, className }: { counts: Pick<GuardCountsDto, 'listening' | 'upToDate'> | undefined; className?: string }) {
+export function GuardCount({ counts, compact = false, className }: { counts: Pick<GuardCountsDto, 'listening' | 'upToDate'> | undefined; compact?: boolean; className?: string }) {
   if (!counts) return <span className={cn('text-zinc-400', className)}>—</span>
   const { listening, upToDate } = counts
   const tone = listening === 0 ? 'text-red-700' : upToDate < listening ? 'text-amber-700' : 'text-zinc-600'
@@ -22,7 +23,7 @@ export function GuardCount({ counts, className }: { counts: Pick<GuardCountsDto,
           : `${plural(listening, 'guard')} polled in the last two minutes; ${formatCount(upToDate)} of them hold every change of this queue's pauses.`
       }
     >
-      guards listening: {formatCount(listening)}, up to date: {formatCount(upToDate)}
+      {compact ? 'listening' : 'guards listening'}: {formatCount(listening)}, up to date: {formatCount(upToDate)}
     </span>
   )
 }

@@ -24,15 +24,15 @@ import { useCan } from '@/lib/client/use-session'
 /** show=all; source, queue, entity: a "Pause this entity" link's prefill; group: pause a group's entities. */
 const KEYS = ['show', 'source', 'queue', 'entity', 'group'] as const
 const COLUMNS: DataColumn[] = [
-  { header: 'Entity', width: 'w-[16%]' },
-  { header: 'Queue ← source', width: 'w-[18%]' },
-  { header: 'Guards', width: 'w-48' },
-  { header: 'Status', width: 'w-24' },
-  { header: 'Held', width: 'w-16', align: 'right' },
+  { header: 'Entity', width: 'w-[13%]' },
+  { header: 'Queue ← source', width: 'w-[16%]' },
+  { header: 'Guards', width: 'w-44', title: 'Guards listening on the queue (polled in the last two minutes), and how many of them are up to date' },
+  { header: 'Status', width: 'w-20' },
+  { header: 'Held', width: 'w-14', align: 'right' },
   { header: 'Why' },
-  { header: 'Who', width: 'w-32' },
-  { header: 'Since', width: 'w-24' },
-  { header: 'Resumed', width: 'w-36' },
+  { header: 'Who', width: 'w-28' },
+  { header: 'Since', width: 'w-20' },
+  { header: 'Resumed', width: 'w-28' },
   { width: 'w-24' },
 ]
 
@@ -89,7 +89,7 @@ function PauseRow({ pause, sourceQueue, guards, onResume }: { pause: PauseDto; s
         {visibleText(pause.queue)}
         {sourceQueue && <span className="ml-1.5 text-zinc-400">← {visibleText(sourceQueue)}</span>}
       </td>
-      <td className="truncate">{pause.status === 'resumed' ? <span className="text-zinc-400">—</span> : <GuardCount counts={guards} />}</td>
+      <td className="truncate">{pause.status === 'resumed' ? <span className="text-zinc-400">—</span> : <GuardCount counts={guards} compact />}</td>
       <td>
         <Badge tone={STATUS_TONE[pause.status] ?? 'zinc'}>{pause.status}</Badge>
       </td>

@@ -25,7 +25,7 @@ const COLUMNS: DataColumn[] = [
   { header: 'Drained', width: 'w-24', align: 'right' },
   { header: 'Last drain', width: 'w-28' },
   { header: 'Entity key', width: 'w-44' },
-  { header: 'Guards (consumer queue)', width: 'w-60' },
+  { header: 'Guards', width: 'w-44', title: "Guards listening on the source's consumer queue (where most of its messages failed), and how many are up to date" },
   { header: 'Order', width: 'w-28' },
   { header: 'Replay target', width: 'w-40' },
   { width: 'w-20' },
@@ -96,10 +96,10 @@ export function SourcesPage() {
                     {s.kind === 'hold' ? (
                       <span className="text-zinc-400">—</span>
                     ) : guards.get(s.id) ? (
-                      <GuardCount counts={guards.get(s.id)} />
+                      <GuardCount counts={guards.get(s.id)} compact />
                     ) : (
                       <span className="text-xs text-zinc-400" title="No stored dead letter names the queue it failed in">
-                        {guardStatus.isPending ? '…' : 'no consumer queue known'}
+                        {guardStatus.isPending ? '…' : 'no consumer queue'}
                       </span>
                     )}
                   </td>
