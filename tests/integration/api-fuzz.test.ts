@@ -272,7 +272,7 @@ const BASELINES: Record<string, Baseline> = {
     body: { POST: (f) => [{ sourceId: f.sourceId, queue: 'orders.work', entityKey: `order-${UNIQUE}`, reason: 'fuzz' }] },
   },
   '/api/pauses/[id]': { params: () => [{ id: UNKNOWN_ID }] },
-  '/api/pauses/guards': { query: (f) => [{ sourceId: f.sourceId, queue: 'orders.work' }, { sourceId: f.sourceId }] },
+  '/api/pauses/guards': { query: (f): Record<string, string>[] => [{ sourceId: f.sourceId, queue: 'orders.work' }, { sourceId: f.sourceId }] },
   '/api/replays': {
     query: () => [{ status: 'pending', cursor: b64('2030-01-01T00:00:00.000000Z|5'), limit: '10' }],
     body: {
