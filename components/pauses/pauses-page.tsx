@@ -25,8 +25,8 @@ import { useCan } from '@/lib/client/use-session'
 const KEYS = ['show', 'source', 'queue', 'entity', 'group'] as const
 const COLUMNS: DataColumn[] = [
   { header: 'Entity', width: 'w-[13%]' },
-  { header: 'Queue ← source', width: 'w-[16%]' },
-  { header: 'Guards', width: 'w-44', title: 'Guards listening on the queue (polled in the last two minutes), and how many of them are up to date' },
+  { header: 'Queue ← source', width: 'w-[15%]' },
+  { header: 'Guards', width: 'w-48', title: 'Guards listening on the queue (polled in the last two minutes), and how many of them are up to date' },
   { header: 'Status', width: 'w-20' },
   { header: 'Held', width: 'w-14', align: 'right' },
   { header: 'Why' },
