@@ -6,6 +6,7 @@ import Link from 'next/link'
 import { useMemo } from 'react'
 import { MessageFilters } from '@/components/messages/message-filters'
 import { MessageList } from '@/components/messages/message-list'
+import { PauseLink } from '@/components/pauses/pause-link'
 import { ReplayActions } from '@/components/replays/replay-actions'
 import { renderSelectionActions } from '@/components/replays/selection-actions'
 import { StatusBadge } from '@/components/ui/badge'
@@ -58,6 +59,7 @@ function Header({ group }: { group: GroupDto }) {
         <div className="flex shrink-0 items-center gap-2">
           <CopyTicketButton kind="group" id={group.id} />
           <ExportMenu selection={{ groupId: group.id }} count={group.count} />
+          <PauseLink label="Pause its entities" groupId={group.id} />
           <ReplayActions selection={{ groupId: group.id }} subject={`group #${group.id}: ${title}`} replayLabel="Replay group…" resolveLabel="Resolve group…" />
         </div>
       </div>

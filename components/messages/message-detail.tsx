@@ -4,6 +4,7 @@ import { CopyTicketButton } from '@/components/export/copy-ticket-button'
 import { ExportMenu } from '@/components/export/export-menu'
 import Link from 'next/link'
 import type { ReactNode } from 'react'
+import { PauseLink } from '@/components/pauses/pause-link'
 import { FailedAgainNotice, MessageReplays, ReplayedField } from '@/components/replays/message-replays'
 import { ReplayActions } from '@/components/replays/replay-actions'
 import { Badge, KindBadge, StatusBadge } from '@/components/ui/badge'
@@ -163,6 +164,7 @@ export function MessageDetail({ id }: { id: string }) {
           <div className="flex shrink-0 items-center gap-2" title={actionable ? undefined : `Only dead messages can be replayed or resolved; this one is ${m.status}.`}>
             <CopyTicketButton kind="message" id={m.id} />
             <ExportMenu selection={{ ids: [m.id] }} />
+            {m.entityKey && <PauseLink label="Pause this entity" sourceId={m.source.id} queue={m.origin.queue} entityKey={m.entityKey} />}
             <ReplayActions selection={{ ids: [m.id] }} subject={`message #${m.id}`} replayLabel="Replay…" resolveLabel="Resolve…" disabled={!actionable} />
           </div>
         </div>

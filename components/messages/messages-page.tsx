@@ -2,6 +2,7 @@
 
 import { useMemo } from 'react'
 import { ExportMenu } from '@/components/export/export-menu'
+import { PauseLink } from '@/components/pauses/pause-link'
 import { renderSelectionActions } from '@/components/replays/selection-actions'
 import { EmptyState } from '@/components/ui/states'
 import { MESSAGE_FILTER_KEYS } from '@/lib/client/filters'
@@ -21,7 +22,10 @@ export function MessagesPage() {
     <div className="space-y-3">
       <div className="flex items-center justify-between gap-3">
         <h1 className="text-base font-semibold">Messages</h1>
-        <ExportMenu selection={{ filter: filters }} label={filtered ? 'Export matching' : 'Export all'} />
+        <div className="flex items-center gap-2">
+          {filters.entity && <PauseLink label="Pause this entity" sourceId={filters.source} entityKey={filters.entity} />}
+          <ExportMenu selection={{ filter: filters }} label={filtered ? 'Export matching' : 'Export all'} />
+        </div>
       </div>
       <MessageFilters values={rest} fields={fields} update={update} savedViews />
       <MessageList params={params} renderActions={renderSelectionActions} empty={<EmptyState title={filtered ? 'No messages match these filters' : 'No dead letters stored yet'} />} />

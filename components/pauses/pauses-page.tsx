@@ -16,20 +16,24 @@ import { useTimeFormat } from '@/lib/client/use-display-prefs'
 import { usePauses, useResumePause } from '@/lib/client/use-pauses'
 import { useSources } from '@/lib/client/use-sources'
 import { useUrlState } from '@/lib/client/use-url-state'
-import type { PauseDto } from '@/lib/shared/schemas/pause'
+import type { GuardCountsDto, PauseDto } from '@/lib/shared/schemas/pause'
+import { GroupPauseForm } from './group-pause-form'
+import { GuardCount } from './guard-count'
 import { PauseForm } from './pause-form'
 import { useCan } from '@/lib/client/use-session'
 
-const KEYS = ['show'] as const
+/** show=all; source, queue, entity: a "Pause this entity" link's prefill; group: pause a group's entities. */
+const KEYS = ['show', 'source', 'queue', 'entity', 'group'] as const
 const COLUMNS: DataColumn[] = [
-  { header: 'Entity', width: 'w-[16%]' },
-  { header: 'Queue ← source', width: 'w-[20%]' },
-  { header: 'Status', width: 'w-24' },
-  { header: 'Held', width: 'w-16', align: 'right' },
+  { header: 'Entity', width: 'w-[13%]' },
+  { header: 'Queue ← source', width: 'w-[15%]' },
+  { header: 'Guards', width: 'w-48', title: 'Guards listening on the queue (polled in the last two minutes), and how many of them are up to date' },
+  { header: 'Status', width: 'w-20' },
+  { header: 'Held', width: 'w-14', align: 'right' },
   { header: 'Why' },
-  { header: 'Who', width: 'w-32' },
-  { header: 'Since', width: 'w-24' },
-  { header: 'Resumed', width: 'w-36' },
+  { header: 'Who', width: 'w-28' },
+  { header: 'Since', width: 'w-20' },
+  { header: 'Resumed', width: 'w-28' },
   { width: 'w-24' },
 ]
 
@@ -72,7 +76,7 @@ function ResumeDialog({ pause, onClose }: { pause: PauseDto; onClose: () => void
   )
 }
 
-function PauseRow({ pause, sourceQueue, onResume }: { pause: PauseDto; sourceQueue: string | null; onResume: (p: PauseDto) => void }) {
+function PauseRow({ pause, sourceQueue, guards, onResume }: { pause: PauseDto; sourceQueue: string | null; guards: GuardCountsDto | undefined; onResume: (p: PauseDto) => void }) {
   const time = useTimeFormat()
   const canPause = useCan('pauses:write')
   const entity = entityLabel(pause)
@@ -87,6 +91,7 @@ function PauseRow({ pause, sourceQueue, onResume }: { pause: PauseDto; sourceQue
         {visibleText(pause.queue)}
         {sourceQueue && <span className="ml-1.5 text-zinc-400">← {visibleText(sourceQueue)}</span>}
       </td>
+      <td className="truncate">{pause.status === 'resumed' ? <span className="text-zinc-400">—</span> : <GuardCount counts={guards} compact />}</td>
       <td>
         <Badge tone={STATUS_TONE[pause.status] ?? 'zinc'}>{pause.status}</Badge>
       </td>
@@ -139,6 +144,8 @@ export function PausesPage() {
   const [resuming, setResuming] = useState<PauseDto | null>(null)
   const canPause = useCan('pauses:write')
   const sourceQueues = useMemo(() => new Map((sources.data?.sources ?? []).map((s) => [s.id, s.queue])), [sources.data])
+  const guards = useMemo(() => new Map((query.data?.guards ?? []).map((g) => [`${g.vhost}\u0000${g.queue}`, g])), [query.data])
+  const prefill = { sourceId: values.source ?? undefined, queue: values.queue ?? undefined, entityKey: values.entity ?? undefined }
   const pauses = query.data?.pauses ?? []
   const active = pauses.filter((p) => p.status !== 'resumed')
   const held = active.reduce((a, p) => a + p.held, 0)
@@ -152,9 +159,15 @@ export function PausesPage() {
         </span>
       </div>
 
+      {canPause && values.group && (
+        <Panel title={`Pause the entities of group #${values.group}`}>
+          <GroupPauseForm key={values.group} groupId={values.group} />
+        </Panel>
+      )}
+
       {canPause && (
       <Panel title="Pause an entity">
-        <PauseForm />
+        <PauseForm key={JSON.stringify(prefill)} prefill={prefill} />
         <p className="mt-2 text-xs text-zinc-500">
           Guards (<code className="font-mono">lib/guard</code>) in front of the queue&apos;s consumers park the entity&apos;s new messages on <code className="font-mono">lazarus.hold</code>{' '}
           instead of handling them; resuming releases them in arrival order. Replays of order-sensitive sources pause and resume entities on their own.
@@ -175,7 +188,7 @@ export function PausesPage() {
       ) : (
         <div className="overflow-hidden rounded-md border border-zinc-200 bg-white">
           <DataTable label="Pauses" columns={COLUMNS} pending={query.isPending} skeletonRows={3}>
-            {pauses.map((p) => <PauseRow key={p.id} pause={p} sourceQueue={p.sourceId ? (sourceQueues.get(p.sourceId) ?? null) : null} onResume={setResuming} />)}
+            {pauses.map((p) => <PauseRow key={p.id} pause={p} sourceQueue={p.sourceId ? (sourceQueues.get(p.sourceId) ?? null) : null} guards={guards.get(`${p.vhost}\u0000${p.queue}`)} onResume={setResuming} />)}
           </DataTable>
           {!query.isPending && pauses.length === 0 && (
             <div className="p-4">

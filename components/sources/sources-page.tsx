@@ -9,11 +9,14 @@ import { EmptyState, ErrorState } from '@/components/ui/states'
 import { RelativeTime } from '@/components/ui/time'
 import { cn } from '@/lib/client/cn'
 import { formatCount, visibleText } from '@/lib/client/format'
+import { useGuardStatus } from '@/lib/client/use-pauses'
 import { useSources } from '@/lib/client/use-sources'
 import type { SourceDto } from '@/lib/shared/schemas/source'
 import { useCan } from '@/lib/client/use-session'
+import { GuardCount } from '@/components/pauses/guard-count'
 import { AddSourceForm } from './add-source-form'
 import { SourceActions } from './source-actions'
+import { ruleText } from './rule-text'
 import { SourceSettingsForm } from './source-settings-form'
 
 const COLUMNS: DataColumn[] = [
@@ -22,18 +25,12 @@ const COLUMNS: DataColumn[] = [
   { header: 'Depth', width: 'w-24', align: 'right' },
   { header: 'Drained', width: 'w-24', align: 'right' },
   { header: 'Last drain', width: 'w-28' },
-  { header: 'Entity key', width: 'w-52' },
+  { header: 'Entity key', width: 'w-40' },
+  { header: 'Guards', width: 'w-48', title: "Guards listening on the source's consumer queue (where most of its messages failed), and how many are up to date" },
   { header: 'Order', width: 'w-28' },
-  { header: 'Replay target', width: 'w-48' },
+  { header: 'Replay target', width: 'w-40' },
   { width: 'w-20' },
 ]
-
-function ruleText(rule: SourceDto['entityKey']): string {
-  if (!rule) return '—'
-  if (rule.kind === 'property') return `property ${rule.name}`
-  if (rule.kind === 'header') return `header ${visibleText(rule.name)}`
-  return `body ${visibleText(rule.pointer)}`
-}
 
 function targetText(target: SourceDto['defaultTarget']): string {
   if (target.type === 'source') return 'original exchange'
@@ -52,6 +49,8 @@ export function SourcesPage() {
   const { data, error, isPending, isFetching, refetch } = useSources()
   const [editing, setEditing] = useState<string | null>(null)
   const sources = data?.sources ?? []
+  const guardStatus = useGuardStatus({ enabled: useCan('pauses:read') })
+  const guards = new Map((guardStatus.data?.queues ?? []).map((q) => [q.sourceId, q]))
 
   return (
     <div className="space-y-3">
@@ -93,6 +92,17 @@ export function SourcesPage() {
                   </td>
                   <td className="truncate font-mono text-xs text-zinc-700" title={ruleText(s.entityKey)}>
                     {ruleText(s.entityKey)}
+                  </td>
+                  <td className="truncate" title={guards.get(s.id) ? `consumer queue ${visibleText(guards.get(s.id)!.queue)}` : undefined}>
+                    {s.kind === 'hold' ? (
+                      <span className="text-zinc-400">—</span>
+                    ) : guards.get(s.id) ? (
+                      <GuardCount counts={guards.get(s.id)} compact />
+                    ) : (
+                      <span className="text-xs text-zinc-400" title="No stored dead letter names the queue it failed in">
+                        {guardStatus.isPending ? '…' : 'no consumer queue'}
+                      </span>
+                    )}
                   </td>
                   <td>{s.orderSensitive ? <Badge tone="violet">sensitive</Badge> : <span className="text-zinc-400">—</span>}</td>
                   <td className="truncate text-xs text-zinc-700" title={targetText(s.defaultTarget)}>

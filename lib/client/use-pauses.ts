@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { auditKeys, pauseKeys, replayKeys } from '@/lib/shared/query-keys'
-import type { CreatePauseInput, PauseDto, PauseListDto } from '@/lib/shared/schemas/pause'
+import type { CreatePauseInput, GuardStatusListDto, PauseDto, PauseListDto } from '@/lib/shared/schemas/pause'
 import { apiGet, apiSend, toQueryString } from './api'
 
 /** The pause registry; polled, since replays pause and resume entities on their own. */
@@ -12,6 +12,19 @@ export function usePauses(status: 'active' | 'all' = 'active') {
     queryFn: ({ signal }) => apiGet<PauseListDto>(`/api/pauses${toQueryString({ status: status === 'active' ? null : status })}`, { signal }),
     // A pause being released changes within seconds; a calm registry only needs an occasional look.
     refetchInterval: (query) => (query.state.data?.pauses.some((p) => p.status === 'releasing') ? 1_000 : 5_000),
+  })
+}
+
+/**
+ * Guards listening (and up to date) on a source's consumer queue: `queue`, or where most of its messages failed; every
+ * source's without a sourceId. Polled like the list: guards come and go on their own.
+ */
+export function useGuardStatus({ sourceId = null, queue = null, enabled = true }: { sourceId?: string | null; queue?: string | null; enabled?: boolean } = {}) {
+  return useQuery({
+    queryKey: pauseKeys.guards(sourceId, queue),
+    queryFn: ({ signal }) => apiGet<GuardStatusListDto>(`/api/pauses/guards${toQueryString({ sourceId, queue })}`, { signal }),
+    enabled,
+    refetchInterval: 10_000,
   })
 }
 

@@ -1,5 +1,5 @@
 import { parsePauseList } from './protocol'
-import type { PollRequest } from './poll-request'
+import { withRegistryVersion, type PollRequest } from './poll-request'
 import type { PauseRegistry } from './registry'
 
 /** Events published together (a replay pausing many entities) arrive within a few milliseconds: one read for all. */
@@ -64,7 +64,8 @@ export function pauseView(options: PauseViewOptions): PauseView {
 
   async function fetchList(): Promise<void> {
     lastFetchAt = Date.now()
-    const response = await options.fetch(request.url, { headers: request.headers, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) })
+    const held = registry.isLoaded ? registry.version : -1
+    const response = await options.fetch(withRegistryVersion(request.url, held), { headers: request.headers, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) })
     if (response.status === 401 || response.status === 403) {
       // Only the status matters; a body that cannot be cancelled is released with the response anyway.
       await response.body?.cancel().catch(() => {})
@@ -82,6 +83,9 @@ export function pauseView(options: PauseViewOptions): PauseView {
     registry.replace(list)
     loadedResolve()
     onChange()
+    // A new version is confirmed by a poll soon after (at most one per minRefreshIntervalMs, like events): Lazarus
+    // then knows this guard holds it (docs/ARCHITECTURE.md#pause-hold-release, "Who listens").
+    if (list.version !== held) refreshSoon()
   }
 
   /**

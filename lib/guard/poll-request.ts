@@ -10,6 +10,11 @@ import { GUARD_VERSION } from './version'
  */
 export type PollRequest = { url: string; headers: Record<string, string> }
 
+/** The poll's URL with the registry version the guard holds (none before its first list: `version` < 0). */
+export function withRegistryVersion(url: string, version: number): string {
+  return version < 0 ? url : `${url}&${new URLSearchParams({ registryVersion: String(version) })}`
+}
+
 /**
  * The `token` option, trimmed (a secret read from a file often ends in a newline); null when empty. A token no HTTP
  * header can carry is a configuration error that can never work: it is refused here, without echoing it, rather than

@@ -55,8 +55,12 @@ export type GuardPause = {
 /** GET /api/pauses → { version, pauses }. */
 export type PauseList = { version: number; pauses: GuardPause[] }
 
-/** Query parameters of a guard's poll, GET /api/pauses?…; the poll is also the guard's heartbeat. */
-export type PausePollQuery = { queue: string; vhost: string; instance: string; guardVersion: string }
+/**
+ * Query parameters of a guard's poll, GET /api/pauses?…; the poll is also the guard's heartbeat. `registryVersion`
+ * (guard 2.1) is the version of the list the guard read last, absent before its first: Lazarus counts the guards
+ * that hold every change of their queue's pauses (docs/ARCHITECTURE.md#pause-hold-release, "Who listens").
+ */
+export type PausePollQuery = { queue: string; vhost: string; instance: string; guardVersion: string; registryVersion?: string }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)

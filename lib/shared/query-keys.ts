@@ -43,6 +43,8 @@ export const replayKeys = {
 export const pauseKeys = {
   all: ['pauses'] as const,
   list: (status: 'active' | 'all') => [...pauseKeys.all, 'list', status] as const,
+  /** GET /api/pauses/guards: who listens on a source's consumer queue (all sources: both null). */
+  guards: (sourceId: string | null, queue: string | null) => [...pauseKeys.all, 'guards', sourceId, queue] as const,
 }
 
 export const auditKeys = {

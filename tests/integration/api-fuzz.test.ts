@@ -268,10 +268,11 @@ const BASELINES: Record<string, Baseline> = {
     body: { POST: (f) => [{ selection: { ids: ['987654321'] }, reason: 'fuzz' }, { selection: { groupId: '987654321' }, reason: 'fuzz' }, { selection: { filter: { ...filter(f), status: 'resolved' } }, reason: 'fuzz' }] },
   },
   '/api/pauses': {
-    query: () => [{ status: 'all', queue: 'orders.work', vhost: '/', instance: 'host-1-abc', guardVersion: '2.0.0' }],
+    query: () => [{ status: 'all', queue: 'orders.work', vhost: '/', instance: 'host-1-abc', guardVersion: '2.1.0', registryVersion: '3' }],
     body: { POST: (f) => [{ sourceId: f.sourceId, queue: 'orders.work', entityKey: `order-${UNIQUE}`, reason: 'fuzz' }] },
   },
   '/api/pauses/[id]': { params: () => [{ id: UNKNOWN_ID }] },
+  '/api/pauses/guards': { query: (f): Record<string, string>[] => [{ sourceId: f.sourceId, queue: 'orders.work' }, { sourceId: f.sourceId }] },
   '/api/replays': {
     query: () => [{ status: 'pending', cursor: b64('2030-01-01T00:00:00.000000Z|5'), limit: '10' }],
     body: {

@@ -90,7 +90,7 @@ describe('pause registry API', () => {
 
   type Case = { name: string; call: () => Promise<Response>; status: number; check?: (body: any) => void | Promise<void>; save?: string }
   const cases: Case[] = [
-    { name: 'empty registry', call: () => pausesRoute.GET(get('/api/pauses'), ctx({})), status: 200, check: (b) => expect(b).toEqual({ version: 0, pauses: [] }) },
+    { name: 'empty registry', call: () => pausesRoute.GET(get('/api/pauses'), ctx({})), status: 200, check: (b) => expect(b).toEqual({ version: 0, pauses: [], guards: [] }) },
     {
       name: 'pause an entity: queue defaults to where the dead letters failed, rule copied from the source',
       call: () => pausesRoute.POST(send('POST', '/api/pauses', { sourceId, entityKey: 'order-1', reason: 'fixing stock sync' }), ctx({})),

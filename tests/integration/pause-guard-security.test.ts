@@ -213,11 +213,16 @@ describe('guard security: events only trigger a re-read; the list decides; token
     expect(a.guard.instanceId).toMatch(new RegExp(`-${process.pid}-[0-9a-f]{8}$`))
 
     const poll = api.polls.filter((p) => p.url.searchParams.get('instance') === a.guard.instanceId).at(-1)!
-    expect(Object.fromEntries(poll.url.searchParams)).toEqual({ queue: work, vhost: '/', instance: a.guard.instanceId, guardVersion: GUARD_VERSION })
+    // The first poll holds no list yet; every later one says which registry version the guard holds.
+    const polls = api.polls.filter((p) => p.url.searchParams.get('instance') === a.guard.instanceId)
+    expect(Object.fromEntries(polls[0].url.searchParams)).toEqual({ queue: work, vhost: '/', instance: a.guard.instanceId, guardVersion: GUARD_VERSION })
+    expect(Object.fromEntries(poll.url.searchParams)).toEqual({
+      queue: work, vhost: '/', instance: a.guard.instanceId, guardVersion: GUARD_VERSION, registryVersion: expect.stringMatching(/^\d+$/),
+    })
     // The token replaces an Authorization header given in requestHeaders; other headers pass.
     expect(poll.headers.authorization).toBe('Bearer gtok-secret')
     expect(poll.headers['x-proxy']).toBe('p1')
-    expect(GUARD_VERSION).toBe('2.0.0')
+    expect(GUARD_VERSION).toBe('2.1.0')
 
     const { rows } = await db.sql.query<{ instance: string; guard_version: string; vhost: string }>(
       'SELECT instance, guard_version, vhost FROM guard_heartbeats WHERE queue = $1 ORDER BY instance',

@@ -47,6 +47,7 @@ const EXPECTED: Record<string, Permission> = {
   'GET /api/pauses': 'guard',
   'POST /api/pauses': 'pauses:write',
   'DELETE /api/pauses/[id]': 'pauses:write',
+  'GET /api/pauses/guards': 'pauses:read',
   'GET /api/replays': 'messages:read',
   'POST /api/replays': 'messages:replay',
   'GET /api/replays/[id]': 'messages:read',

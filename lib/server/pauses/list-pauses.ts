@@ -4,6 +4,7 @@ import type { Db } from '@/lib/server/platform/db'
 import { logger } from '@/lib/server/platform/log'
 import type { ListPausesQuery, PauseListDto } from '@/lib/shared/schemas/pause'
 import { recordGuardHeartbeat } from './guard-heartbeat'
+import { guardCounts } from './guard-status'
 import { toPauseDto } from './pause-row'
 import { selectPauseList } from './pauses-store'
 
@@ -18,7 +19,7 @@ const MAX_LISTED = 500
  * GET /api/pauses → {version, pauses}. One statement, so the version and the list come from the same snapshot:
  * a list at `version` reflects every registry change up to it. With `queue` only that queue's pauses are listed
  * (in `vhost`, default `/`: a guard's own); the version stays the registry's. A guard's poll also names its
- * `instance`, recorded as its heartbeat.
+ * `instance`, recorded as its heartbeat. A person's list also counts the guards listening on each open pause's queue.
  */
 export async function listPauses({ db: { sql }, ...options }: ListPausesOptions): Promise<PauseListDto> {
   const vhost = options.vhost ?? '/'
@@ -31,9 +32,13 @@ export async function listPauses({ db: { sql }, ...options }: ListPausesOptions)
   })
   if (options.instance !== undefined && options.queue !== undefined) {
     // Bookkeeping only: a guard that cannot be recorded must still get its pauses.
-    await recordGuardHeartbeat({ sql, beat: { vhost, queue: options.queue, instance: options.instance, guardVersion: options.guardVersion ?? null } }).catch((error) =>
+    await recordGuardHeartbeat({ sql, beat: { vhost, queue: options.queue, instance: options.instance, guardVersion: options.guardVersion ?? null, registryVersion: options.registryVersion ?? null } }).catch((error) =>
       log.warn('cannot record a guard heartbeat', { queue: options.queue, instance: options.instance, error: (error as Error).message }),
     )
   }
-  return { version: Number(version), pauses: rows.map(toPauseDto) }
+  const pauses = rows.map(toPauseDto)
+  // People (not guards, which poll their own queue) also see who listens on each queue listed.
+  if (options.queue !== undefined) return { version: Number(version), pauses }
+  const guards = await guardCounts({ sql, queues: pauses.filter((p) => p.status !== 'resumed') })
+  return { version: Number(version), pauses, guards: [...guards.values()] }
 }

@@ -15,6 +15,15 @@ export async function findPausableSource({ sql, sourceId }: { sql: Sql; sourceId
   return rows[0]
 }
 
+/** The sources a pause can name (not the hold queue), of `sourceIds` only when given. */
+export async function listPausableSources({ sql, sourceIds }: { sql: Sql; sourceIds: string[] | null }): Promise<PausableSource[]> {
+  const { rows } = await sql.query<PausableSource>(
+    `SELECT id::text, vhost, queue, kind, entity_key FROM sources WHERE kind <> 'hold'${sourceIds ? ' AND id = ANY($1::bigint[])' : ''} ORDER BY vhost, queue`,
+    sourceIds ? [sourceIds] : [],
+  )
+  return rows
+}
+
 /** Whether any stored dead letter of the source failed in `queue`; the common case finds one among the newest rows. */
 export async function isOriginQueue({ sql, sourceId, queue }: { sql: Sql; sourceId: string; queue: string }): Promise<boolean> {
   const { rows } = await sql.query<{ found: boolean }>(

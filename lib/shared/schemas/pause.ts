@@ -33,6 +33,8 @@ export const listPausesQuerySchema = z
     instance: z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces').optional(),
     /** The polling guard's GUARD_VERSION. */
     guardVersion: z.string().min(1).max(64).regex(/^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]*)?$/, 'a semver version').optional(),
+    /** The registry version of the list the polling guard read last (guard 2.1). */
+    registryVersion: z.string().regex(/^\d{1,15}$/, 'a registry version').transform(Number).optional(),
   })
   .strict()
   .refine((q) => q.instance === undefined || q.queue !== undefined, { path: ['queue'], message: 'a guard heartbeat (instance) names its queue' })
@@ -58,8 +60,28 @@ export type PauseDto = {
   version: number
 }
 
-/** GET /api/pauses */
-export type PauseListDto = { version: number; pauses: PauseDto[] }
+/** GET /api/pauses; `guards` (not in a guard's poll): who listens on each queue the listed pauses are on. */
+export type PauseListDto = { version: number; pauses: PauseDto[]; guards?: GuardCountsDto[] }
 
 /** Published on the lazarus.control exchange (routing key `pause` / `resume`), JSON. */
 export type ControlEvent = { type: 'pause' | 'resume'; version: number; pause: PauseDto }
+
+// GET /api/pauses/guards: who listens on a source's consumer queue (the one given, or where most of its messages
+// failed); without sourceId, on every source's.
+export const guardStatusQuerySchema = z
+  .object({
+    sourceId: id.optional(),
+    queue: brokerName.optional(),
+  })
+  .strict()
+  .refine((q) => q.queue === undefined || q.sourceId !== undefined, { path: ['queue'], message: 'a queue is looked up for a source (sourceId)' })
+export type GuardStatusQuery = z.infer<typeof guardStatusQuerySchema>
+
+/**
+ * The guards polling for one queue (docs/ARCHITECTURE.md#pause-hold-release, "Who listens"): `listening` polled within
+ * the last two minutes; `upToDate` of those also hold every change of this queue's pauses.
+ */
+export type GuardCountsDto = { vhost: string; queue: string; listening: number; upToDate: number }
+
+/** GET /api/pauses/guards: one entry per source asked about whose consumer queue is known. */
+export type GuardStatusListDto = { queues: (GuardCountsDto & { sourceId: string })[] }

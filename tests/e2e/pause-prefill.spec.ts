@@ -1,0 +1,131 @@
+import { expect as baseExpect, type Page } from '@playwright/test'
+import amqp from 'amqplib'
+import { signInAs, test } from './support/fixtures'
+import { pollJson } from './support/api-json'
+
+/*
+ * "Pause this entity" from a message and from an error group, prefilled (source, consumer queue, entity key, the
+ * source's rule), and who listens: the form warns while no guard polls for the queue, and the pauses and sources
+ * pages count the guards (docs/ARCHITECTURE.md#pause-hold-release, "Who listens").
+ */
+
+const expect = baseExpect.configure({ timeout: 15_000 })
+
+const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
+const DLQ = (process.env.E2E_SOURCES ?? 'e2e.dlq').split(',')[0]!
+const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
+const QUEUE = `e2e.prefill.work.${RUN.toLowerCase()}`
+const FIRST = `${RUN}-order-1`
+const SECOND = `${RUN}-order-2`
+const SHOTS = '/tmp/shots/pause'
+
+/** Two messages of two entities rejected from QUEUE into the DLQ (x-death names QUEUE), one error: one group. */
+async function deadLetters() {
+  const connection = await amqp.connect(AMQP_URL)
+  try {
+    const channel = await connection.createConfirmChannel()
+    await channel.assertQueue(DLQ, { durable: true })
+    await channel.assertQueue(QUEUE, { durable: false, autoDelete: false, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': DLQ } })
+    for (const entity of [FIRST, SECOND]) {
+      channel.sendToQueue(QUEUE, Buffer.from(JSON.stringify({ orderId: entity })), {
+        contentType: 'application/json',
+        headers: { 'x-entity-key': entity, 'x-error-type': 'StockError', 'x-error-message': `stock sync failed ${RUN}` },
+      })
+    }
+    await channel.waitForConfirms()
+    let rejected = 0
+    await new Promise<void>((resolve) => {
+      void channel.consume(QUEUE, (msg) => {
+        if (!msg) return
+        channel.nack(msg, false, false)
+        if (++rejected === 2) resolve()
+      })
+    })
+    await channel.deleteQueue(QUEUE)
+  } finally {
+    await connection.close()
+  }
+}
+
+async function shots(page: Page, name: string) {
+  for (const width of [1440, 1024]) {
+    await page.setViewportSize({ width, height: 900 })
+    await page.evaluate(() => window.scrollTo(0, 0))
+    await page.screenshot({ path: `${SHOTS}/${name}-${width}.png`, fullPage: true })
+  }
+  await page.setViewportSize({ width: 1440, height: 900 })
+}
+
+test('pause an entity from a message and a group, prefilled, warned while no guard listens', async ({ page, request }) => {
+  await deadLetters()
+  const listed = await expect
+    .poll(async () => (await pollJson(request, `/api/messages?q=${RUN}&limit=10`))?.messages?.length, { timeout: 30_000 })
+    .toBe(2)
+    .then(async () => (await pollJson(request, `/api/messages?q=${RUN}&limit=10`))!.messages as { id: string; entityKey: string; groupId: string }[])
+  const first = listed.find((m) => m.entityKey === FIRST)!
+  expect(listed.map((m) => m.groupId)).toEqual([first.groupId, first.groupId])
+
+  // From the message: the form comes prefilled with its source, the queue it failed in and its entity.
+  await page.goto(`/messages/${first.id}`)
+  await page.getByRole('link', { name: 'Pause this entity' }).click()
+  await expect(page).toHaveURL(/\/pauses\?/)
+  const form = page.getByRole('form', { name: 'Pause an entity' })
+  await expect(form.getByRole('combobox')).toHaveValue(/\d+/)
+  await expect(form.getByRole('combobox').locator('option:checked')).toHaveText(DLQ)
+  await expect(form.getByLabel('Consumer queue')).toHaveValue(QUEUE)
+  await expect(form.getByLabel('Entity key')).toHaveValue(FIRST)
+  await expect(form.getByLabel('Reason')).toBeFocused()
+  const facts = form.getByTestId('pause-queue-facts')
+  await expect(facts).toContainText('entity key by header x-entity-key')
+  // Nobody polls for QUEUE: the form says so before the pause is made.
+  await expect(form.getByTestId('guard-warning')).toContainText(`No guard listens on ${QUEUE}`)
+  await expect(facts.getByTestId('guard-count')).toHaveText('guards listening: 0, up to date: 0')
+  await shots(page, 'pause-prefilled-no-guard')
+  await form.getByLabel('Reason').fill(`order 1 of ${RUN} while stock is fixed`)
+  await page.keyboard.press('Enter')
+
+  const table = page.getByRole('table', { name: 'Pauses' })
+  const row = table.locator(`tr[data-entity="${FIRST}"]`)
+  await expect(row).toHaveAttribute('data-status', 'active')
+  await expect(row).toContainText(QUEUE)
+  await expect(row.getByTestId('guard-count')).toHaveText('listening: 0, up to date: 0')
+
+  // A guard polls for QUEUE (its poll is its heartbeat) holding the current registry version.
+  const { version } = (await pollJson(request, '/api/pauses'))!
+  const poll = await request.get(`/api/pauses?queue=${encodeURIComponent(QUEUE)}&vhost=%2F&instance=e2e-guard-${RUN}&guardVersion=2.1.0&registryVersion=${version}`)
+  expect(poll.status()).toBe(200)
+  await expect(row.getByTestId('guard-count')).toHaveText('listening: 1, up to date: 1')
+  await shots(page, 'pauses-guards')
+
+  // From the group: the entities it touches, one already paused.
+  await page.goto(`/groups/${first.groupId}`)
+  await page.getByRole('link', { name: 'Pause its entities' }).click()
+  const groupForm = page.getByRole('form', { name: 'Pause the entities of a group' })
+  const entities = groupForm.getByTestId('group-entities')
+  await expect(entities).toContainText(FIRST)
+  await expect(entities).toContainText(SECOND)
+  await expect(entities.locator('li', { hasText: FIRST })).toContainText('paused')
+  await expect(entities.locator('li', { hasText: SECOND })).not.toContainText('paused')
+  await expect(groupForm.getByTestId('guard-count')).toHaveText('guards listening: 1, up to date: 1')
+  await expect(groupForm.getByTestId('guard-warning')).toHaveCount(0)
+  await shots(page, 'pause-group')
+  await groupForm.getByLabel('Reason').fill(`the group of ${RUN}`)
+  await groupForm.getByRole('button', { name: 'Pause 2 entities' }).click()
+  await expect(groupForm.getByTestId('group-pause-outcome')).toContainText('1 entity paused, 1 already paused')
+  await expect(table.locator(`tr[data-entity="${SECOND}"]`)).toHaveAttribute('data-status', 'active')
+
+  // The sources page counts the guards on each source's consumer queue (QUEUE, where its messages failed). The guard
+  // has not polled since the second pause, so it listens but is behind.
+  await page.goto('/sources')
+  await expect(page.locator(`tr[data-source="${DLQ}"]`).getByTestId('guard-count')).toHaveText('listening: 1, up to date: 0')
+  await shots(page, 'sources-guards')
+
+  // A viewer may not pause: no link on the message, nor on the group.
+  await signInAs(page, request, `e2e-prefill-viewer-${RUN.toLowerCase()}@lazarus.test`, { role: 'viewer' })
+  await page.goto(`/messages/${first.id}`)
+  await expect(page.getByRole('button', { name: 'Copy as ticket' })).toBeVisible()
+  await expect(page.getByRole('link', { name: 'Pause this entity' })).toHaveCount(0)
+  await page.goto(`/groups/${first.groupId}`)
+  await expect(page.getByRole('button', { name: 'Copy as ticket' })).toBeVisible()
+  await expect(page.getByRole('link', { name: 'Pause its entities' })).toHaveCount(0)
+})
