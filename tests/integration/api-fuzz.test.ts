@@ -2,6 +2,7 @@ import { appendFileSync, readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { callRoute, methodsOf, type HttpMethod, type RouteModule, type RouteParams } from '../helpers/call-route'
+import { brokerConnection } from '../helpers/broker'
 import { ingestRow } from '../helpers/ingest-row'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
@@ -479,6 +480,11 @@ describe('API fuzz: hostile input never gives a 5xx', () => {
   const fixture = {} as Fixture
 
   beforeAll(async () => {
+    // The fixture's failed queue exists on the broker (a replay plan to a missing queue is refused). It expires by
+    // itself once unused, so no run leaves it behind; nothing publishes to it here.
+    const connection = await brokerConnection()
+    await (await connection.createChannel()).assertQueue('orders.work', { durable: false, arguments: { 'x-expires': 600_000 } })
+    await connection.close()
     db = await createTestDb()
     const route = (pattern: string) => routes.find((r) => r.pattern === pattern)!.module
     const post = (pattern: string, body: unknown) =>
