@@ -17,15 +17,17 @@ const SAMPLE = 200
 /** At most this many entities are offered: a group touching more is a queue to pause whole, not entity by entity. */
 const MAX_ENTITIES = 50
 
-type Entity = { sourceId: string; entityKey: string; messages: number }
+/** An entity on the queue its messages failed in (null: not recorded, so the source's usual consumer queue). */
+type Entity = { sourceId: string; queue: string | null; entityKey: string; messages: number }
 type Outcome = { paused: number; already: number; failed: { entity: Entity; error: unknown }[] }
 
-const entityId = (e: Pick<Entity, 'sourceId' | 'entityKey'>) => JSON.stringify([e.sourceId, e.entityKey])
+const entityId = (e: Pick<Entity, 'sourceId' | 'queue' | 'entityKey'>) => JSON.stringify([e.sourceId, e.queue, e.entityKey])
+const queueId = (e: Pick<Entity, 'sourceId' | 'queue'>) => JSON.stringify([e.sourceId, e.queue])
 
 /**
  * "Pause these entities" for an error group: the entities its newest dead messages belong to, each paused with the
- * existing POST /api/pauses on its source's default consumer queue, one reason for all. Already paused entities are
- * counted, not failures.
+ * existing POST /api/pauses on the queue its messages failed in (as "Pause this entity" on a message does), one reason
+ * for all. Already paused entities are counted, not failures.
  */
 export function GroupPauseForm({ groupId }: { groupId: string }) {
   const messages = useMessages({ group: groupId, status: 'dead', limit: String(SAMPLE) })
@@ -47,17 +49,22 @@ export function GroupPauseForm({ groupId }: { groupId: string }) {
         withoutKey++
         continue
       }
-      const key = entityId({ sourceId: m.source.id, entityKey: m.entityKey })
-      const known = found.get(key)
+      const entity = { sourceId: m.source.id, queue: m.originQueue, entityKey: m.entityKey }
+      const known = found.get(entityId(entity))
       if (known) known.messages++
-      else found.set(key, { sourceId: m.source.id, entityKey: m.entityKey, messages: 1 })
+      else found.set(entityId(entity), { ...entity, messages: 1 })
     }
     return { entities: [...found.values()].slice(0, MAX_ENTITIES), withoutKey }
   }, [firstPage])
   const chosen = entities.filter((e) => !skipped.has(entityId(e)))
-  const sourceIds = [...new Set(chosen.map((e) => e.sourceId))]
-  /** Entities an open pause of their source already covers (on any queue): pausing them again answers 409. */
-  const paused = new Set((open.data?.pauses ?? []).filter((p) => p.entityKey !== null && p.sourceId !== null).map((p) => entityId({ sourceId: p.sourceId!, entityKey: p.entityKey! })))
+  /** The queues the chosen entities are paused on, each with its guard count. */
+  const queues = [...new Map(chosen.map((e) => [queueId(e), e])).values()]
+  /** Entities an open pause already covers on their queue (pausing them again answers 409); an entity whose queue is
+   * not recorded counts as paused when its source has it paused on any queue. */
+  const entityPauses = (open.data?.pauses ?? []).filter((p) => p.entityKey !== null && p.sourceId !== null)
+  const paused = new Set(entityPauses.map((p) => entityId({ sourceId: p.sourceId!, queue: p.queue, entityKey: p.entityKey! })))
+  const pausedOnAnyQueue = new Set(entityPauses.map((p) => entityId({ sourceId: p.sourceId!, queue: null, entityKey: p.entityKey! })))
+  const isPaused = (e: Entity) => (e.queue === null ? pausedOnAnyQueue : paused).has(entityId(e))
   const sourceQueue = (id: string) => sources.data?.sources.find((s) => s.id === id)?.queue ?? `source ${id}`
 
   const submit = async () => {
@@ -68,7 +75,7 @@ export function GroupPauseForm({ groupId }: { groupId: string }) {
     // One at a time, in list order: each is its own pause (and audit entry), as if made by hand.
     for (const entity of chosen) {
       try {
-        await create.mutateAsync({ sourceId: entity.sourceId, entityKey: entity.entityKey, reason: reason.trim() })
+        await create.mutateAsync({ sourceId: entity.sourceId, ...(entity.queue === null ? {} : { queue: entity.queue }), entityKey: entity.entityKey, reason: reason.trim() })
         result.paused++
       } catch (error) {
         if (error instanceof ApiError && error.status === 409) result.already++
@@ -105,7 +112,7 @@ export function GroupPauseForm({ groupId }: { groupId: string }) {
         <Link href={`/groups/${groupId}`} className="text-brand hover:underline">
           group #{groupId}
         </Link>
-        {entities.length === MAX_ENTITIES ? ` (the first ${MAX_ENTITIES})` : ''}; each is paused on its source&apos;s consumer queue.
+        {entities.length === MAX_ENTITIES ? ` (the first ${MAX_ENTITIES})` : ''}; each is paused on the queue its messages failed in.
       </p>
       <ul className="grid max-h-56 grid-cols-1 gap-x-4 gap-y-0.5 overflow-auto rounded-md border border-zinc-200 bg-white p-2 sm:grid-cols-2 xl:grid-cols-3" data-testid="group-entities">
         {entities.map((e) => {
@@ -126,16 +133,16 @@ export function GroupPauseForm({ groupId }: { groupId: string }) {
                   {visibleText(e.entityKey)}
                 </span>
                 <span className="shrink-0 text-zinc-400">
-                  {plural(e.messages, 'message')} · {visibleText(sourceQueue(e.sourceId))}
+                  {plural(e.messages, 'message')} · {e.queue === null ? `${visibleText(sourceQueue(e.sourceId))}'s consumer queue` : visibleText(e.queue)}
                 </span>
-                {paused.has(id) && <span className="shrink-0 text-amber-700">paused</span>}
+                {isPaused(e) && <span className="shrink-0 text-amber-700">paused</span>}
               </label>
             </li>
           )
         })}
       </ul>
-      {sourceIds.map((id) => (
-        <QueueFacts key={id} sourceId={id} queue="" />
+      {queues.map((q) => (
+        <QueueFacts key={queueId(q)} sourceId={q.sourceId} queue={q.queue ?? ''} />
       ))}
       <div className="flex flex-wrap items-start gap-2">
         <Field label="Reason" error={tried && !reason.trim() ? 'a reason is required' : undefined} className="min-w-60 flex-1">

@@ -63,6 +63,8 @@ describe('pause registry API', () => {
     topology.assertConfigured()
     db = await createTestDb()
     for (const name of ['ann', 'bob']) users[name] = await createTestUser(db, name, [{ role: 'operator' }])
+    users.vera = await createTestUser(db, 'vera', [{ role: 'viewer' }])
+    users.gus = await createTestUser(db, 'gus', [{ role: 'operator' }], { scope: 'guard', guardQueue: 'bare.work' })
     const created = await sourcesRoute.POST(send('POST', '/api/sources', { queue: 'orders.dlq', entityKey: { kind: 'jsonPointer', pointer: '/orderId' }, orderSensitive: true, confirmNotWorkQueue: true }, 'admin'), ctx({}))
     sourceId = (await created.json()).id
     // A source whose dead letters do not say which queue they failed in. (Neither DLQ exists on the broker: the admin
@@ -145,6 +147,28 @@ describe('pause registry API', () => {
       call: () => pausesRoute.GET(get('/api/pauses?queue=bare.work&vhost=%2F&instance=host-1-0a1b2c3d&guardVersion=2.0.0'), ctx({})),
       status: 200,
       check: (b) => expect(b.pauses.map((p: any) => [p.queue, p.entityKey])).toEqual([['bare.work', 'k-1']]),
+    },
+    {
+      name: "only a guard token's poll is a heartbeat: a person naming an instance cannot make a queue look protected",
+      call: async () => {
+        const as = (user: string) => new Request(`${base}/api/pauses?queue=bare.work&vhost=%2F&instance=spoofed-${user}-1&guardVersion=2.1.0&registryVersion=3`, { headers: { authorization: users[user].authorization } })
+        for (const user of ['vera', 'ann']) expect((await pausesRoute.GET(as(user), ctx({}))).status).toBe(200)
+        return pausesRoute.GET(
+          new Request(`${base}/api/pauses?queue=other.work&vhost=%2F&instance=real-guard-1&guardVersion=2.1.0&registryVersion=3`, { headers: { authorization: users.gus.authorization } }),
+          ctx({}),
+        )
+      },
+      status: 200,
+      check: async (b) => {
+        // The guard token reads its own queue whatever it names, and its poll is recorded there.
+        expect(b.pauses.map((p: any) => [p.queue, p.entityKey])).toEqual([['bare.work', 'k-1']])
+        const { rows } = await db.sql.query<{ queue: string; instance: string; registry_version: string }>(
+          `SELECT queue, instance, registry_version::text FROM guard_heartbeats WHERE instance LIKE 'spoofed-%' OR instance = 'real-guard-1' ORDER BY instance`,
+        )
+        expect(rows).toEqual([{ queue: 'bare.work', instance: 'real-guard-1', registry_version: '3' }])
+        const listed = await (await pausesRoute.GET(get('/api/pauses'), ctx({}))).json()
+        expect(listed.guards).toContainEqual({ vhost: '/', queue: 'bare.work', listening: 1, upToDate: 1 })
+      },
     },
     { name: 'resume an unknown pause', call: () => pauseRoute.DELETE(send('DELETE', '/api/pauses/424242'), ctx({ id: '424242' })), status: 404 },
     { name: 'resume a non-numeric id', call: () => pauseRoute.DELETE(send('DELETE', '/api/pauses/abc'), ctx({ id: 'abc' })), status: 404 },

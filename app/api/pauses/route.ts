@@ -7,11 +7,12 @@ import { createPauseSchema, listPausesQuerySchema } from '@/lib/shared/schemas/p
 export const dynamic = 'force-dynamic'
 
 // GET /api/pauses – the pause registry with its version; guards poll it (their poll is also their heartbeat) with a
-// token that reads their own queue only; ?status=all includes resumed pauses
+// token that reads their own queue only; ?status=all includes resumed pauses. Only a guard token's poll is recorded as
+// a heartbeat: anyone else who names an `instance` reads the list but cannot make a queue look protected.
 export const GET = route({ permission: 'guard' }, async ({ db, query, principal, sourceIds }) => {
-  const input = listPausesQuerySchema.parse(query)
+  const { instance, guardVersion, registryVersion, ...input } = listPausesQuerySchema.parse(query)
   const guard = principal.kind !== 'anonymous' ? principal.guardQueue : null
-  if (guard) return json(await listPauses({ db, ...input, vhost: guard.vhost, queue: guard.queue }))
+  if (guard) return json(await listPauses({ db, ...input, instance, guardVersion, registryVersion, vhost: guard.vhost, queue: guard.queue }))
   return json(await listPauses({ db, ...input, sourceIds: await sourceIds('pauses:read') }))
 })
 

@@ -35,7 +35,7 @@ export async function getMessage({ db: { sql }, id, view, ...scope }: GetMessage
     `SELECT ${SUMMARY_COLUMNS}, substring(d.body FROM 1 FOR ${MAX_INLINE_BODY + 1}) AS body, d.properties, d.headers,
        -- New rows leave x_death empty and keep it in their headers only (store-batch.ts); older rows hold both.
        coalesce(d.x_death, d.headers -> 'x-death') AS x_death,
-       d.origin_exchange, d.origin_routing_keys, d.origin_queue, d.delivery_exchange, d.delivery_routing_key, d.redelivered,
+       d.origin_exchange, d.origin_routing_keys, d.delivery_exchange, d.delivery_routing_key, d.redelivered,
        d.error_stack, d.error_message AS full_error_message, d.last_death_at, g.title AS group_title,
        d.lineage_origin_id, d.replay_count, st.status_reason, st.status_changed_at, st.status_changed_by, d.lineage_replay_id
      FROM ${MESSAGES_FROM} JOIN sources s ON s.id = d.source_id JOIN error_groups g ON g.id = d.group_id

@@ -9,19 +9,19 @@ const PREVIEW_CHARS = 200
 export const SUMMARY_COLUMNS = `d.id::text, d.source_id::text, s.queue AS source_queue, ${STATUS_SQL} AS status, d.body_size, d.body_encoding,
   CASE WHEN d.body_encoding <> 'binary' THEN left(d.body_preview, ${PREVIEW_CHARS}) END AS preview,
   d.error_type, left(d.error_message, 500) AS error_message, d.failure_kind, d.service, d.service_version, d.framework,
-  d.entity_key, d.group_id::text, d.death_reason, d.attempts, d.failed_at, d.first_death_at, d.ingested_at, d.seen_count, d.flags`
+  d.entity_key, d.origin_queue, d.group_id::text, d.death_reason, d.attempts, d.failed_at, d.first_death_at, d.ingested_at, d.seen_count, d.flags`
 
 export type SummaryRow = {
   id: string; source_id: string; source_queue: string; status: string; body_size: number; body_encoding: string; preview: string | null
   error_type: string | null; error_message: string | null; failure_kind: string; service: string | null
-  service_version: string | null; framework: string; entity_key: string | null; group_id: string
+  service_version: string | null; framework: string; entity_key: string | null; origin_queue: string | null; group_id: string
   death_reason: string | null; attempts: number | null; failed_at: Date; first_death_at: Date | null
   ingested_at: Date; seen_count: number; flags: string[]
 }
 
 export type DetailRow = SummaryRow & {
   body: Uint8Array; properties: Record<string, unknown>; headers: TypedTable; x_death: TypedValue | null
-  origin_exchange: string | null; origin_routing_keys: string[] | null; origin_queue: string | null
+  origin_exchange: string | null; origin_routing_keys: string[] | null
   delivery_exchange: string; delivery_routing_key: string; redelivered: boolean
   error_stack: string | null; full_error_message: string | null; last_death_at: Date | null; group_title: string
   lineage_origin_id: string | null; replay_count: number
@@ -45,6 +45,7 @@ export function toMessageSummary(row: SummaryRow): MessageSummaryDto {
     serviceVersion: row.service_version,
     framework: row.framework,
     entityKey: row.entity_key,
+    originQueue: row.origin_queue,
     groupId: row.group_id,
     deathReason: row.death_reason,
     attempts: row.attempts,

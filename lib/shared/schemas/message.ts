@@ -39,6 +39,8 @@ export type MessageSummaryDto = {
   serviceVersion: string | null
   framework: string
   entityKey: string | null
+  /** The queue it failed in (its last x-death entry's queue), where its entity is paused; null when unknown. */
+  originQueue: string | null
   groupId: string
   deathReason: string | null
   attempts: number | null
