@@ -189,7 +189,7 @@ test('titles name the page and the object; the icon is served', async ({ page, r
   await page.goto(`/groups/${ids.group}`)
   await expect(page).toHaveTitle(`#${ids.group} · ${SHORT_TYPE} · Lazarus`)
   await page.goto(`/messages/${ids.message}`)
-  await expect(page).toHaveTitle(`Message #${ids.message} · Lazarus`)
+  await expect(page).toHaveTitle(`Message #${ids.message} · ${SHORT_TYPE} · #${ids.group} · Lazarus`)
   await page.goto(`/replays/${ids.replay}`)
   await expect(page).toHaveTitle(`Replay #${ids.replay} · Lazarus`)
   for (const [path, title] of [

@@ -1,6 +1,7 @@
 import 'server-only'
 import type { Db } from '@/lib/server/platform/db'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
+import { shortErrorName } from '@/lib/shared/error-name'
 import { pageIdSchema } from '@/lib/shared/page-params'
 import { queryGroups } from './query-groups'
 
@@ -17,6 +18,5 @@ export async function getGroupTitle({ db: { sql }, id, now = new Date(), ...scop
   const where = sourceIds ? ['g.id = $1::bigint', 'g.count > 0'] : ['g.id = $1::bigint']
   const [group] = await queryGroups({ sql, where, params: [groupId.data], orderBy: 'g.id', limit: 1, now, sourceIds })
   if (!group) return `#${groupId.data}`
-  const name = group.errorType?.split(/[.:$/\\]/).filter(Boolean).pop() ?? group.title
-  return `#${groupId.data} · ${name.length > 60 ? `${name.slice(0, 59)}…` : name}`
+  return `#${groupId.data} · ${shortErrorName(group.errorType, group.title)}`
 }

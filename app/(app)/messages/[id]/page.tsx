@@ -1,13 +1,15 @@
 import type { Metadata } from 'next'
 import { notFound } from 'next/navigation'
 import { MessageDetail } from '@/components/messages/message-detail'
+import { pageSourceIds } from '@/lib/server/auth/page-principal'
+import { getMessageTitle } from '@/lib/server/messages/get-message-title'
+import { getDb } from '@/lib/server/platform/db'
 import { pageIdSchema } from '@/lib/shared/page-params'
 
 export const dynamic = 'force-dynamic'
 
 export async function generateMetadata({ params }: { params: Promise<{ id: string }> }): Promise<Metadata> {
-  const id = pageIdSchema.safeParse((await params).id)
-  return { title: id.success ? `Message #${id.data}` : 'Message' }
+  return { title: await getMessageTitle({ db: await getDb(), id: (await params).id, sourceIds: await pageSourceIds('messages:read') }) }
 }
 
 export default async function MessagePage({ params }: { params: Promise<{ id: string }> }) {

@@ -1,5 +1,6 @@
 import 'server-only'
 import { startAlertLoop } from '@/lib/server/engines/alert-evaluator/alert-loop'
+import { startGroupFramesBackfill } from '@/lib/server/engines/group-frames/group-frames-backfill'
 import { getConfig } from '@/lib/server/platform/config'
 import { getDb } from '@/lib/server/platform/db'
 import { startDrainer, type Drainer } from '@/lib/server/engines/drainer/drainer'
@@ -30,6 +31,7 @@ async function start(): Promise<Background> {
   const replay = startReplayExecutor({ db })
   const retention = startRetentionLoop({ db, log: logger('retention'), days: config.LAZARUS_RETENTION_DAYS })
   const alerts = startAlertLoop({ db, log: logger('alerts'), everyMs: config.LAZARUS_ALERT_INTERVAL_S * 1000, publicUrl: config.LAZARUS_PUBLIC_URL })
+  const groupFrames = startGroupFramesBackfill({ db, log: logger('group-frames') })
   log.info('background workers started', { sources: config.LAZARUS_SOURCES.join(',') || '(from database)' })
   return {
     drainer,
@@ -43,6 +45,7 @@ async function start(): Promise<Background> {
       await searchIndexer.stop()
       await retention.stop()
       await alerts.stop()
+      await groupFrames.stop()
     },
   }
 }
