@@ -2,9 +2,9 @@
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
-import { Button } from '@/components/ui/button'
 import { Panel } from '@/components/ui/panel'
-import { ErrorState, InlineError } from '@/components/ui/states'
+import { ErrorState } from '@/components/ui/states'
+import { SaveDiscard } from './save-discard'
 import { apiGet, apiSend } from '@/lib/client/api'
 import { settingsKeys } from '@/lib/shared/query-keys'
 
@@ -53,19 +53,13 @@ export function AllowListEditor<Dto>({ title, path, field, environmentField, hel
       />
       {fromEnv.length > 0 && <p className="mt-1 text-xs text-zinc-500">From the environment as well: <span className="font-mono">{fromEnv.join(', ')}</span></p>}
       <div className="mt-2 flex items-center gap-2">
-        <Button
-          variant="primary"
-          disabled={draft === null || save.isPending}
-          onClick={() => save.mutate(text.split('\n').map((l) => l.trim()).filter(Boolean))}
-        >
-          {save.isPending ? 'Saving…' : 'Save'}
-        </Button>
-        {draft !== null && (
-          <Button variant="ghost" onClick={() => setDraft(null)}>
-            Discard
-          </Button>
-        )}
-        {save.error && <InlineError error={save.error} />}
+        <SaveDiscard
+          dirty={draft !== null}
+          saving={save.isPending}
+          error={save.error}
+          onDiscard={() => setDraft(null)}
+          onSave={() => save.mutate(text.split('\n').map((l) => l.trim()).filter(Boolean))}
+        />
       </div>
     </Panel>
   )

@@ -1,11 +1,11 @@
 'use client'
 
 import { useState } from 'react'
-import { Button } from '@/components/ui/button'
 import { Field, Input } from '@/components/ui/fields'
 import { Panel } from '@/components/ui/panel'
 import { Skeleton } from '@/components/ui/skeleton'
-import { ErrorState, InlineError } from '@/components/ui/states'
+import { ErrorState } from '@/components/ui/states'
+import { SaveDiscard } from './save-discard'
 import { RelativeTime } from '@/components/ui/time'
 import { formatCount, visibleText } from '@/lib/client/format'
 import { useReplayConfirmSettings, useSaveReplayConfirmSettings } from '@/lib/client/use-replays'
@@ -48,15 +48,7 @@ export function ReplayConfirmSettings() {
             <Input inputMode="numeric" value={text} invalid={invalid} onChange={(e) => setDraft(e.target.value)} aria-label="Large replay size (messages)" />
           </Field>
           <span className="pb-1.5 text-xs text-zinc-500">messages</span>
-          <Button type="submit" variant="primary" disabled={draft === null || value === null || save.isPending}>
-            {save.isPending ? 'Saving…' : 'Save'}
-          </Button>
-          {draft !== null && (
-            <Button variant="ghost" onClick={() => setDraft(null)}>
-              Discard
-            </Button>
-          )}
-          {save.error && <InlineError error={save.error} />}
+          <SaveDiscard dirty={draft !== null} disabled={value === null} saving={save.isPending} error={save.error} onDiscard={() => setDraft(null)} />
         </form>
       )}
       {query.data && (

@@ -7,11 +7,11 @@ import { recordGuardHeartbeat } from '@/lib/server/pauses/guard-heartbeat'
 import { guardStatus } from '@/lib/server/pauses/guard-status'
 import { listPauses } from '@/lib/server/pauses/list-pauses'
 import { resumePause } from '@/lib/server/pauses/resume-pause'
-import { startPauseRuntime, type PauseRuntime } from '@/lib/server/engines/release/pause-runtime'
-import { brokerConnection, uniqueName, waitFor } from '../helpers/broker'
+import type { PauseRuntime } from '@/lib/server/engines/release/pause-runtime'
+import { uniqueName, waitFor } from '../helpers/broker'
 import { servePausesApi, type PollRequest } from '../helpers/pause-api-server'
 import { isolatePauseTopology } from '../helpers/pause-topology'
-import { createTestDb, type TestDb } from '../helpers/test-db'
+import type { TestDb } from '../helpers/test-db'
 
 const topology = isolatePauseTopology()
 
@@ -51,14 +51,7 @@ describe('who listens: guards counted from their polls', () => {
     }, { what, timeoutMs: 5_000 })
 
   beforeAll(async () => {
-    topology.assertConfigured()
-    db = await createTestDb()
-    runtime = await startPauseRuntime({ db, config: topology.config, sweepMs: 300 })
-    await runtime.topologyReady
-    app = await brokerConnection()
-    const setup = await app.createChannel()
-    await setup.assertQueue(work, { durable: false })
-    await setup.close()
+    ;({ db, runtime, app } = await topology.startTestbed([work]))
     sourceId = (await db.sql.query<{ id: string }>(`INSERT INTO sources (queue) VALUES ($1) RETURNING id::text`, [uniqueName('listen_dlq')])).rows[0].id
     api = await servePausesApi({ db, gate: (_poll: PollRequest) => (unreachable ? 503 : null) })
   })

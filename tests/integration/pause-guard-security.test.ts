@@ -7,12 +7,12 @@ import { createPause } from '@/lib/server/pauses/create-pause'
 import { recordGuardHeartbeat } from '@/lib/server/pauses/guard-heartbeat'
 import { listPauses } from '@/lib/server/pauses/list-pauses'
 import { resumePause } from '@/lib/server/pauses/resume-pause'
-import { startPauseRuntime, type PauseRuntime } from '@/lib/server/engines/release/pause-runtime'
-import { brokerConnection, queueDepth, uniqueName, waitFor } from '../helpers/broker'
+import type { PauseRuntime } from '@/lib/server/engines/release/pause-runtime'
+import { queueDepth, uniqueName, waitFor } from '../helpers/broker'
 import { drainQueues } from '../helpers/drainer'
 import { servePausesApi, type PollRequest } from '../helpers/pause-api-server'
 import { isolatePauseTopology } from '../helpers/pause-topology'
-import { createTestDb, type TestDb } from '../helpers/test-db'
+import type { TestDb } from '../helpers/test-db'
 
 const topology = isolatePauseTopology()
 
@@ -104,14 +104,7 @@ describe('guard security: events only trigger a re-read; the list decides; token
   }
 
   beforeAll(async () => {
-    topology.assertConfigured()
-    db = await createTestDb()
-    runtime = await startPauseRuntime({ db, config: topology.config, sweepMs: 300 })
-    await runtime.topologyReady
-    app = await brokerConnection()
-    const setup = await app.createChannel()
-    await setup.assertQueue(dlq, { durable: false })
-    await setup.close()
+    ;({ db, runtime, app } = await topology.startTestbed([dlq]))
     // The drainer stores what guards hold (lazarus.hold is registered by the runtime).
     const drain = await drainQueues(db, [dlq], { entityKey: RULE })
     drainer = drain.drainer

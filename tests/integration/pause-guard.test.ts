@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ChannelModel } from '@/lib/server/platform/broker/amqplib'
-import { createTestDb, type TestDb } from '../helpers/test-db'
-import { brokerConnection, queueDepth, uniqueName, waitFor } from '../helpers/broker'
+import type { TestDb } from '../helpers/test-db'
+import { queueDepth, uniqueName, waitFor } from '../helpers/broker'
 import { drainQueues } from '../helpers/drainer'
 import { servePausesApi } from '../helpers/pause-api-server'
 import type { Drainer } from '@/lib/server/engines/drainer/drainer'
@@ -13,7 +13,7 @@ import { createPause } from '@/lib/server/pauses/create-pause'
 import { insertPauses } from '@/lib/server/pauses/insert-pause'
 import { listPauses } from '@/lib/server/pauses/list-pauses'
 import { resumePause } from '@/lib/server/pauses/resume-pause'
-import { startPauseRuntime, type PauseRuntime } from '@/lib/server/engines/release/pause-runtime'
+import type { PauseRuntime } from '@/lib/server/engines/release/pause-runtime'
 import { isolatePauseTopology } from '../helpers/pause-topology'
 
 const topology = isolatePauseTopology()
@@ -71,15 +71,7 @@ describe('guard, hold and the hold source', () => {
   }
 
   beforeAll(async () => {
-    topology.assertConfigured()
-    db = await createTestDb()
-    runtime = await startPauseRuntime({ db, config: topology.config, sweepMs: 300 })
-    await runtime.topologyReady
-    app = await brokerConnection()
-    const setup = await app.createChannel()
-    await setup.assertQueue(dlq, { durable: false })
-    await setup.assertQueue(work, { durable: false })
-    await setup.close()
+    ;({ db, runtime, app } = await topology.startTestbed([dlq, work]))
     // The drainer drains every enabled source, lazarus.hold (registered by the runtime) included.
     const drain = await drainQueues(db, [dlq], { entityKey: RULE })
     drainer = drain.drainer
