@@ -367,12 +367,23 @@ export async function loadDataset(url: string, rows: number, options: { jobs?: n
     // What the background search indexer would have produced, in one pass: its trigram index is built afterwards.
     t = performance.now()
     await client.query('TRUNCATE search_backlog, dead_letter_search')
-    await client.query('DROP INDEX dead_letter_search_trgm_idx')
+    // The search table's secondary indexes (trigram, and header terms where the schema has them) are rebuilt after.
+    const { rows: searchIndexes } = await client.query<{ name: string; def: string }>(
+      `SELECT i.indexrelid::regclass::text AS name, pg_get_indexdef(i.indexrelid) AS def FROM pg_index i
+       WHERE i.indrelid = 'dead_letter_search'::regclass AND NOT i.indisprimary`,
+    )
+    for (const index of searchIndexes) await client.query(`DROP INDEX ${index.name}`)
     await client.query(`SET max_parallel_workers_per_gather = 2; SET maintenance_work_mem = '512MB'`)
-    await client.query(`INSERT INTO dead_letter_search (dead_letter_id, text)
-      SELECT id, dead_letter_search_text_v2(error_type, error_message, entity_key, body_preview) FROM dead_letters`)
-    await client.query('CREATE INDEX dead_letter_search_trgm_idx ON dead_letter_search USING gin (text gin_trgm_ops)')
-    phases.push(['search index (dead_letter_search and its trigram index)', ms(t)])
+    const { rows: [{ terms }] } = await client.query<{ terms: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_name = 'dead_letter_search' AND column_name = 'terms') AS terms`,
+    )
+    await client.query(terms
+      ? `INSERT INTO dead_letter_search (dead_letter_id, text, terms)
+         SELECT id, dead_letter_search_text_v2(error_type, error_message, entity_key, body_preview), dead_letter_terms_v1(headers, properties) FROM dead_letters`
+      : `INSERT INTO dead_letter_search (dead_letter_id, text)
+         SELECT id, dead_letter_search_text_v2(error_type, error_message, entity_key, body_preview) FROM dead_letters`)
+    for (const index of searchIndexes) await client.query(index.def)
+    phases.push([`search index (dead_letter_search${terms ? ' with header terms' : ''} and ${searchIndexes.length} GIN indexes)`, ms(t)])
 
     // Counters exactly as ingestion would have left them, derived from the rows themselves.
     t = performance.now()
