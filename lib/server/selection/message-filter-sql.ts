@@ -99,8 +99,16 @@ export function messageFilterSql(filter: MessageFilter, params: unknown[], sourc
   return where.length ? where.join(' AND ') : 'TRUE'
 }
 
-/** A header's or a property's equality: the conditions dead_letter_search's terms answer (not prefix, exists or x-death). */
-export const isIndexedEquality = (condition: FieldCondition): boolean => condition.on !== 'death' && condition.op === 'eq'
+/**
+ * The properties dead_letter_terms_v1 writes terms for (prisma/migrations/20261208000000_header_terms). A property
+ * added to FILTER_PROPERTIES without a new terms function and a re-index is not in the index, so it is matched row by
+ * row until it is added here.
+ */
+export const INDEXED_PROPERTIES: readonly string[] = ['messageId', 'correlationId', 'type', 'appId', 'userId']
+
+/** A header's or an indexed property's equality: the conditions dead_letter_search's terms answer (not prefix, exists or x-death). */
+export const isIndexedEquality = (condition: FieldCondition): boolean =>
+  condition.op === 'eq' && (condition.on === 'header' || (condition.on === 'property' && INDEXED_PROPERTIES.includes(condition.name)))
 
 /**
  * Ids of every stored message that satisfies all of `conditions` (indexed equalities): those whose terms
