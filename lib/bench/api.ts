@@ -118,18 +118,18 @@ async function loadedDataset(db: Db): Promise<{ groups: GroupSpec[]; groupIds: M
  * the figures are of the index, not of a catch-up. Prints how long the re-index took.
  */
 async function indexBacklog(db: Db): Promise<void> {
-  const before = await searchBacklogSize({ sql: db.sql })
+  const before = await searchBacklogSize({ sql: db.background })
   if (before.ranges === 0) return
   const started = performance.now()
   let rows = 0
   for (;;) {
-    const pass = await indexSearchBacklog({ sql: db.sql, ranges: 32 })
+    const pass = await indexSearchBacklog({ sql: db.background, ranges: 32 })
     rows += pass.rows
     if (pass.ranges === 0) break
   }
   const took = performance.now() - started
   console.log(`  search backlog (${fmt(before.ranges)} ranges) indexed: ${fmt(rows)} rows in ${seconds(took)} (${fmt(rows / (took / 1000))} rows/s, one connection)`)
-  await db.sql.query('VACUUM (ANALYZE) dead_letter_search')
+  await db.background.query('VACUUM (ANALYZE) dead_letter_search')
 }
 
 /** The ids of the sources with these queue names, as a role binding's pattern resolves to them. */
