@@ -95,9 +95,9 @@ async function searchPage({ window, maxWindow, ...read }: PageRead & { window: n
   const { sql, query, cursor, sourceIds } = read
   const wanted = query.limit + 1
   let walk = await walkNewest({ ...read, window })
-  // Only a text search walks further: an equality's terms are exact, so the index costs about its matches, where a
-  // longer walk parses every header table on the way.
-  if (query.q && walk.ids.length > 0 && walk.ids.length < wanted && walk.full) {
+  // The index costs about one row read per match: a value with matches in the first window has enough of them that
+  // a bounded walk is cheaper.
+  if (walk.ids.length > 0 && walk.ids.length < wanted && walk.full) {
     const needed = Math.ceil(((window * wanted) / walk.ids.length) * 1.5)
     if (needed <= maxWindow) walk = await walkNewest({ ...read, window: needed })
   }
