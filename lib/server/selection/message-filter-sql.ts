@@ -122,10 +122,15 @@ export function termMatchesSql(conditions: FieldCondition[], params: unknown[]):
     return `dead_letter_term($${params.length - 2}, $${params.length - 1}, $${params.length})`
   })
   const backlogTest = conditions.map((condition) => fieldConditionSql(condition, params, 'backlog_d')).join(' AND ')
+  // Each backlog range is read by its ids (OFFSET 0 keeps the subquery a per-range index scan): with an equality's
+  // estimate of 0.5% of the table, the planner otherwise scanned every message to test it and then joined the few
+  // backlog ranges (1.5 s at a million messages with an empty backlog).
   return `SELECT dead_letter_id FROM dead_letter_search WHERE terms @> ARRAY[${terms.join(', ')}]
    UNION ALL
-   SELECT backlog_d.id FROM search_backlog backlog JOIN dead_letters backlog_d ON backlog_d.id BETWEEN backlog.first_id AND backlog.last_id
-   WHERE ${backlogTest}`
+   SELECT unindexed.id FROM search_backlog backlog CROSS JOIN LATERAL (
+     SELECT backlog_d.id FROM dead_letters backlog_d
+     WHERE backlog_d.id BETWEEN backlog.first_id AND backlog.last_id AND ${backlogTest} OFFSET 0
+   ) unindexed`
 }
 
 /**
