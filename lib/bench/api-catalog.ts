@@ -283,6 +283,9 @@ function headersTemplate(g: RawGroup, d: Domain, reason: string): string {
     'x-last-death-queue': S(source.originQueue),
     'x-last-death-reason': S(reason),
     'x-death': slot('x_death'),
+    // The publishing application's own header, which every framework carries over to the failed copy: the tenant
+    // the message belongs to (skewed: one large customer, a long tail; TENANT_* below).
+    tenant: S(slot('tenant')),
   }
   const type = g.type ?? ''
   switch (d.framework) {
@@ -328,7 +331,7 @@ function headersTemplate(g: RawGroup, d: Domain, reason: string): string {
 function propertiesTemplate(g: RawGroup, d: Domain): string {
   return JSON.stringify({
     contentType: 'application/json', contentEncoding: 'utf-8', deliveryMode: 2, priority: 0,
-    correlationId: slot('entity'), messageId: slot('message_id'), timestamp: slot('sent_epoch'),
+    correlationId: slot('correlation_id'), messageId: slot('message_id'), timestamp: slot('sent_epoch'),
     type: g.messageType, appId: d.service,
   })
 }
@@ -412,3 +415,13 @@ export const RARE_EVERY = 100_000
 export const COMMON_TERM = 'timeout'
 /** In one mid-sized group's error message (rank 15, about 1.2% of rows): too rare for a page of recent rows, too common to recheck cheaply. */
 export const MID_TERM = 'device_fingerprint'
+
+/**
+ * The application header `tenant` (issue 16, "Search by any header"): TENANT_COMMON on about a third of the rows,
+ * the rest spread over a long tail of tenant-0000 … tenant-1999 (the first ones large, the last ones ~100 rows), and
+ * TENANT_RARE on the same ~10 rows as RARE_TERM.
+ */
+export const TENANT_COMMON = 'acme'
+export const TENANT_RARE = 'zephyr-labs'
+export const TENANT_COMMON_SHARE = 0.35
+export const TENANT_TAIL = 2000

@@ -9,7 +9,7 @@
  * default, and indexes on dead_letters and dead_letter_states (whatever they are) are dropped for the load and rebuilt after it.
  */
 import pg from 'pg'
-import { BODY_TERM, buildGroups, RARE_EVERY, RARE_TERM, SOURCES, toFormat, WORDS, type GroupSpec } from './api-catalog'
+import { BODY_TERM, buildGroups, RARE_EVERY, RARE_TERM, SOURCES, TENANT_COMMON, TENANT_COMMON_SHARE, TENANT_RARE, TENANT_TAIL, toFormat, WORDS, type GroupSpec } from './api-catalog'
 
 export type LoadResult = { groups: GroupSpec[]; groupIds: Map<number, string>; phases: [string, number][]; filled: string[] }
 
@@ -81,9 +81,9 @@ CREATE UNLOGGED TABLE bench.txt (id int PRIMARY KEY, txt text);
 `
 
 /** The order of the format() arguments rowsSql passes for each template's slots. */
-const HEADER_SLOTS = ['message', 'stack', 'x_death', 'retries', 'retries_str', 'failed_iso', 'host', 'version', 'message_id', 'failure_kind', 'uuid', 'origin_queue', 'exchange', 'routing_key'] as const
+const HEADER_SLOTS = ['message', 'stack', 'x_death', 'retries', 'retries_str', 'failed_iso', 'host', 'version', 'message_id', 'failure_kind', 'uuid', 'origin_queue', 'exchange', 'routing_key', 'tenant'] as const
 const X_DEATH_SLOTS = ['attempts_str', 'failed_epoch_str', 'origin_queue', 'exchange', 'routing_key'] as const
-const PROPERTY_SLOTS = ['entity', 'message_id', 'sent_epoch'] as const
+const PROPERTY_SLOTS = ['correlation_id', 'message_id', 'sent_epoch'] as const
 
 /**
  * Per-row values; every random() sits in a subquery target list, so each row gets its own draw. OFFSET 0 keeps
@@ -143,7 +143,9 @@ FROM (
         floor(random() * 300)::int AS text_off,
         (1 + floor(random() * 24))::int AS host_no,
         floor(random() * 90)::int AS ingest_delay_s,
-        (p.n % $5::int = 1) AS rare
+        (p.n % $5::int = 1) AS rare,
+        CASE WHEN p.n % $5::int = 1 THEN '${TENANT_RARE}' WHEN random() < ${TENANT_COMMON_SHARE} THEN '${TENANT_COMMON}'
+          ELSE 'tenant-' || lpad(floor(power(random(), 3) * ${TENANT_TAIL})::int::text, 4, '0') END AS tenant
       FROM bench.plan p
       WHERE p.n BETWEEN $1 AND $2
       -- Sorted while the rows are narrow: ids then follow failed_at, as they do when a drainer ingests.
@@ -174,9 +176,9 @@ CROSS JOIN LATERAL (
       greatest(c.attempts - 1, 0)::text, to_json(greatest(c.attempts - 1, 0)::text)::text, to_json(c.failed_iso)::text,
       to_json(c.service || '-' || substr(md5(c.host_no::text), 1, 5))::text, to_json(c.version)::text, to_json(c.message_id)::text,
       to_json(c.fkind)::text, to_json(c.req_uuid)::text, to_json(c.origin_queue)::text, to_json(c.exchange)::text,
-      to_json(c.routing_key)::text) AS headers_text,
+      to_json(c.routing_key)::text, to_json(c.tenant)::text) AS headers_text,
     -- Arguments in PROPERTY_SLOTS order.
-    format(c.properties_format, to_json(c.entity)::text, to_json(c.message_id)::text, (c.failed_epoch - c.attempts * 30 - 2)::text) AS properties_text
+    format(c.properties_format, to_json(c.req_uuid)::text, to_json(c.message_id)::text, (c.failed_epoch - c.attempts * 30 - 2)::text) AS properties_text
   OFFSET 0
 ) z
 RETURNING id, failed_at, fingerprint
@@ -270,7 +272,7 @@ export async function loadDataset(url: string, rows: number, options: { jobs?: n
     // Sources, then groups: dead_letters rows carry both ids.
     const sourceTarget = await insertTarget(client, 'sources', {
       vhost: `'/'`, queue: 's.queue', order_sensitive: `s.queue LIKE 'orders.%' OR s.queue LIKE 'payments.%'`,
-      entity_key: `CASE WHEN s.queue LIKE 'analytics.%' THEN NULL ELSE '{"kind":"property","name":"correlationId"}'::jsonb END`,
+      entity_key: `CASE WHEN s.queue LIKE 'analytics.%' THEN NULL ELSE '{"kind":"jsonPointer","pointer":"/entityId"}'::jsonb END`,
     }, '$2::timestamptz', filled)
     await client.query(
       `INSERT INTO sources (${sourceTarget.columns}) SELECT ${sourceTarget.select} FROM json_to_recordset($1::json) AS s(idx int, queue text) WHERE $2::timestamptz IS NOT NULL ORDER BY s.idx`,
@@ -365,12 +367,23 @@ export async function loadDataset(url: string, rows: number, options: { jobs?: n
     // What the background search indexer would have produced, in one pass: its trigram index is built afterwards.
     t = performance.now()
     await client.query('TRUNCATE search_backlog, dead_letter_search')
-    await client.query('DROP INDEX dead_letter_search_trgm_idx')
+    // The search table's secondary indexes (trigram, and header terms where the schema has them) are rebuilt after.
+    const { rows: searchIndexes } = await client.query<{ name: string; def: string }>(
+      `SELECT i.indexrelid::regclass::text AS name, pg_get_indexdef(i.indexrelid) AS def FROM pg_index i
+       WHERE i.indrelid = 'dead_letter_search'::regclass AND NOT i.indisprimary`,
+    )
+    for (const index of searchIndexes) await client.query(`DROP INDEX ${index.name}`)
     await client.query(`SET max_parallel_workers_per_gather = 2; SET maintenance_work_mem = '512MB'`)
-    await client.query(`INSERT INTO dead_letter_search (dead_letter_id, text)
-      SELECT id, dead_letter_search_text_v2(error_type, error_message, entity_key, body_preview) FROM dead_letters`)
-    await client.query('CREATE INDEX dead_letter_search_trgm_idx ON dead_letter_search USING gin (text gin_trgm_ops)')
-    phases.push(['search index (dead_letter_search and its trigram index)', ms(t)])
+    const { rows: [{ terms }] } = await client.query<{ terms: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_name = 'dead_letter_search' AND column_name = 'terms') AS terms`,
+    )
+    await client.query(terms
+      ? `INSERT INTO dead_letter_search (dead_letter_id, text, terms)
+         SELECT id, dead_letter_search_text_v2(error_type, error_message, entity_key, body_preview), dead_letter_terms_v1(headers, properties) FROM dead_letters`
+      : `INSERT INTO dead_letter_search (dead_letter_id, text)
+         SELECT id, dead_letter_search_text_v2(error_type, error_message, entity_key, body_preview) FROM dead_letters`)
+    for (const index of searchIndexes) await client.query(index.def)
+    phases.push([`search index (dead_letter_search${terms ? ' with header terms' : ''} and ${searchIndexes.length} GIN indexes)`, ms(t)])
 
     // Counters exactly as ingestion would have left them, derived from the rows themselves.
     t = performance.now()

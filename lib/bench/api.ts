@@ -11,7 +11,9 @@
  * BENCH_WARMUP (default 20), BENCH_SCENARIO_SECONDS (time budget per scenario and phase, default 60),
  * BENCH_DEEP_PAGES (default 200), BENCH_PLANS=1 (print every plan, not only those of failed targets),
  * BENCH_DB=<name> (measure a database an earlier BENCH_KEEP=1 run loaded, after applying pending migrations;
- * nothing is loaded or dropped, and rates per minute are as old as that load).
+ * nothing is loaded or dropped, and rates per minute are as old as that load; ranges a migration left in the search
+ * backlog are indexed first, as the background indexer would, and the time it took is printed),
+ * BENCH_ONLY=<regular expression> (time only the scenarios whose name matches, e.g. BENCH_ONLY='tenant|correlationId').
  */
 import { API_TOKEN_PREFIX } from '@/lib/server/auth/api-tokens'
 import { authenticate } from '@/lib/server/auth/authenticate'
@@ -24,10 +26,12 @@ import * as groupsRoute from '@/app/api/groups/route'
 import * as groupRoute from '@/app/api/groups/[id]/route'
 import * as messagesRoute from '@/app/api/messages/route'
 import * as messageRoute from '@/app/api/messages/[id]/route'
+import * as countRoute from '@/app/api/messages/count/route'
+import { indexSearchBacklog, searchBacklogSize } from '@/lib/server/engines/search-indexer/search-index-store'
 import { getGroup } from '@/lib/server/groups/get-group'
 import { listMessages as listMessagesOf } from '@/lib/server/messages/list-messages'
 import { listMessagesQuerySchema } from '@/lib/shared/schemas/message'
-import { BODY_TERM, buildGroups, COMMON_TERM, MID_TERM, prng, RARE_TERM, SCOPED_PATTERN, scopedQueues, SOURCES, type GroupSpec } from './api-catalog'
+import { BODY_TERM, buildGroups, COMMON_TERM, MID_TERM, prng, RARE_TERM, SCOPED_PATTERN, scopedQueues, SOURCES, TENANT_COMMON, TENANT_RARE, type GroupSpec } from './api-catalog'
 import { loadDataset } from './api-load'
 import { capturingDb, formatResults, percentile, runScenario, type Budget, type CaptureSink, type Scenario, type ScenarioResult } from './api-measure'
 import { storageReport } from './api-report'
@@ -43,8 +47,9 @@ const budget: Budget = {
 }
 const deepPages = Number(process.env.BENCH_DEEP_PAGES ?? 200)
 const printAllPlans = process.env.BENCH_PLANS === '1'
+const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null
 
-const TARGETS = { groups: 100, page: 100, search: 500, detail: 30 }
+const TARGETS = { groups: 100, page: 100, search: 500, detail: 30, header: 200 }
 
 const base = 'http://lazarus.bench'
 const noParams = { params: Promise.resolve({}) }
@@ -108,6 +113,25 @@ async function loadedDataset(db: Db): Promise<{ groups: GroupSpec[]; groupIds: M
   return { groups, groupIds: new Map(groups.map((g) => [g.rank, bySignature.get(g.signature)!])) }
 }
 
+/**
+ * What a migration left in the search backlog (a re-index), indexed as the background indexer would, at full speed:
+ * the figures are of the index, not of a catch-up. Prints how long the re-index took.
+ */
+async function indexBacklog(db: Db): Promise<void> {
+  const before = await searchBacklogSize({ sql: db.background })
+  if (before.ranges === 0) return
+  const started = performance.now()
+  let rows = 0
+  for (;;) {
+    const pass = await indexSearchBacklog({ sql: db.background, ranges: 32 })
+    rows += pass.rows
+    if (pass.ranges === 0) break
+  }
+  const took = performance.now() - started
+  console.log(`  search backlog (${fmt(before.ranges)} ranges) indexed: ${fmt(rows)} rows in ${seconds(took)} (${fmt(rows / (took / 1000))} rows/s, one connection)`)
+  await db.background.query('VACUUM (ANALYZE) dead_letter_search')
+}
+
 /** The ids of the sources with these queue names, as a role binding's pattern resolves to them. */
 async function sourceIdsOf(db: Db, queues: string[]): Promise<string[]> {
   const { rows } = await db.sql.query<{ id: string }>(`SELECT id::text FROM sources WHERE vhost = '/' AND queue = ANY($1::text[]) ORDER BY id`, [queues])
@@ -135,6 +159,7 @@ async function main() {
     if (reuse) {
       load = await loadedDataset(db)
       console.log(`\nReusing the loaded data (${fmt(rows)} rows); no load`)
+      await indexBacklog(db)
     } else {
       console.log('\nLoading:')
       const loaded = await loadDataset(database.url, rows)
@@ -185,11 +210,19 @@ async function main() {
 
     // Header, property and x-death filters (README, "Filtering by header, property or x-death"): a value most rows
     // carry, one a single row in the middle of the table carries, and an x-death count.
-    const { rows: fieldValues } = await db.sql.query<{ message_id: string; service: string }>(
-      `SELECT d.properties ->> 'messageId' AS message_id, d.service FROM dead_letters d WHERE d.id = $1::bigint + $2::bigint / 2 AND d.properties ? 'messageId'`,
+    const { rows: fieldValues } = await db.sql.query<{ message_id: string; correlation_id: string; service: string }>(
+      `SELECT d.properties ->> 'messageId' AS message_id, coalesce(d.properties ->> 'correlationId', 'none') AS correlation_id, d.service
+       FROM dead_letters d WHERE d.id = $1::bigint + $2::bigint / 2 AND d.properties ? 'messageId'`,
       [s.min_id, span],
     )
-    const midRow = fieldValues[0] ?? { message_id: 'none', service: 'none' }
+    const midRow = fieldValues[0] ?? { message_id: 'none', correlation_id: 'none', service: 'none' }
+    const { rows: tenantRows } = await db.sql.query<{ tenant: string | null; n: number }>(
+      `SELECT d.headers -> 'tenant' ->> 'v' AS tenant, count(*)::int AS n FROM dead_letters d
+       WHERE d.headers -> 'tenant' ->> 'v' IN ($1, $2) GROUP BY 1`,
+      [TENANT_COMMON, TENANT_RARE],
+    )
+    const tenantCount = (t: string) => fmt(tenantRows.find((r) => r.tenant === t)?.n ?? 0)
+    console.log(`Header h.tenant: ${TENANT_COMMON} on ${tenantCount(TENANT_COMMON)} rows, ${TENANT_RARE} on ${tenantCount(TENANT_RARE)}`)
     const fieldQuery = (params: Record<string, string>) => `?${new URLSearchParams(params)}`
 
     const scenarios: Scenario[] = [
@@ -219,6 +252,20 @@ async function main() {
       { name: 'header h.x-first-death-reason=expired (rarer)', target: TARGETS.page, call: () => listMessages(fieldQuery({ 'h.x-first-death-reason': 'expired' })) },
       { name: 'property p.messageId=<one mid-table row>', target: TARGETS.page, call: () => listMessages(fieldQuery({ 'p.messageId': midRow.message_id })) },
       { name: 'x-death death.count>=3', target: TARGETS.page, call: () => listMessages(fieldQuery({ 'death.count>': '3' })) },
+      // Issue 16, "Search by any header": an application header's equality under 200 ms p95, a rare and a common value,
+      // alone and with a group or status filter, and a property that names one message. Prefix and exists: for information.
+      { name: `header h.tenant=${TENANT_RARE} (rare)`, target: TARGETS.header, call: () => listMessages(fieldQuery({ 'h.tenant': TENANT_RARE })) },
+      { name: `header h.tenant=${TENANT_COMMON} (common)`, target: TARGETS.header, call: () => listMessages(fieldQuery({ 'h.tenant': TENANT_COMMON })) },
+      { name: `header h.tenant=${TENANT_RARE} & large group`, target: TARGETS.header, call: () => listMessages(fieldQuery({ 'h.tenant': TENANT_RARE, group: largeGroup })) },
+      { name: `header h.tenant=${TENANT_COMMON} & small group`, target: TARGETS.header, call: () => listMessages(fieldQuery({ 'h.tenant': TENANT_COMMON, group: smallGroup })) },
+      { name: `header h.tenant=${TENANT_COMMON} & status=held`, target: TARGETS.header, call: () => listMessages(fieldQuery({ 'h.tenant': TENANT_COMMON, status: 'held' })) },
+      { name: 'header h.tenant=tenant-1999 (tail) & status=replayed', target: TARGETS.header, call: () => listMessages(fieldQuery({ 'h.tenant': 'tenant-1999', status: 'replayed' })) },
+      { name: 'property p.correlationId=<one mid-table row>', target: TARGETS.header, call: () => listMessages(fieldQuery({ 'p.correlationId': midRow.correlation_id })) },
+      // The count the list shows beside a filter ("select all N matching"): exact up to 10,000, for information.
+      { name: `count h.tenant=${TENANT_RARE} (information)`, target: TARGETS.page, call: () => countRoute.GET(signedIn(`/api/messages/count${fieldQuery({ 'h.tenant': TENANT_RARE })}`), noParams) },
+      { name: `count h.tenant=${TENANT_COMMON} (information)`, target: TARGETS.page, call: () => countRoute.GET(signedIn(`/api/messages/count${fieldQuery({ 'h.tenant': TENANT_COMMON })}`), noParams) },
+      { name: 'header h.tenant^=tenant-199 (prefix, information)', target: TARGETS.page, call: () => listMessages(fieldQuery({ 'h.tenant^': 'tenant-199' })) },
+      { name: 'header h.rbs2-msg-id?=true (exists, information)', target: TARGETS.page, call: () => listMessages(fieldQuery({ 'h.rbs2-msg-id?': 'true' })) },
       { name: 'GET /api/messages/{random id}', target: TARGETS.detail, call: (i) => messageRoute.GET(signedIn(`/api/messages/${detailIds[i % detailIds.length]}`), { params: Promise.resolve({ id: detailIds[i % detailIds.length] }) }) },
       // A caller whose role is limited to SCOPED_PATTERN, through the routes with its API token: the per-(group, source)
       // counters answer the groups list (lib/server/sources/source-scope.ts).
@@ -232,7 +279,7 @@ async function main() {
     console.log('\nMeasuring (route handlers in-process; SQL = the same statements replayed bare through pg; EXPLAIN = ANALYZE execution,')
     console.log('plan = planning, both summed over the request\'s statements (stmts), median of up to 5 sampled requests):')
     const results: ScenarioResult[] = []
-    for (const scenario of scenarios) {
+    for (const scenario of scenarios.filter((c) => !only || only.test(c.name))) {
       const result = await runScenario(scenario, sink, database.url, budget)
       results.push(result)
       console.log(`  ${scenario.name}: ${result.api.length} requests, API p50 ${percentile([...result.api].sort((a, b) => a - b), 50).toFixed(2)} ms`)

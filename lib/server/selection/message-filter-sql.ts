@@ -61,11 +61,20 @@ export function keysetSql(filter: Pick<MessageFilter, 'status'>, op: '<' | '>=',
 }
 
 /**
+ * How header and property equalities (`h.tenant=acme`, `p.correlationId=…`) are matched.
+ * - `index`: the ids whose equality terms hold all of them, from dead_letter_search's GIN index and the rows still in
+ *   the search backlog (termMatchesSql), then the stored values checked as ever. For statements that take the
+ *   matches as a set (a count, a replay plan, a resolve) and for a rare value's page.
+ * - `per-row`: only the stored values, checked as the statement walks the rows (an export, a page of a common value).
+ */
+export type FieldMatching = 'index' | 'per-row'
+
+/**
  * Builds the WHERE clause for the message filters of GET /api/messages (docs/ARCHITECTURE.md#the-api-contract) over
  * MESSAGES_FROM (`d`, and `st` for the status); values always travel as parameters. `sourceIds` (a caller restricted
  * to some sources) keeps only their messages; null leaves the clause as it was.
  */
-export function messageFilterSql(filter: MessageFilter, params: unknown[], sourceIds: string[] | null = null): string {
+export function messageFilterSql(filter: MessageFilter, params: unknown[], sourceIds: string[] | null = null, fields: FieldMatching = 'index'): string {
   const where: string[] = []
   const add = (sql: (p: string) => string, value: unknown) => {
     params.push(value)
@@ -84,19 +93,57 @@ export function messageFilterSql(filter: MessageFilter, params: unknown[], sourc
   if (filter.from) add((p) => `d.failed_at >= ${p}::timestamptz`, filter.from)
   if (filter.to) add((p) => `d.failed_at < ${p}::timestamptz`, filter.to)
   if (filter.q) add((p) => `d.id IN (${searchMatchesSql(p)})`, searchPattern(filter.q))
-  for (const condition of filter.match ?? []) where.push(fieldConditionSql(condition, params))
+  const match = filter.match ?? []
+  if (fields === 'index' && match.some(isIndexedEquality)) where.push(`d.id IN (${termMatchesSql(match.filter(isIndexedEquality), params)})`)
+  for (const condition of match) where.push(fieldConditionSql(condition, params))
   return where.length ? where.join(' AND ') : 'TRUE'
 }
 
 /**
- * One header, property or x-death condition over `d` (lib/shared/schemas/field-filter.ts). Headers are the typed
- * table as stored, `{"name": {"t": tag, "v": value}}` (docs/rabbitmq.md#typed-headers): a value compares as the text
- * of its `v` (a long's decimal digits, a string as it is); a value kept only as bytes (`b64`) has no text and never
- * equals anything, though it exists. Properties are amqplib's named fields, in jsonb. x-death is the header's array
- * of tables; a condition holds when some entry satisfies it. Nothing here is indexed: each condition narrows the rows
- * the other filters select, and the list walks them newest first (docs/ARCHITECTURE.md#search-index).
+ * The properties dead_letter_terms_v1 writes terms for (prisma/migrations/20261208000000_header_terms). A property
+ * added to FILTER_PROPERTIES without a new terms function and a re-index is not in the index, so it is matched row by
+ * row until it is added here.
  */
-export function fieldConditionSql(condition: FieldCondition, params: unknown[]): string {
+export const INDEXED_PROPERTIES: readonly string[] = ['messageId', 'correlationId', 'type', 'appId', 'userId']
+
+/** A header's or an indexed property's equality: the conditions dead_letter_search's terms answer (not prefix, exists or x-death). */
+export const isIndexedEquality = (condition: FieldCondition): boolean =>
+  condition.op === 'eq' && (condition.on === 'header' || (condition.on === 'property' && INDEXED_PROPERTIES.includes(condition.name)))
+
+/**
+ * Ids of every stored message that satisfies all of `conditions` (indexed equalities): those whose terms
+ * (dead_letter_terms_v1, prisma/migrations/20261208000000_header_terms) hold each condition's term, and the rows still
+ * in the search backlog whose stored values satisfy them. A term may stand for more than one value (a long value is
+ * hashed), so the caller still checks the stored values (fieldConditionSql): the index only narrows the rows.
+ */
+export function termMatchesSql(conditions: FieldCondition[], params: unknown[]): string {
+  const terms = conditions.map((condition) => {
+    params.push(condition.on === 'header' ? 'h' : 'p', condition.name, 'value' in condition ? condition.value : null)
+    return `dead_letter_term($${params.length - 2}, $${params.length - 1}, $${params.length})`
+  })
+  const backlogTest = conditions.map((condition) => fieldConditionSql(condition, params, 'backlog_d')).join(' AND ')
+  // Each backlog range is read by its ids (OFFSET 0 keeps the subquery a per-range index scan): with an equality's
+  // estimate of 0.5% of the table, the planner otherwise scanned every message to test it and then joined the few
+  // backlog ranges (1.5 s at a million messages with an empty backlog).
+  return `SELECT dead_letter_id FROM dead_letter_search WHERE terms @> ARRAY[${terms.join(', ')}]
+   UNION ALL
+   SELECT unindexed.id FROM search_backlog backlog CROSS JOIN LATERAL (
+     SELECT backlog_d.id FROM dead_letters backlog_d
+     WHERE backlog_d.id BETWEEN backlog.first_id AND backlog.last_id AND ${backlogTest} OFFSET 0
+   ) unindexed`
+}
+
+/**
+ * One header, property or x-death condition over `alias` (`d` unless said; lib/shared/schemas/field-filter.ts).
+ * Headers are the typed table as stored, `{"name": {"t": tag, "v": value}}` (docs/rabbitmq.md#typed-headers): a value
+ * compares as the text of its `v` (a long's decimal digits, a string as it is); a value kept only as bytes (`b64`)
+ * has no text and never equals anything, though it exists. Properties are amqplib's named fields, in jsonb. x-death is
+ * the header's array of tables; a condition holds when some entry satisfies it. This is the exact test, on the stored
+ * values; header and property equalities are also looked up in the search index first (termMatchesSql), the other
+ * conditions narrow the rows the other filters select (docs/ARCHITECTURE.md#search-index).
+ */
+export function fieldConditionSql(condition: FieldCondition, params: unknown[], alias = 'd'): string {
+  const d = alias
   const param = (value: unknown) => {
     params.push(value)
     return `$${params.length}`
@@ -107,14 +154,15 @@ export function fieldConditionSql(condition: FieldCondition, params: unknown[]):
       condition.op === 'eq'
         ? `${field} = ${param(condition.value)}`
         : `${field} ~ '^[0-9]{1,18}$' AND ${field}::bigint ${condition.op === 'gte' ? '>=' : '<='} ${param(condition.value)}::bigint`
-    return `EXISTS (SELECT 1 FROM json_array_elements(${X_DEATH_ENTRIES}) e WHERE json_typeof(e -> 'v') = 'object' AND ${test})`
+    return `EXISTS (SELECT 1 FROM json_array_elements(${xDeathEntries(d)}) e WHERE json_typeof(e -> 'v') = 'object' AND ${test})`
   }
   const name = param(condition.name)
-  const present = condition.on === 'header' ? `json_typeof(d.headers) = 'object' AND d.headers -> ${name} IS NOT NULL` : `d.properties ? ${name}`
+  const present = condition.on === 'header' ? `json_typeof(${d}.headers) = 'object' AND ${d}.headers -> ${name} IS NOT NULL` : `${d}.properties ? ${name}`
   if (!('value' in condition)) return condition.op === 'exists' ? `(${present})` : `NOT (${present})`
-  const text = condition.on === 'header' ? `(CASE WHEN json_typeof(d.headers) = 'object' THEN d.headers -> ${name} ->> 'v' END)` : `(d.properties ->> ${name})`
+  const text = condition.on === 'header' ? `(CASE WHEN json_typeof(${d}.headers) = 'object' THEN ${d}.headers -> ${name} ->> 'v' END)` : `(${d}.properties ->> ${name})`
   return condition.op === 'eq' ? `${text} = ${param(condition.value)}` : `starts_with(${text}, ${param(condition.value)})`
 }
 
-/** The x-death header's entries, when it is an array (anything else: none). */
-const X_DEATH_ENTRIES = `CASE WHEN json_typeof(d.headers) = 'object' AND json_typeof(d.headers -> 'x-death' -> 'v') = 'array' THEN d.headers -> 'x-death' -> 'v' END`
+/** The x-death header's entries of `d`'s row, when it is an array (anything else: none). */
+const xDeathEntries = (d: string) =>
+  `CASE WHEN json_typeof(${d}.headers) = 'object' AND json_typeof(${d}.headers -> 'x-death' -> 'v') = 'array' THEN ${d}.headers -> 'x-death' -> 'v' END`

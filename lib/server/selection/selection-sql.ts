@@ -5,12 +5,14 @@ import { filterParams, type MessageFilter } from '@/lib/shared/schemas/message-f
 import type { Selection } from '@/lib/shared/schemas/selection'
 
 /**
- * How a text search (`q`) is matched.
+ * How a text search (`q`) is matched, and header and property equalities with it (FieldMatching).
  * - `index`: the ids whose search text matches, from dead_letter_search's trigram index and the rows still in the
- *   search backlog (searchMatchesSql). For statements that take the selection as a set (a replay plan, a resolve).
+ *   search backlog (searchMatchesSql); equalities through its header terms (termMatchesSql). For statements that
+ *   take the selection as a set (a replay plan, a resolve).
  * - `per-row`: each row's search text evaluated as the statement walks the rows in list order (dead_letter_search
- *   joined LEFT, see SelectionSql.searchJoin). An export reads every match anyway, and one walk in list order is
- *   linear where an index lookup per page would repeat the whole search every page.
+ *   joined LEFT, see SelectionSql.searchJoin), and each row's stored header and property values. An export reads
+ *   every match anyway, and one walk in list order is linear where an index lookup per page would repeat the whole
+ *   search every page.
  */
 export type TextSearch = 'index' | 'per-row'
 
@@ -53,9 +55,9 @@ export function selectionSql({ selection, params, textSearch = 'index', ...scope
     return { where: `${ids} AND d.source_id = ANY($${params.length}::bigint[])`, searchJoin: '' }
   }
   const filter = selectionFilter(selection)
-  if (textSearch === 'index' || !filter.q) return { where: messageFilterSql(filter, params, sourceIds), searchJoin: '' }
+  if (textSearch === 'index' || !filter.q) return { where: messageFilterSql(filter, params, sourceIds, textSearch), searchJoin: '' }
   const { q, ...rest } = filter
-  const where = messageFilterSql(rest, params, sourceIds)
+  const where = messageFilterSql(rest, params, sourceIds, 'per-row')
   params.push(searchPattern(q))
   return { where: `${where} AND ${rowSearchTextSql('d', 'ds')} ILIKE $${params.length}`, searchJoin: SEARCH_JOIN }
 }

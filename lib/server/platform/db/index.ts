@@ -35,6 +35,10 @@ export async function openDb(options: { databaseUrl?: string; dataDir?: string; 
       connectionTimeoutMillis: 5_000,
       idleTimeoutMillis: 30_000,
       statement_timeout: config.LAZARUS_STATEMENT_TIMEOUT_MS,
+      // No JIT for request-time statements: they read a page through indexes, and a filter the planner overestimates
+      // (an equality over the search backlog's ranges) crossed jit_above_cost and spent 600 ms compiling for a 1 ms
+      // lookup (docs/decisions/0013-header-terms-in-the-search-index.md).
+      options: '-c jit=off',
       application_name: 'lazarus-web',
     })
     const backgroundPool = new pg.Pool({ connectionString: databaseUrl, max: 10, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000, application_name: 'lazarus-background' })
