@@ -155,6 +155,16 @@ describe('header and property equalities through the header terms', () => {
     await expectAllPaths()
   })
 
+  it('a count past the cap checks rows as it walks (a common value), below it takes the terms (a rare one): the same figures', async () => {
+    // With a cap of 1, acme (2 messages) is "common": the terms say more than the cap, the capped scan says so too.
+    const count = (query: string) => countMessages({ db, filter: countMessagesQuerySchema.parse(params(query)), exactCap: 1 })
+    expect(await count('h.tenant=acme')).toMatchObject({ estimated: true })
+    expect((await count('h.tenant=acme')).count).toBeGreaterThanOrEqual(2)
+    expect(await count('h.tenant=globex')).toEqual({ count: 1, estimated: false, method: 'exact' })
+    expect(await count('h.tenant=initech')).toEqual({ count: 0, estimated: false, method: 'exact' })
+    expect(await count('h.tenant=acme&p.correlationId=corr-twin')).toEqual({ count: 1, estimated: false, method: 'exact' })
+  })
+
   it('a message stored after the others is found before the indexer reaches it', async () => {
     const source = (await db.sql.query<{ id: string }>(`SELECT id::text FROM sources WHERE queue = 'tenants.dlq'`)).rows[0].id
     await storeBatch({ sql: db.sql, sourceId: source, sourceLabel: 'tenants.dlq', rows: [ingestRow({ headersJson: JSON.stringify({ tenant: S('acme') }), entityKey: 'late' })] })

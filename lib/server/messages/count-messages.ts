@@ -4,7 +4,7 @@ import type { Sql } from '@/lib/server/platform/db/sql'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import type { MessageCountDto } from '@/lib/shared/schemas/message'
 import type { MessageFilter } from '@/lib/shared/schemas/message-filter'
-import { MESSAGES_FROM, messageFilterSql } from '@/lib/server/selection/message-filter-sql'
+import { isIndexedEquality, MESSAGES_FROM, messageFilterSql, termMatchesSql, type FieldMatching } from '@/lib/server/selection/message-filter-sql'
 import { filtersMaskedText, idsMatchingRedacted, needsRedaction, type RedactedView } from './redacted-search'
 
 /**
@@ -19,28 +19,51 @@ export const EXACT_COUNT_CAP = 10_000
  * planner's row estimate, never below what the capped scan already saw. With `scope.sourceIds`, only those sources'
  * messages, and their counters (drained counts, per-source group counts).
  */
-export type CountMessagesOptions = { db: Db; filter: MessageFilter; view?: RedactedView } & SourceScope
+export type CountMessagesOptions = {
+  db: Db
+  filter: MessageFilter
+  view?: RedactedView
+  /** Counted exactly up to here (EXACT_COUNT_CAP; smaller in tests). */
+  exactCap?: number
+} & SourceScope
 
-export async function countMessages({ db: { sql }, filter, view, ...scope }: CountMessagesOptions): Promise<MessageCountDto> {
+export async function countMessages({ db: { sql }, filter, view, exactCap = EXACT_COUNT_CAP, ...scope }: CountMessagesOptions): Promise<MessageCountDto> {
   const sourceIds = allowedSourceIds(scope)
   const params: unknown[] = []
-  const where = messageFilterSql(filter, params, sourceIds)
+  const where = messageFilterSql(filter, params, sourceIds, await equalityMatching({ sql, filter, exactCap }))
   if (view && view.rawSourceIds !== null && filtersMaskedText(filter)) {
     return countRedacted({ sql, where, params, filter, view })
   }
-  params.push(EXACT_COUNT_CAP + 1)
+  params.push(exactCap + 1)
   const { rows } = await sql.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${MESSAGES_FROM} WHERE ${where} LIMIT $${params.length}) capped`,
     params,
   )
   const exact = rows[0]?.n ?? 0
-  if (exact <= EXACT_COUNT_CAP) return { count: exact, estimated: false, method: 'exact' }
+  if (exact <= exactCap) return { count: exact, estimated: false, method: 'exact' }
 
   // Counters are kept in the ingesting transaction, but retention or deletes may bypass them: labelled estimates.
   const used = Object.entries(filter).filter(([, value]) => value !== undefined).map(([key]) => key)
   const counter = used.length === 0 ? await storedCount({ sql, sourceIds }) : used.length === 1 && filter.group ? await groupCount({ sql, groupId: filter.group, sourceIds }) : null
   if (counter !== null) return { count: Math.max(counter, exact), estimated: true, method: 'counter' }
   return { count: Math.max(await plannerEstimate({ sql, where, params: params.slice(0, -1) }), exact), estimated: true, method: 'planner' }
+}
+
+/**
+ * How a count reads header and property equalities (docs/decisions/0013-header-terms-in-the-search-index.md). The
+ * header terms name a rare value's few messages at once; a common value's hundreds of thousands would all be read
+ * before the cap applies, where checking rows as the capped scan walks them stops at EXACT_COUNT_CAP + 1 matches. So
+ * the terms decide: past the cap they say the value is common, and the rows are checked one by one.
+ */
+async function equalityMatching({ sql, filter, exactCap }: { sql: Sql; filter: MessageFilter; exactCap: number }): Promise<FieldMatching> {
+  const equalities = (filter.match ?? []).filter(isIndexedEquality)
+  if (equalities.length === 0) return 'index'
+  const params: unknown[] = []
+  const { rows } = await sql.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM (${termMatchesSql(equalities, params)} LIMIT ${exactCap + 1}) capped`,
+    params,
+  )
+  return (rows[0]?.n ?? 0) > exactCap ? 'per-row' : 'index'
 }
 
 /** Counted among this many candidates when each must be checked against the redacted text. */
