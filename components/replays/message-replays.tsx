@@ -5,7 +5,7 @@ import { DataTable, type DataColumn } from '@/components/ui/data-table'
 import { AbsoluteTime } from '@/components/ui/time'
 import { visibleText } from '@/lib/client/format'
 import type { MessageReplayDto, ReplayedFromDto } from '@/lib/shared/schemas/replay'
-import { exchangeText, ItemStatusBadge } from './replay-format'
+import { ItemStatusBadge, PublishedTo, publishedToText } from './replay-format'
 
 /** "Failed again after replay": this copy died again; it links to the copy it was replayed from. */
 export function FailedAgainNotice({ failedAgain }: { failedAgain: ReplayedFromDto }) {
@@ -66,7 +66,8 @@ export function ReplayedField({ message: m }: { message: ReplayedFacts }) {
       <Link href={`/replays/${shown.jobId}`} className="hover:underline">
         replay #{shown.jobId}
       </Link>{' '}
-      by {visibleText(by)} · <AbsoluteTime iso={at} />
+      {/* The field breaks anywhere (hostile text): never inside the time. */}
+      by {visibleText(by)} · <AbsoluteTime iso={at} className="whitespace-nowrap" />
       {lineage && ` · ${lineage}`}
     </span>
   )
@@ -75,8 +76,9 @@ export function ReplayedField({ message: m }: { message: ReplayedFacts }) {
 const COLUMNS: DataColumn[] = [
   { header: 'Job', width: 'w-28' },
   { header: 'Outcome', width: 'w-28' },
-  { header: 'When', width: 'w-40' },
-  { header: 'By', width: 'w-32' },
+  // A time with its zone, never cut.
+  { header: 'When', width: 'w-56' },
+  { header: 'By', width: 'w-44' },
   { header: 'Published to', width: 'w-[26%]' },
   { header: 'Error' },
 ]
@@ -87,7 +89,7 @@ export function MessageReplays({ replays }: { replays: MessageReplayDto[] }) {
   return (
     <DataTable label="Replay history" columns={COLUMNS}>
       {replays.map((r, i) => {
-        const to = r.exchange === null ? '—' : `${exchangeText(r.exchange)}${r.routingKey ? ` → ${visibleText(r.routingKey)}` : ''}`
+        const to = publishedToText(r.exchange, r.routingKey)
         return (
           <tr key={`${r.jobId}-${r.replayId}-${i}`} data-job-id={r.jobId} data-status={r.status}>
             <td className="font-mono text-xs">
@@ -99,14 +101,14 @@ export function MessageReplays({ replays }: { replays: MessageReplayDto[] }) {
             <td>
               <ItemStatusBadge status={r.status} />
             </td>
-            <td className="truncate text-xs text-zinc-600 tabular-nums">
+            <td className="truncate text-xs text-zinc-600 tabular-nums" data-column="when">
               <AbsoluteTime iso={r.finishedAt ?? r.publishedAt ?? r.createdAt} />
             </td>
             <td className="truncate text-xs" title={visibleText(r.createdBy)}>
               {visibleText(r.createdBy)}
             </td>
             <td className="truncate font-mono text-xs text-zinc-700" title={to}>
-              {to}
+              <PublishedTo exchange={r.exchange} routingKey={r.routingKey} />
             </td>
             <td className="truncate text-xs text-red-700" title={r.error ? visibleText(r.error) : undefined}>
               {r.error ? visibleText(r.error) : <span className="text-zinc-400">—</span>}

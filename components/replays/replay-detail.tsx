@@ -21,7 +21,7 @@ import { doneCount } from '@/lib/client/replay-outcome'
 import { useCan } from '@/lib/client/use-session'
 import { useUrlState } from '@/lib/client/use-url-state'
 import { REPLAY_ITEM_STATUSES, type ReplayItemDto, type ReplayJobDetailDto } from '@/lib/shared/schemas/replay'
-import { exchangeText, exclusionLabel, formatDuration, ItemStatusBadge, JobStatusBadge, selectionText, targetText } from './replay-format'
+import { exchangeText, exclusionLabel, formatDuration, ItemStatusBadge, JobStatusBadge, PublishedTo, publishedToText, selectionText, targetText } from './replay-format'
 import { ReplayProgress } from './replay-progress'
 
 const ITEM_KEYS = ['status'] as const
@@ -163,7 +163,7 @@ function PlanSummary({ job }: { job: ReplayJobDetailDto }) {
 }
 
 function ItemRow({ item }: { item: ReplayItemDto }) {
-  const to = item.exchange === null ? '—' : `${exchangeText(item.exchange)}${item.routingKey !== null ? ` → ${visibleText(item.routingKey) || '(empty)'}` : ''}`
+  const to = publishedToText(item.exchange, item.routingKey)
   const error = item.error ? visibleText(item.error) : null
   return (
     <tr data-item-status={item.status} data-message-id={item.messageId}>
@@ -188,27 +188,29 @@ function ItemRow({ item }: { item: ReplayItemDto }) {
         <ItemStatusBadge status={item.status} />
       </td>
       <td className="truncate font-mono text-xs text-zinc-600" title={to}>
-        {to}
+        <PublishedTo exchange={item.exchange} routingKey={item.routingKey} />
       </td>
       <td className={cn('truncate text-xs', error ? 'text-red-700' : 'text-zinc-400')} title={error ?? undefined}>
         {error ?? '—'}
       </td>
-      <td className="truncate text-xs text-zinc-600 tabular-nums">
+      <td className="truncate text-xs text-zinc-600 tabular-nums" data-column="at">
         <AbsoluteTime iso={item.finishedAt ?? item.publishedAt} />
       </td>
     </tr>
   )
 }
 
+// At 1024 px the fixed columns and the shares leave the reason about 10rem ("replay cancelled" fits twice). The time
+// column holds a time with its zone ("2026-12-01 19:56:54 UTC−10:30"), which is never cut.
 const ITEM_COLUMNS: DataColumn[] = [
-  { header: '#', width: 'w-14', align: 'right' },
-  { header: 'Message', width: 'w-36' },
+  { header: '#', width: 'w-12', align: 'right' },
+  { header: 'Message', width: 'w-32' },
   { header: 'Error type', width: 'w-[18%]' },
-  { header: 'Entity', width: 'w-[14%]' },
-  { header: 'Outcome', width: 'w-28' },
+  { header: 'Entity', width: 'w-[10%]' },
+  { header: 'Outcome', width: 'w-24' },
   { header: 'Published to', width: 'w-[18%]' },
   { header: 'Reason' },
-  { header: 'At', width: 'w-40' },
+  { header: 'At', width: 'w-56' },
 ]
 
 function Items({ job }: { job: ReplayJobDetailDto }) {

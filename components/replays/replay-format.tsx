@@ -30,6 +30,27 @@ export function exchangeText(exchange: string | null | undefined): string {
   return exchange === '' ? '(default exchange)' : visibleText(exchange)
 }
 
+/** Where a replayed copy went: "orders → order.created", "(default exchange) → orders.work", "—" when not yet known. */
+export function publishedToText(exchange: string | null, routingKey: string | null): string {
+  if (exchange === null) return '—'
+  return `${exchangeText(exchange)}${routingKey !== null ? ` → ${visibleText(routingKey) || '(empty)'}` : ''}`
+}
+
+/**
+ * The route of a replayed copy in a table cell. Through the default exchange the routing key is the queue, so it reads
+ * "queue orders.work": the name first, which a narrow column still shows. The full route is the cell's title.
+ */
+export function PublishedTo({ exchange, routingKey }: { exchange: string | null; routingKey: string | null }) {
+  if (exchange === '' && routingKey) {
+    return (
+      <>
+        <span className="font-sans text-zinc-400">queue</span> {visibleText(routingKey)}
+      </>
+    )
+  }
+  return <>{publishedToText(exchange, routingKey)}</>
+}
+
 export function selectionText(selection: Selection | SelectionInput | undefined | null): string {
   if (!selection) return '—'
   if ('ids' in selection) return selection.ids.length === 1 ? `message #${selection.ids[0]}` : `${formatCount(selection.ids.length)} selected messages`

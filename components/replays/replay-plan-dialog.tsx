@@ -86,7 +86,10 @@ function Numbers({ plan, estimate }: { plan: ReplayPlanDto; estimate: number | n
 }
 
 function Exclusions({ plan }: { plan: ReplayPlanDto }) {
-  if (plan.excluded.length === 0) return <p className="text-zinc-500">Every matched message can be replayed.</p>
+  if (plan.excluded.length === 0) {
+    // Nothing left out is not the same as "can be replayed": a plan to nowhere excludes nothing and still cannot run.
+    return <p className="text-zinc-500">{plan.canRun ? 'Every matched message can be replayed.' : 'No message is left out; the warnings say why the plan cannot run.'}</p>
+  }
   return (
     <ul className="space-y-1" data-testid="plan-exclusions">
       {plan.excluded.map((e) => (

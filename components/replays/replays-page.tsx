@@ -5,7 +5,7 @@ import { useRouter } from 'next/navigation'
 import { useMemo, useRef } from 'react'
 import { Badge } from '@/components/ui/badge'
 import { Select } from '@/components/ui/fields'
-import { DataTable, type DataColumn } from '@/components/ui/data-table'
+import { DataTable, WIDE_ONLY, type DataColumn } from '@/components/ui/data-table'
 import { LoadMore } from '@/components/ui/load-more'
 import { EmptyState, ErrorState } from '@/components/ui/states'
 import { AbsoluteTime, RelativeTime } from '@/components/ui/time'
@@ -19,18 +19,24 @@ import { JobStatusBadge, selectionText, targetText } from './replay-format'
 import { ReplayProgress } from './replay-progress'
 
 const KEYS = ['status'] as const
+// From 1280 px the fixed columns take 78rem (13 px each: app/globals.css): Progress has room for "1,234 replayed · 56
+// cancelled" beside its bar, Created for a time with its zone, the headers for their words; "What → where" takes the
+// rest. Below, Total, Confirmed and Still dead (which the progress text also states) step aside, leaving 60rem, so a
+// 1024 px window shows every other column whole without scrolling. Under TABLE_MIN_WIDTH (those sums and 11rem for
+// "What → where") the table scrolls inside its box instead of cutting texts or widening the page. Keep them in step.
 const COLUMNS: DataColumn[] = [
-  { header: 'Job', width: 'w-28' },
+  { header: 'Job', width: 'w-24' },
   { header: 'Status', width: 'w-24' },
-  { header: 'Progress', width: 'w-64' },
-  { header: 'Total', width: 'w-20', align: 'right' },
-  { header: 'Confirmed', width: 'w-28', align: 'right' },
-  { header: 'Still dead', width: 'w-28', align: 'right', title: 'Unroutable, failed or cancelled: these stay dead' },
+  { header: 'Progress', width: 'w-80' },
+  { header: 'Total', width: 'w-16', align: 'right', wide: true },
+  { header: 'Confirmed', width: 'w-28', align: 'right', wide: true },
+  { header: 'Still dead', width: 'w-28', align: 'right', title: 'Unroutable, failed or cancelled: these stay dead', wide: true },
   { header: 'What → where' },
   { header: 'By', width: 'w-32' },
-  { header: 'Created', width: 'w-40' },
+  { header: 'Created', width: 'w-56' },
   { header: 'Finished', width: 'w-24' },
 ]
+const TABLE_MIN_WIDTH = 'min-w-[calc(60rem+11rem)] xl:min-w-[calc(78rem+11rem)]'
 
 function JobRow({ job, index, cursorStore }: { job: ReplayJobDto; index: number; cursorStore: CursorStore }) {
   const cursor = useIsCursor(cursorStore, index)
@@ -56,9 +62,9 @@ function JobRow({ job, index, cursorStore }: { job: ReplayJobDto; index: number;
       <td>
         <ReplayProgress job={job} size="sm" label={`Progress of replay ${job.id}`} />
       </td>
-      <td className="text-right tabular-nums">{formatCount(job.total)}</td>
-      <td className="text-right text-emerald-700 tabular-nums">{formatCount(job.confirmed)}</td>
-      <td className={cn('text-right tabular-nums', problems > 0 ? 'text-red-700' : 'text-zinc-400')} title={`${formatCount(job.unroutable)} unroutable · ${formatCount(job.failed)} failed · ${formatCount(job.cancelled)} cancelled`}>
+      <td className={cn('text-right tabular-nums', WIDE_ONLY)}>{formatCount(job.total)}</td>
+      <td className={cn('text-right text-emerald-700 tabular-nums', WIDE_ONLY)}>{formatCount(job.confirmed)}</td>
+      <td className={cn('text-right tabular-nums', WIDE_ONLY, problems > 0 ? 'text-red-700' : 'text-zinc-400')} title={`${formatCount(job.unroutable)} unroutable · ${formatCount(job.failed)} failed · ${formatCount(job.cancelled)} cancelled`}>
         {formatCount(problems)}
       </td>
       <td className="truncate text-xs text-zinc-700" title={`${selection} → ${target}`}>
@@ -67,7 +73,7 @@ function JobRow({ job, index, cursorStore }: { job: ReplayJobDto; index: number;
       <td className="truncate text-xs text-zinc-700" title={visibleText(job.createdBy)}>
         {visibleText(job.createdBy)}
       </td>
-      <td className="truncate text-xs text-zinc-600 tabular-nums">
+      <td className="truncate text-xs text-zinc-600 tabular-nums" data-column="created">
         <AbsoluteTime iso={job.createdAt} />
       </td>
       <td className="truncate text-xs text-zinc-500">{job.finishedAt ? <RelativeTime iso={job.finishedAt} /> : job.startedAt ? 'running' : 'waiting'}</td>
@@ -101,8 +107,8 @@ export function ReplaysPage() {
         <ErrorState title="Could not load replays" error={query.error} onRetry={() => void query.refetch()} />
       ) : (
         <div className="overflow-hidden rounded-md border border-zinc-200 bg-white">
-          <div className={query.isPlaceholderData ? 'opacity-60 transition-opacity' : undefined}>
-            <DataTable label="Replays" columns={COLUMNS} pending={query.isPending} skeletonRows={8} bodyRef={body}>
+          <div className={cn('overflow-x-auto overflow-y-hidden', query.isPlaceholderData && 'opacity-60 transition-opacity')}>
+            <DataTable label="Replays" className={TABLE_MIN_WIDTH} columns={COLUMNS} pending={query.isPending} skeletonRows={8} bodyRef={body}>
               {jobs.map((j, i) => <JobRow key={j.id} job={j} index={i} cursorStore={cursorStore} />)}
             </DataTable>
           </div>

@@ -4,9 +4,14 @@ import { SkeletonRows } from './skeleton'
 
 /**
  * One column of a DataTable: its header and its fixed width (a Tailwind width class; none takes the rest). `sort`
- * marks the column the rows are sorted by (aria-sort); a header that changes the sort brings its own button.
+ * marks the column the rows are sorted by (aria-sort); a header that changes the sort brings its own button. `wide`
+ * shows the column from the xl breakpoint (1280 px) up only: for facts the row also states elsewhere, which a narrower
+ * window leaves out rather than cut the other columns short. The caller gives its cells WIDE_ONLY.
  */
-export type DataColumn = { header?: ReactNode; width?: string; align?: 'right'; title?: string; sort?: 'ascending' | 'descending' | 'none' }
+export type DataColumn = { header?: ReactNode; width?: string; align?: 'right'; title?: string; sort?: 'ascending' | 'descending' | 'none'; wide?: boolean }
+
+/** The cells of a `wide` column (DataColumn): hidden below xl, like the column itself. */
+export const WIDE_ONLY = 'hidden xl:table-cell'
 
 const VARIANTS = {
   /** One line per row, 32 px high, a grey header band (app/globals.css `.data-table`). */
@@ -45,21 +50,22 @@ export function DataTable({
     <table className={cn(style.table, className)} aria-label={label} aria-busy={pending || undefined}>
       <colgroup>
         {columns.map((column, i) => (
-          <col key={i} className={column.width} />
+          // A hidden <col> drops out of the table's columns, so the cells that remain keep their own widths.
+          <col key={i} className={cn(column.width, column.wide && 'hidden xl:table-column') || undefined} />
         ))}
       </colgroup>
       {columns.some((column) => column.header !== undefined) && (
         <thead>
           <tr className={style.headRow}>
             {columns.map((column, i) => (
-              <th key={i} className={cn(style.th, column.align === 'right' && 'text-right') || undefined} title={column.title} aria-sort={column.sort}>
+              <th key={i} className={cn(style.th, column.align === 'right' && 'text-right', column.wide && WIDE_ONLY) || undefined} title={column.title} aria-sort={column.sort}>
                 {column.header}
               </th>
             ))}
           </tr>
         </thead>
       )}
-      <tbody ref={bodyRef}>{pending ? <SkeletonRows columns={columns.length} rows={skeletonRows} /> : children}</tbody>
+      <tbody ref={bodyRef}>{pending ? <SkeletonRows columns={columns.length} rows={skeletonRows} cellClassNames={columns.map((c) => (c.wide ? WIDE_ONLY : undefined))} /> : children}</tbody>
     </table>
   )
 }

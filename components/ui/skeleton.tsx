@@ -8,13 +8,24 @@ export function Skeleton({ className }: { className?: string }) {
 const WIDTHS = ['w-3/4', 'w-1/2', 'w-2/3', 'w-5/6', 'w-2/5', 'w-3/5']
 
 /** Placeholder rows of the same fixed height as real rows, so data arriving does not move the layout. */
-export function SkeletonRows({ rows = 8, columns, rowClassName = 'h-8' }: { rows?: number; columns: number; rowClassName?: string }) {
+export function SkeletonRows({
+  rows = 8,
+  columns,
+  rowClassName = 'h-8',
+  cellClassNames,
+}: {
+  rows?: number
+  columns: number
+  rowClassName?: string
+  /** Per column, for cells hidden with their column (DataTable's `wide`). */
+  cellClassNames?: readonly (string | undefined)[]
+}) {
   return (
     <>
       {Array.from({ length: rows }, (_, r) => (
         <tr key={r} className={cn('border-b border-zinc-100', rowClassName)} aria-hidden>
           {Array.from({ length: columns }, (_, c) => (
-            <td key={c} className="px-2">
+            <td key={c} className={cn('px-2', cellClassNames?.[c])}>
               <Skeleton className={cn('h-3', WIDTHS[(r + c) % WIDTHS.length])} />
             </td>
           ))}
