@@ -19,6 +19,8 @@ export const atLeast = (role: Role, needed: Role) => ROLE_RANK[role] >= ROLE_RAN
  * - `guard`: a pause guard's token (its own queue's pauses), or anyone who may read pauses.
  * - `audit:read` and `alerts:read` are not limited by source: the log tells of every source, so a binding limited to some sources does
  *   not open it.
+ * - `topology:read` (the broker's graph and the doctor's findings) and `topology:write` (acknowledging a finding,
+ *   running the doctor now) are not limited by source either: the graph names every queue of the vhost.
  */
 export const PERMISSIONS = {
   public: null,
@@ -33,6 +35,8 @@ export const PERMISSIONS = {
   'audit:read': 'operator',
   'alerts:read': 'viewer',
   'sources:read': 'viewer',
+  'topology:read': 'viewer',
+  'topology:write': 'operator',
   admin: 'admin',
   metrics: 'admin',
   guard: 'viewer',
