@@ -4,7 +4,7 @@ import { waitFor } from './broker'
 export const MANAGEMENT_URL = 'http://127.0.0.1:15672'
 const ADMIN_AUTH = `Basic ${Buffer.from('guest:guest').toString('base64')}`
 
-export async function management(method: 'GET' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<Response> {
+export async function management(method: 'GET' | 'PUT' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<Response> {
   return fetch(MANAGEMENT_URL + path, {
     method,
     headers: { authorization: ADMIN_AUTH, 'content-type': 'application/json' },

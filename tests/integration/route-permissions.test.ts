@@ -96,6 +96,9 @@ const HOLDERS: Record<Permission, Caller[]> = {
   'audit:read': ['operator', 'admin'],
   'alerts:read': ['viewer', 'operator', 'admin'],
   'sources:read': ['viewer', 'operator', 'billingOperator', 'admin'],
+  // The graph names every queue of the vhost, so a binding limited to some sources does not open it.
+  'topology:read': ['viewer', 'operator', 'admin'],
+  'topology:write': ['operator', 'admin'],
   admin: ['admin'],
   metrics: ['metricsToken', 'admin'],
   guard: ['guardToken', 'viewer', 'operator', 'billingOperator', 'admin'],
