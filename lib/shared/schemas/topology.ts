@@ -136,6 +136,8 @@ export type TopologyCheckDto = { kind: FindingKind; checked: number; description
 
 export type TopologyDto = {
   vhost: string
+  /** The vhosts the doctor watches (LAZARUS_TOPOLOGY_VHOSTS; the broker URL's vhost by default). */
+  vhosts: string[]
   brokerVersion: string | null
   /** When the broker was read; null when no run has finished for this vhost yet. */
   checkedAt: string | null
@@ -164,3 +166,6 @@ export const findingsQuerySchema = z
   .strict()
 
 export const acknowledgeFindingSchema = z.object({ reason: text().trim().min(3, 'say why').max(500) }).strict()
+
+// POST /api/topology/runs: run the doctor now on one vhost (default: the broker URL's)
+export const runTopologySchema = z.object({ vhost: text().max(255).optional() }).strict()
