@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import * as applyRoute from '@/app/api/topology/builder/apply/route'
 import * as planRoute from '@/app/api/topology/builder/plan/route'
-import type { ChannelModel, ConfirmChannel, ConsumeMessage } from '@/lib/server/platform/broker/amqplib'
+import type { ChannelModel, ConfirmChannel, GetMessage, Message } from '@/lib/server/platform/broker/amqplib'
 import { connect } from '@/lib/server/platform/broker/amqplib'
 import { applyTopology } from '@/lib/server/topology/builder/apply-topology'
 import { planTopologyApply } from '@/lib/server/topology/builder/plan-topology-apply'
@@ -22,7 +22,7 @@ const TIERS = [100, 200, 300]
 const SPEC: ThreeTierSpecInput = { name: 'orders', routingKeys: ['order.created', 'order.shipped'], retryDelaysMs: TIERS, dlqMaxLength: 10_000 }
 
 type Death = { queue: string; reason: string; count: number; 'routing-keys': string[] }
-const deathsOf = (m: ConsumeMessage) => (m.properties.headers?.['x-death'] ?? []) as Death[]
+const deathsOf = (m: Message) => (m.properties.headers?.['x-death'] ?? []) as Death[]
 
 /** The management API's view of a vhost's objects, in the definitions format, sorted so two vhosts compare. */
 async function objectsOf(vhost: string): Promise<Omit<VhostDefinitions, 'rabbit_version' | 'parameters'>> {
@@ -56,9 +56,9 @@ async function failingConsumer(connection: ChannelModel, deliveries: Map<string,
   return ch
 }
 
-async function drain(connection: ChannelModel, queue: string, expected: number): Promise<ConsumeMessage[]> {
+async function drain(connection: ChannelModel, queue: string, expected: number): Promise<GetMessage[]> {
   const ch = await connection.createChannel()
-  const messages: ConsumeMessage[] = []
+  const messages: GetMessage[] = []
   await waitFor(async () => (await ch.checkQueue(queue)).messageCount >= expected, { timeoutMs: 30_000, what: `${expected} messages in ${queue}` })
   for (let m = await ch.get(queue, { noAck: true }); m; m = await ch.get(queue, { noAck: true })) messages.push(m)
   await ch.close()
