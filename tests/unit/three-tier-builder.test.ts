@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
 import { vhostDefinitionsSchema } from '@/lib/shared/topology/definitions'
-import { buildThreeTier, formatDelay, threeTierSpecSchema, topicMatches, type BuilderObject } from '@/lib/shared/topology/three-tier'
+import { buildThreeTier, formatDelay, threeTierSpecSchema, type BuilderObject } from '@/lib/shared/topology/three-tier'
 
 const ORDERS = { name: 'orders', routingKeys: ['order.created', 'order.#'], retryDelaysMs: [30_000, 300_000, 3_600_000] }
 
@@ -166,14 +166,5 @@ describe('threeTierSpecSchema', () => {
     ])
     expect(issuesOf({ name: 'orders', routingKeys: ['orders.*.*'], retryDelaysMs: [1_000] })).toHaveLength(1)
     expect(issuesOf({ name: 'orders', routingKeys: ['orders.*', 'order.#'], retryDelaysMs: [1_000] })).toEqual([])
-  })
-
-  it('matches topic patterns as RabbitMQ does', () => {
-    expect(topicMatches('a.*.c', 'a.b.c')).toBe(true)
-    expect(topicMatches('a.*', 'a.b.c')).toBe(false)
-    expect(topicMatches('a.#', 'a')).toBe(true)
-    expect(topicMatches('#.c', 'a.b.c')).toBe(true)
-    expect(topicMatches('#', '')).toBe(true)
-    expect(topicMatches('a.#.#.#.#.#.#.#.#.#.#.#.z', `a.${'b.'.repeat(60)}y`)).toBe(false)
   })
 })

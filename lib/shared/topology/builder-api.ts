@@ -3,7 +3,7 @@ import { text } from '../schemas/fields'
 import type { VhostDefinitions } from './definitions'
 import { threeTierSpecSchema, type BuilderObject, type ConsumerRule } from './three-tier'
 
-/** The builder's HTTP API (docs/topology-builder.md#the-api): POST /api/topology/builder/plan and …/apply. */
+/** The builder's HTTP API (docs/topology-builder.md#the-dry-run, #applying-it): POST /api/topology/builder/plan and …/apply. */
 
 // POST /api/topology/builder/plan: the declarations and the dry run against the vhost (default: the broker URL's)
 export const planTopologySchema = z.object({ vhost: text().min(1).max(255).optional(), spec: threeTierSpecSchema }).strict()
@@ -16,9 +16,6 @@ export const applyTopologySchema = z
     confirm: z.literal(true, { error: 'confirm must be true: apply declares objects on the broker' }),
   })
   .strict()
-
-export type PlanTopologyInput = z.infer<typeof planTopologySchema>
-export type ApplyTopologyInput = z.infer<typeof applyTopologySchema>
 
 /**
  * create: not there, apply declares it; unchanged: there with the same settings; conflict: a queue or exchange of that

@@ -2,7 +2,7 @@ import { z } from 'zod'
 
 /**
  * RabbitMQ's definitions format for one vhost: what `GET /api/definitions/{vhost}` returns and
- * `POST /api/definitions/{vhost}` imports (docs/topology-builder.md#definitions). A per-vhost export carries no `vhost`
+ * `POST /api/definitions/{vhost}` imports (docs/topology-builder.md#definitions-and-commands). A per-vhost export carries no `vhost`
  * field on its objects and no `vhosts`, `users` or `permissions` lists.
  */
 

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { text } from '../schemas/fields'
+import { topicMatches } from './topic-match'
 import type { DefinitionBinding, DefinitionExchange, DefinitionQueue, VhostDefinitions } from './definitions'
 
 /**
@@ -198,25 +199,6 @@ export function topologyNames(base: string, retryDelaysMs: readonly number[]): T
     parkingExchange: `${base}.dead`,
     dlq: `${base}.dlq`,
   }
-}
-
-/** Whether a topic exchange routes `key` through a binding with `pattern` (`*` one word, `#` zero or more). */
-export function topicMatches(pattern: string, key: string): boolean {
-  const p = pattern.split('.')
-  const k = key.split('.')
-  const memo = new Map<number, boolean>()
-  const match = (i: number, j: number): boolean => {
-    const slot = i * (k.length + 1) + j
-    const known = memo.get(slot)
-    if (known !== undefined) return known
-    let result: boolean
-    if (i === p.length) result = j === k.length
-    else if (p[i] === '#') result = match(i + 1, j) || (j < k.length && match(i, j + 1))
-    else result = j < k.length && (p[i] === '*' || p[i] === k[j]) && match(i + 1, j + 1)
-    memo.set(slot, result)
-    return result
-  }
-  return match(0, 0)
 }
 
 const QUORUM = { 'x-queue-type': 'quorum' } as const

@@ -58,35 +58,34 @@ const item = (object: BuilderObject, differences: PlanDifference[] | null): Plan
   differences: differences ?? [],
 })
 
-async function planQueue(vhost: string, q: BuilderQueue): Promise<PlanItemDto> {
-  const raw = await getOrNull(`/api/queues/${enc(vhost)}/${enc(q.name)}`)
-  if (raw === null) return item(q, null)
-  const e = existingQueueSchema.parse(raw)
-  return item(q, [
-    ...fieldDifferences([
-      ['type', e.type, q.queueType],
-      ['durable', e.durable, q.durable],
-      ['auto_delete', e.auto_delete, q.autoDelete],
-      ['exclusive', e.exclusive, q.exclusive],
-    ]),
-    ...argumentDifferences(e.arguments, q.arguments),
-  ])
+/** A queue or exchange: `create` when the management API does not know it, else each setting that differs. */
+async function planDeclared<T extends { arguments: Record<string, unknown> }>(
+  path: string,
+  schema: z.ZodType<T>,
+  object: BuilderQueue | BuilderExchange,
+  fields: (existing: T) => [field: string, existing: unknown, wanted: unknown][],
+): Promise<PlanItemDto> {
+  const raw = await getOrNull(path)
+  if (raw === null) return item(object, null)
+  const existing = schema.parse(raw)
+  return item(object, [...fieldDifferences(fields(existing)), ...argumentDifferences(existing.arguments, object.arguments)])
 }
 
-async function planExchange(vhost: string, x: BuilderExchange): Promise<PlanItemDto> {
-  const raw = await getOrNull(`/api/exchanges/${enc(vhost)}/${enc(x.name)}`)
-  if (raw === null) return item(x, null)
-  const e = existingExchangeSchema.parse(raw)
-  return item(x, [
-    ...fieldDifferences([
-      ['type', e.type, x.exchangeType],
-      ['durable', e.durable, x.durable],
-      ['auto_delete', e.auto_delete, x.autoDelete],
-      ['internal', e.internal, x.internal],
-    ]),
-    ...argumentDifferences(e.arguments, x.arguments),
+const planQueue = (vhost: string, q: BuilderQueue) =>
+  planDeclared(`/api/queues/${enc(vhost)}/${enc(q.name)}`, existingQueueSchema, q, (e) => [
+    ['type', e.type, q.queueType],
+    ['durable', e.durable, q.durable],
+    ['auto_delete', e.auto_delete, q.autoDelete],
+    ['exclusive', e.exclusive, q.exclusive],
   ])
-}
+
+const planExchange = (vhost: string, x: BuilderExchange) =>
+  planDeclared(`/api/exchanges/${enc(vhost)}/${enc(x.name)}`, existingExchangeSchema, x, (e) => [
+    ['type', e.type, x.exchangeType],
+    ['durable', e.durable, x.durable],
+    ['auto_delete', e.auto_delete, x.autoDelete],
+    ['internal', e.internal, x.internal],
+  ])
 
 async function planBinding(vhost: string, b: BuilderBinding): Promise<PlanItemDto> {
   const kind = b.destinationType === 'queue' ? 'q' : 'e'
