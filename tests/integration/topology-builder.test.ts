@@ -212,6 +212,39 @@ describe('the builder refuses to change what exists', () => {
   })
 })
 
+describe('a declaration the broker refuses half-way', () => {
+  let db: TestDb
+  let vhost: TestVhost
+
+  beforeAll(async () => {
+    db = await createTestDb()
+    vhost = await createTestVhost('builder_partial')
+    // AMQP_URL's user may configure everything but the work queue: apply gets that far, then the broker refuses.
+    const narrowed = await management('PUT', `/api/permissions/${encodeURIComponent(vhost.name)}/guest`, { configure: '^(?!orders\\.work$).*', write: '.*', read: '.*' })
+    expect(narrowed.ok).toBe(true)
+  })
+  afterAll(async () => {
+    await vhost?.remove()
+    await db?.drop()
+  })
+
+  it('keeps what was declared, audits it as refused, and says which object failed', async () => {
+    await expect(applyTopology({ db, vhost: vhost.name, spec: SPEC, actor: 'builder-test' })).rejects.toMatchObject({
+      code: 'unprocessable',
+      message: expect.stringContaining('The broker refused queue orders.work after 9 objects were declared'),
+    })
+    const { rows } = await db.sql.query<{ outcome: string; summary: string; details: { created: string[] } }>(`SELECT outcome, summary, details FROM audit_log WHERE action = 'topology.applied'`)
+    expect(rows).toHaveLength(1)
+    expect(rows[0]!.outcome).toMatch(/^refused: .*ACCESS_REFUSED/)
+    expect(rows[0]!.summary).toContain('in part: 9 of')
+    expect(rows[0]!.details.created).toEqual(buildThreeTier(SPEC).objects.slice(0, 9).map((o) => (o.kind === 'binding' ? `binding ${o.source} → ${o.destination} "${o.routingKey}"` : `${o.kind} ${o.name}`)))
+
+    const plan = await planTopologyApply({ vhost: vhost.name, spec: SPEC })
+    // Everything after the refused queue was never sent; a second apply (with the permission) declares just that.
+    expect(plan.items.map((i) => i.action)).toEqual(buildThreeTier(SPEC).objects.map((_, i) => (i < 9 ? 'unchanged' : 'create')))
+  })
+})
+
 describe('the definitions file and the rabbitmqadmin commands make what apply makes', () => {
   let db: TestDb
   const vhosts: TestVhost[] = []

@@ -76,9 +76,10 @@ export async function applyTopology({ db, vhost, spec, actor }: ApplyTopologyOpt
     outcome: failed ? `refused: ${(failure as Error).message}` : 'applied',
   })
   if (failed) {
+    // 406: declared differently since the plan; 403: AMQP_URL's user may not configure that name; else the broker went away.
     const code = replyCodeOf(failure)
     throw new AppError(
-      code === REPLY.PRECONDITION_FAILED ? 'conflict' : 'unavailable',
+      code === REPLY.PRECONDITION_FAILED ? 'conflict' : code === REPLY.ACCESS_REFUSED ? 'unprocessable' : 'unavailable',
       `The broker refused ${describe(failed)} after ${created.length} objects were declared: ${(failure as Error).message}`,
       { created: created.map(describe) },
     )
