@@ -106,8 +106,8 @@ export type ThreeTierSpec = z.output<typeof threeTierSpecSchema>
 
 export type ObjectArguments = Record<string, string | number>
 
-export type ExchangeRole = 'work-exchange' | 'retry-exchange' | 'return-exchange' | 'parking-exchange'
-export type QueueRole = 'work' | 'delay' | 'dlq'
+export type BuilderExchangeRole = 'work-exchange' | 'retry-exchange' | 'return-exchange' | 'parking-exchange'
+export type BuilderQueueRole = 'work' | 'delay' | 'dlq'
 
 /** One object of the topology, for the dry run: what it is, and why it is there. */
 export type BuilderObject =
@@ -115,7 +115,7 @@ export type BuilderObject =
       kind: 'exchange'
       id: string
       name: string
-      role: ExchangeRole
+      role: BuilderExchangeRole
       exchangeType: 'topic' | 'direct' | 'fanout'
       durable: true
       autoDelete: false
@@ -127,7 +127,7 @@ export type BuilderObject =
       kind: 'queue'
       id: string
       name: string
-      role: QueueRole
+      role: BuilderQueueRole
       queueType: 'quorum'
       durable: true
       autoDelete: false
@@ -205,11 +205,11 @@ const QUORUM = { 'x-queue-type': 'quorum' } as const
 /** At-least-once dead-lettering needs reject-publish, or the broker silently runs at-most-once (docs/rabbitmq.md). */
 const AT_LEAST_ONCE = { 'x-dead-letter-strategy': 'at-least-once', 'x-overflow': 'reject-publish' } as const
 
-function exchange(name: string, role: ExchangeRole, exchangeType: BuilderExchange['exchangeType'], args: ObjectArguments, purpose: string): BuilderExchange {
+function exchange(name: string, role: BuilderExchangeRole, exchangeType: BuilderExchange['exchangeType'], args: ObjectArguments, purpose: string): BuilderExchange {
   return { kind: 'exchange', id: `exchange:${name}`, name, role, exchangeType, durable: true, autoDelete: false, internal: false, arguments: args, purpose }
 }
 
-function queue(name: string, role: QueueRole, args: ObjectArguments, purpose: string): BuilderQueue {
+function queue(name: string, role: BuilderQueueRole, args: ObjectArguments, purpose: string): BuilderQueue {
   return { kind: 'queue', id: `queue:${name}`, name, role, queueType: 'quorum', durable: true, autoDelete: false, exclusive: false, arguments: { ...QUORUM, ...args }, purpose }
 }
 
