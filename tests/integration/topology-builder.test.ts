@@ -96,7 +96,7 @@ describe('the three-tier builder on a fresh vhost', () => {
       `SELECT actor, action, subject_type, subject_id, outcome, details FROM audit_log WHERE id = $1`,
       [applied.auditId],
     )
-    expect(rows[0]).toMatchObject({ actor: 'builder-test', action: 'topology.applied', subject_type: 'topology', subject_id: vhost.name, outcome: 'applied' })
+    expect(rows[0]).toMatchObject({ actor: 'builder-test', action: 'topology.applied', subject_type: 'vhost', subject_id: vhost.name, outcome: 'applied' })
     expect(rows[0]!.details.created).toContain('queue orders.work')
     expect(rows[0]!.details.created).toHaveLength(objects.length)
   })
