@@ -1,0 +1,236 @@
+import 'server-only'
+import type { EffectiveSettingDto, QueueRole, TopologyEdgeDto } from '@/lib/shared/schemas/topology'
+import type { BrokerSnapshot, SnapshotExchange, SnapshotQueue } from './broker-snapshot'
+import { exchangeAlternate, majorVersion, queueEffectiveSettings, type QueueSettings } from './effective-settings'
+import { buildRoutingTable, routePublish, type RouteResult, type RoutingTable } from './routing'
+
+/*
+ * The vhost's graph, analysed once for every rule (docs/topology.md#queue-roles): each queue's effective settings,
+ * the routing keys its dead letters carry, where they go, and the role the doctor infers for it.
+ */
+
+export type DeadLetterKeys = {
+  /** Keys the queue's dead letters carry: the dead-letter routing key, or the keys messages reach the queue with. */
+  keys: string[]
+  /** False when some messages may carry keys nobody can know statically (fanout, topic wildcards, direct publishes). */
+  known: boolean
+}
+
+export type AnalysedQueue = {
+  id: string
+  queue: SnapshotQueue
+  settings: QueueSettings
+  /** The effective dead-letter exchange ("" is the default exchange), or null without one. */
+  dlx: string | null
+  deadLetterKeys: DeadLetterKeys
+  /** Each dead-letter key routed through the DLX (empty without a DLX). */
+  deadLetterRoutes: { key: string; result: RouteResult }[]
+  /** Queues its dead letters reach; when the keys are unknown, every queue the DLX's bindings lead to. */
+  deadLetterTargets: string[]
+  /** Bound from an exchange that is no queue's DLX: an application publishes to it. */
+  boundFromApp: boolean
+  /** Some other queue's dead letters reach it. */
+  reachedByDeadLetters: boolean
+  role: QueueRole
+  sourceId: string | null
+}
+
+export type AnalysedExchange = { id: string; exchange: SnapshotExchange; alternate: EffectiveSettingDto | null; missing: boolean }
+
+export type AnalysedGraph = {
+  vhost: string
+  brokerVersion: string
+  majorVersion: number
+  queues: Map<string, AnalysedQueue>
+  exchanges: Map<string, AnalysedExchange>
+  table: RoutingTable
+  edges: TopologyEdgeDto[]
+  /** Exchanges some queue dead-letters to. */
+  dlxNames: Set<string>
+  /** Routing keys of stored letters by the queue they died in, when the evidence has any. */
+  storedKeys: Map<string, string[]>
+}
+
+export const queueId = (name: string) => `q:${name}`
+export const exchangeId = (name: string) => `x:${name}`
+
+const settingText = (settings: QueueSettings, key: string): string | null => {
+  const value = settings.byKey.get(key)?.value
+  return value === undefined || value === null ? null : String(value)
+}
+
+const hasWildcard = (key: string) => key.split('.').some((word) => word === '*' || word === '#')
+
+/** Builds the analysed graph of a snapshot; `sources` are the Lazarus sources of this vhost (queue names drained). */
+export function analyseGraph(options: { snapshot: BrokerSnapshot; sources: { id: string; queue: string }[]; storedKeys?: Map<string, string[]> }): AnalysedGraph {
+  const { snapshot } = options
+  const sourceOf = new Map(options.sources.map((s) => [s.queue, s.id]))
+  const exchanges = new Map<string, AnalysedExchange>()
+  for (const exchange of snapshot.exchanges) {
+    exchanges.set(exchange.name, { id: exchangeId(exchange.name), exchange, alternate: exchangeAlternate({ exchange, policies: snapshot.policies }), missing: false })
+  }
+  const alternateOf = (x: AnalysedExchange) => (x.alternate?.value === null || x.alternate === null ? null : String(x.alternate.value))
+  const table = buildRoutingTable({
+    exchanges: [...exchanges.values()].map((x) => ({ name: x.exchange.name, type: x.exchange.type, alternateExchange: alternateOf(x) })),
+    bindings: snapshot.bindings,
+    queues: snapshot.queues.map((q) => q.name),
+  })
+
+  const settingsOf = new Map(snapshot.queues.map((q) => [q.name, queueEffectiveSettings({ queue: q, snapshot })]))
+  const dlxOf = (name: string) => {
+    const settings = settingsOf.get(name)
+    return settings ? settingText(settings, 'dead-letter-exchange') : null
+  }
+  const dlxNames = new Set(snapshot.queues.map((q) => dlxOf(q.name)).filter((x): x is string => x !== null))
+  const inbound = new Map<string, typeof snapshot.bindings>()
+  for (const binding of snapshot.bindings) {
+    const key = `${binding.destinationType}:${binding.destination}`
+    inbound.set(key, [...(inbound.get(key) ?? []), binding])
+  }
+
+  // The keys messages carry when they reach a queue or an exchange: a direct binding (or a topic binding without
+  // wildcards) says the key exactly; a fanout or headers exchange passes on whatever reached it; what an application
+  // publishes straight to an exchange nobody feeds is unknown. Dead letters reaching a DLX carry their queue's keys.
+  const keysReaching = (kind: 'queue' | 'exchange', name: string, visiting: Set<string>): DeadLetterKeys => {
+    const id = `${kind}:${name}`
+    if (visiting.has(id)) return { keys: [], known: true }
+    visiting.add(id)
+    const keys = new Set<string>()
+    let known = true
+    const bindings = inbound.get(id) ?? []
+    for (const binding of bindings) {
+      const type = exchanges.get(binding.source)?.exchange.type
+      if (type === 'direct' || (type === 'topic' && !hasWildcard(binding.routingKey))) keys.add(binding.routingKey)
+      else if (type === 'topic') known = false
+      else {
+        const upstream = keysReaching('exchange', binding.source, visiting)
+        upstream.keys.forEach((k) => keys.add(k))
+        known &&= upstream.known
+      }
+    }
+    let fedByDeadLetters = false
+    if (kind === 'exchange') {
+      for (const queue of snapshot.queues) {
+        if (dlxOf(queue.name) !== name) continue
+        fedByDeadLetters = true
+        const upstream = deadLetterKeysOf(queue.name, visiting)
+        upstream.keys.forEach((k) => keys.add(k))
+        known &&= upstream.known
+      }
+    }
+    if (bindings.length === 0 && !fedByDeadLetters) {
+      // Nothing feeds it through the broker: a queue is then reached through the default exchange, by its name; an
+      // exchange takes what applications publish, with keys only they know.
+      if (kind === 'queue') keys.add(name)
+      else known = false
+    }
+    visiting.delete(id)
+    return { keys: [...keys].sort(), known }
+  }
+  const deadLetterKeysOf = (name: string, visiting: Set<string>): DeadLetterKeys => {
+    const settings = settingsOf.get(name)
+    const routingKey = settings ? settingText(settings, 'dead-letter-routing-key') : null
+    if (routingKey !== null) return { keys: [routingKey], known: true }
+    return keysReaching('queue', name, visiting)
+  }
+
+  const storedKeys = options.storedKeys ?? new Map<string, string[]>()
+  const queues = new Map<string, AnalysedQueue>()
+  for (const queue of snapshot.queues) {
+    const settings = settingsOf.get(queue.name) as QueueSettings
+    const dlx = dlxOf(queue.name)
+    const deadLetterKeys = deadLetterKeysOf(queue.name, new Set())
+    const routes: { key: string; result: RouteResult }[] = []
+    const targets = new Set<string>()
+    if (dlx !== null) {
+      const keys = deadLetterKeys.known ? deadLetterKeys.keys : [...new Set([...deadLetterKeys.keys, ...(storedKeys.get(queue.name) ?? [])])]
+      for (const key of keys) {
+        const result = routePublish({ table, exchange: dlx, routingKey: key })
+        routes.push({ key, result })
+        result.queues.forEach((q) => targets.add(q))
+      }
+      if (!deadLetterKeys.known) bindingClosure(table, dlx).forEach((q) => targets.add(q))
+    }
+    const boundFromApp = (inbound.get(`queue:${queue.name}`) ?? []).some((b) => !dlxNames.has(b.source))
+    queues.set(queue.name, {
+      id: queueId(queue.name),
+      queue,
+      settings,
+      dlx,
+      deadLetterKeys,
+      deadLetterRoutes: routes,
+      deadLetterTargets: [...targets].sort(),
+      boundFromApp,
+      reachedByDeadLetters: false,
+      role: 'other',
+      sourceId: sourceOf.get(queue.name) ?? null,
+    })
+  }
+  for (const q of queues.values()) for (const target of q.deadLetterTargets) if (target !== q.queue.name) (queues.get(target) as AnalysedQueue).reachedByDeadLetters = true
+  for (const q of queues.values()) q.role = inferRole(q, queues)
+
+  const edges: TopologyEdgeDto[] = []
+  for (const b of snapshot.bindings) {
+    const to = b.destinationType === 'queue' ? queueId(b.destination) : exchangeId(b.destination)
+    edges.push({ id: `b:${exchangeId(b.source)}>${to}:${b.routingKey}`, from: exchangeId(b.source), to, kind: 'binding', routingKey: b.routingKey })
+  }
+  const ensureExchange = (name: string) => {
+    if (exchanges.has(name)) return
+    // A missing DLX or alternate exchange still gets a node, so the edge pointing at it shows the problem.
+    exchanges.set(name, { id: exchangeId(name), exchange: { name, type: name === '' ? 'direct' : 'missing', durable: true, autoDelete: false, internal: false, arguments: {} }, alternate: null, missing: name !== '' })
+  }
+  for (const q of queues.values()) {
+    if (q.dlx === null) continue
+    ensureExchange(q.dlx)
+    const routingKey = settingText(q.settings, 'dead-letter-routing-key')
+    edges.push({ id: `d:${q.id}`, from: q.id, to: exchangeId(q.dlx), kind: 'dead-letter', routingKey })
+  }
+  for (const x of [...exchanges.values()]) {
+    const alternate = alternateOf(x)
+    if (alternate === null) continue
+    ensureExchange(alternate)
+    edges.push({ id: `a:${x.id}`, from: x.id, to: exchangeId(alternate), kind: 'alternate', routingKey: null })
+  }
+  return { vhost: snapshot.vhost, brokerVersion: snapshot.brokerVersion, majorVersion: majorVersion(snapshot.brokerVersion), queues, exchanges, table, edges, dlxNames, storedKeys }
+}
+
+/** Every queue an exchange's bindings (and alternate exchanges) can lead to, whatever the key. */
+export function bindingClosure(table: RoutingTable, exchange: string): Set<string> {
+  const queues = new Set<string>()
+  const seen = new Set<string>()
+  const work = [exchange]
+  while (work.length > 0) {
+    const name = work.pop() as string
+    if (seen.has(name) || name === '') continue
+    seen.add(name)
+    for (const binding of table.bindings.get(name) ?? []) {
+      if (binding.destinationType === 'queue') queues.add(binding.destination)
+      else work.push(binding.destination)
+    }
+    const alternate = table.exchanges.get(name)?.alternateExchange
+    if (alternate) work.push(alternate)
+  }
+  return queues
+}
+
+/*
+ * Queue roles (docs/topology.md#queue-roles), in this order:
+ * - dlq: drained by a Lazarus source; or without a DLX of its own and either reached by other queues' dead letters or
+ *   consumed by nobody (a parking queue an application publishes its given-up messages to);
+ * - delay: has a DLX, a TTL or no consumer, is fed only by dead-letter exchanges, and dead-letters towards a work queue;
+ * - work: has consumers, or is bound from an exchange no queue dead-letters to (an application's exchange);
+ * - other: the rest.
+ */
+function inferRole(q: AnalysedQueue, queues: Map<string, AnalysedQueue>): QueueRole {
+  if (q.sourceId !== null) return 'dlq'
+  const consumers = q.queue.consumers
+  const ttl = q.settings.byKey.has('message-ttl')
+  const workish = (other: AnalysedQueue) => other.queue.consumers > 0 || (other.boundFromApp && other.dlx !== null)
+  if (q.dlx !== null && (ttl || consumers === 0) && !q.boundFromApp) {
+    const towardsWork = q.deadLetterTargets.some((name) => name !== q.queue.name && workish(queues.get(name) as AnalysedQueue))
+    if (towardsWork) return 'delay'
+  }
+  if (q.dlx === null && (q.reachedByDeadLetters || consumers === 0) && (q.reachedByDeadLetters || q.boundFromApp)) return 'dlq'
+  if (consumers > 0 || q.boundFromApp) return 'work'
+  return 'other'
+}
