@@ -2,7 +2,7 @@ import 'server-only'
 import type { EffectiveSettingDto, QueueRole, TopologyEdgeDto } from '@/lib/shared/schemas/topology'
 import type { BrokerSnapshot, SnapshotExchange, SnapshotQueue } from './broker-snapshot'
 import { exchangeAlternate, majorVersion, queueEffectiveSettings, type QueueSettings } from './effective-settings'
-import { buildRoutingTable, routePublish, type RouteResult, type RoutingTable } from './routing'
+import { buildRoutingTable, patternCanRoute, representativeKeys, routePublish, topicMatches, topicPatternsOverlap, type RouteResult, type RoutingTable } from './routing'
 
 /*
  * The vhost's graph, analysed once for every rule (docs/topology.md#queue-roles): each queue's effective settings,
@@ -12,7 +12,9 @@ import { buildRoutingTable, routePublish, type RouteResult, type RoutingTable } 
 export type DeadLetterKeys = {
   /** Keys the queue's dead letters carry: the dead-letter routing key, or the keys messages reach the queue with. */
   keys: string[]
-  /** False when some messages may carry keys nobody can know statically (fanout, topic wildcards, direct publishes). */
+  /** Topic patterns standing for keys: messages reached the queue through a wildcard binding. */
+  patterns: string[]
+  /** False when some messages may carry keys nobody can know statically (through fanout or headers exchanges). */
   known: boolean
 }
 
@@ -23,8 +25,12 @@ export type AnalysedQueue = {
   /** The effective dead-letter exchange ("" is the default exchange), or null without one. */
   dlx: string | null
   deadLetterKeys: DeadLetterKeys
-  /** Each dead-letter key routed through the DLX (empty without a DLX). */
-  deadLetterRoutes: { key: string; result: RouteResult }[]
+  /**
+   * Each dead-letter key routed through the DLX (empty without a DLX). A pattern is routed as its representative
+   * keys and the DLX's literal binding keys it matches; `partial` when some of its keys may route nowhere, `none`
+   * when none of them can route.
+   */
+  deadLetterRoutes: DeadLetterRoute[]
   /** Queues its dead letters reach; when the keys are unknown, every queue the DLX's bindings lead to. */
   deadLetterTargets: string[]
   /** Bound from an exchange that is no queue's DLX: an application publishes to it. */
@@ -34,6 +40,8 @@ export type AnalysedQueue = {
   role: QueueRole
   sourceId: string | null
 }
+
+export type DeadLetterRoute = { key: string; pattern: boolean; result: RouteResult; partial: boolean; none: boolean }
 
 export type AnalysedExchange = { id: string; exchange: SnapshotExchange; alternate: EffectiveSettingDto | null; missing: boolean }
 
@@ -82,6 +90,11 @@ export function analyseGraph(options: { snapshot: BrokerSnapshot; sources: { id:
     return settings ? settingText(settings, 'dead-letter-exchange') : null
   }
   const dlxNames = new Set(snapshot.queues.map((q) => dlxOf(q.name)).filter((x): x is string => x !== null))
+  // Exchanges only dead letters are sent to. A delay queue (a TTL, no consumer) dead-letters back into an
+  // application's exchange, so its DLX does not count: applications publish there too, with keys only they know.
+  const looksLikeDelay = (q: SnapshotQueue) => q.consumers === 0 && settingsOf.get(q.name)?.byKey.has('message-ttl') === true
+  const pureDlx = new Set(snapshot.queues.filter((q) => !looksLikeDelay(q)).map((q) => dlxOf(q.name)).filter((x): x is string => x !== null))
+  for (const q of snapshot.queues) if (looksLikeDelay(q)) pureDlx.delete(dlxOf(q.name) ?? '')
   const inbound = new Map<string, typeof snapshot.bindings>()
   for (const binding of snapshot.bindings) {
     const key = `${binding.destinationType}:${binding.destination}`
@@ -93,44 +106,48 @@ export function analyseGraph(options: { snapshot: BrokerSnapshot; sources: { id:
   // publishes straight to an exchange nobody feeds is unknown. Dead letters reaching a DLX carry their queue's keys.
   const keysReaching = (kind: 'queue' | 'exchange', name: string, visiting: Set<string>): DeadLetterKeys => {
     const id = `${kind}:${name}`
-    if (visiting.has(id)) return { keys: [], known: true }
+    if (visiting.has(id)) return { keys: [], patterns: [], known: true }
     visiting.add(id)
     const keys = new Set<string>()
+    const patterns = new Set<string>()
     let known = true
+    const take = (upstream: DeadLetterKeys) => {
+      upstream.keys.forEach((k) => keys.add(k))
+      upstream.patterns.forEach((p) => patterns.add(p))
+      known &&= upstream.known
+    }
     const bindings = inbound.get(id) ?? []
     for (const binding of bindings) {
       const type = exchanges.get(binding.source)?.exchange.type
       if (type === 'direct' || (type === 'topic' && !hasWildcard(binding.routingKey))) keys.add(binding.routingKey)
-      else if (type === 'topic') known = false
-      else {
+      else if (type === 'topic') {
+        // A wildcard binding passes the upstream keys it matches; when those are not all known, the pattern stands for them.
+        // (The upstream patterns it overlaps stay as they are: exact when the binding is "#", wider otherwise.)
         const upstream = keysReaching('exchange', binding.source, visiting)
-        upstream.keys.forEach((k) => keys.add(k))
-        known &&= upstream.known
-      }
+        if (!upstream.known) patterns.add(binding.routingKey)
+        upstream.keys.filter((k) => topicMatches(binding.routingKey, k)).forEach((k) => keys.add(k))
+        upstream.patterns.filter((p) => topicPatternsOverlap(binding.routingKey, p)).forEach((p) => patterns.add(p))
+      } else take(keysReaching('exchange', binding.source, visiting))
     }
     let fedByDeadLetters = false
     if (kind === 'exchange') {
       for (const queue of snapshot.queues) {
         if (dlxOf(queue.name) !== name) continue
         fedByDeadLetters = true
-        const upstream = deadLetterKeysOf(queue.name, visiting)
-        upstream.keys.forEach((k) => keys.add(k))
-        known &&= upstream.known
+        take(deadLetterKeysOf(queue.name, visiting))
       }
     }
-    if (bindings.length === 0 && !fedByDeadLetters) {
-      // Nothing feeds it through the broker: a queue is then reached through the default exchange, by its name; an
-      // exchange takes what applications publish, with keys only they know.
-      if (kind === 'queue') keys.add(name)
-      else known = false
-    }
+    // A queue nothing is bound to is reached through the default exchange, by its name; an exchange that is not only
+    // a DLX takes what applications publish, with keys only they know.
+    if (kind === 'queue' && bindings.length === 0) keys.add(name)
+    if (kind === 'exchange' && !(fedByDeadLetters && pureDlx.has(name))) known = false
     visiting.delete(id)
-    return { keys: [...keys].sort(), known }
+    return { keys: [...keys].sort(), patterns: [...patterns].sort(), known }
   }
   const deadLetterKeysOf = (name: string, visiting: Set<string>): DeadLetterKeys => {
     const settings = settingsOf.get(name)
     const routingKey = settings ? settingText(settings, 'dead-letter-routing-key') : null
-    if (routingKey !== null) return { keys: [routingKey], known: true }
+    if (routingKey !== null) return { keys: [routingKey], patterns: [], known: true }
     return keysReaching('queue', name, visiting)
   }
 
@@ -140,18 +157,19 @@ export function analyseGraph(options: { snapshot: BrokerSnapshot; sources: { id:
     const settings = settingsOf.get(queue.name) as QueueSettings
     const dlx = dlxOf(queue.name)
     const deadLetterKeys = deadLetterKeysOf(queue.name, new Set())
-    const routes: { key: string; result: RouteResult }[] = []
+    const routes: DeadLetterRoute[] = []
     const targets = new Set<string>()
     if (dlx !== null) {
       const keys = deadLetterKeys.known ? deadLetterKeys.keys : [...new Set([...deadLetterKeys.keys, ...(storedKeys.get(queue.name) ?? [])])]
       for (const key of keys) {
         const result = routePublish({ table, exchange: dlx, routingKey: key })
-        routes.push({ key, result })
-        result.queues.forEach((q) => targets.add(q))
+        routes.push({ key, pattern: false, result, partial: false, none: false })
       }
+      for (const pattern of deadLetterKeys.patterns) routes.push(routePattern(table, dlx, pattern))
+      routes.forEach((r) => r.result.queues.forEach((q) => targets.add(q)))
       if (!deadLetterKeys.known) bindingClosure(table, dlx).forEach((q) => targets.add(q))
     }
-    const boundFromApp = (inbound.get(`queue:${queue.name}`) ?? []).some((b) => !dlxNames.has(b.source))
+    const boundFromApp = (inbound.get(`queue:${queue.name}`) ?? []).some((b) => !pureDlx.has(b.source))
     queues.set(queue.name, {
       id: queueId(queue.name),
       queue,
@@ -192,6 +210,21 @@ export function analyseGraph(options: { snapshot: BrokerSnapshot; sources: { id:
     edges.push({ id: `a:${x.id}`, from: x.id, to: exchangeId(alternate), kind: 'alternate', routingKey: null })
   }
   return { vhost: snapshot.vhost, brokerVersion: snapshot.brokerVersion, majorVersion: majorVersion(snapshot.brokerVersion), queues, exchanges, table, edges, dlxNames, storedKeys }
+}
+
+/** A topic pattern routed as its representative keys and the exchange's literal binding keys it matches. */
+function routePattern(table: RoutingTable, exchange: string, pattern: string): DeadLetterRoute {
+  const literal = (table.bindings.get(exchange) ?? []).map((b) => b.routingKey).filter((k) => !hasWildcard(k) && topicMatches(pattern, k))
+  const representatives = representativeKeys(pattern).map((routingKey) => routePublish({ table, exchange, routingKey }))
+  const all = [...representatives, ...literal.map((routingKey) => routePublish({ table, exchange, routingKey }))]
+  const result: RouteResult = {
+    queues: [...new Set(all.flatMap((r) => r.queues))].sort(),
+    exchanges: [...new Set(all.flatMap((r) => r.exchanges))],
+    indeterminate: all.some((r) => r.indeterminate),
+    missingExchanges: [...new Set(all.flatMap((r) => r.missingExchanges))],
+  }
+  const can = patternCanRoute({ table, exchange, pattern })
+  return { key: pattern, pattern: true, result, partial: representatives.some((r) => r.queues.length === 0), none: can === false && result.queues.length === 0 }
 }
 
 /** Every queue an exchange's bindings (and alternate exchanges) can lead to, whatever the key. */

@@ -95,7 +95,7 @@ const policyAnswer = z.object({
   definition: args,
 })
 
-const page = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item), page_count: z.number() })
+const page = z.object({ items: z.array(z.unknown()), page_count: z.number() })
 
 const QUEUE_COLUMNS = [
   'name', 'type', 'durable', 'auto_delete', 'exclusive', 'arguments', 'policy', 'operator_policy', 'effective_policy_definition',
@@ -109,33 +109,35 @@ export function queuesListPath(brokerVersion: string): string {
   return major > 3 || (major === 3 && minor >= 13) ? '/api/queues/detailed' : '/api/queues'
 }
 
-async function readPaged<T extends z.ZodType>(path: string, item: T, timeoutMs: number): Promise<z.infer<T>[]> {
-  const out: z.infer<T>[] = []
+async function readPaged(path: string, timeoutMs: number): Promise<unknown[]> {
+  const out: unknown[] = []
   for (let number = 1; ; number++) {
     const separator = path.includes('?') ? '&' : '?'
-    const answer = page(item).parse(await getJson(`${path}${separator}page=${number}&page_size=${PAGE_SIZE}`, timeoutMs))
+    const answer = page.parse(await getJson(`${path}${separator}page=${number}&page_size=${PAGE_SIZE}`, timeoutMs))
     out.push(...answer.items)
     if (number >= answer.page_count) return out
   }
 }
 
-/** Reads one vhost's queues, exchanges, bindings, policies and operator policies (read-only). */
-export async function readBrokerSnapshot(options: { vhost: string; timeoutMs?: number }): Promise<BrokerSnapshot> {
-  const timeoutMs = options.timeoutMs ?? 10_000
-  const vhost = encodeURIComponent(options.vhost)
-  const overview = z.object({ rabbitmq_version: z.string() }).parse(await getJson('/api/overview?columns=rabbitmq_version', timeoutMs))
-  const [queues, exchanges, bindings, policies, operatorPolicies] = await Promise.all([
-    readPaged(`${queuesListPath(overview.rabbitmq_version)}/${vhost}?columns=${QUEUE_COLUMNS}`, queueAnswer, timeoutMs),
-    readPaged(`/api/exchanges/${vhost}?columns=name,type,durable,auto_delete,internal,arguments`, exchangeAnswer, timeoutMs),
-    getJson(`/api/bindings/${vhost}`, timeoutMs).then((body) => z.array(bindingAnswer).parse(body)),
-    getJson(`/api/policies/${vhost}`, timeoutMs).then((body) => z.array(policyAnswer).parse(body)),
-    getJson(`/api/operator-policies/${vhost}`, timeoutMs).then((body) => z.array(policyAnswer).parse(body)),
-  ])
-  const toPolicy = (p: z.infer<typeof policyAnswer>): SnapshotPolicy => ({ name: p.name, pattern: p.pattern, applyTo: p['apply-to'], priority: p.priority, definition: p.definition })
+/** The management API's answers, as read (list endpoints' pages joined into one array). */
+export type ManagementAnswers = {
+  overview: unknown
+  queues: unknown[]
+  exchanges: unknown[]
+  bindings: unknown
+  policies: unknown
+  operatorPolicies: unknown
+}
+
+const toPolicy = (p: z.infer<typeof policyAnswer>): SnapshotPolicy => ({ name: p.name, pattern: p.pattern, applyTo: p['apply-to'], priority: p.priority, definition: p.definition })
+
+/** Checks the answers with zod and turns them into a snapshot (pure: tests feed it answers written by hand). */
+export function parseSnapshot(vhost: string, answers: ManagementAnswers): BrokerSnapshot {
+  const overview = z.object({ rabbitmq_version: z.string() }).parse(answers.overview)
   return {
-    vhost: options.vhost,
+    vhost,
     brokerVersion: overview.rabbitmq_version,
-    queues: queues.map((q) => ({
+    queues: z.array(queueAnswer).parse(answers.queues).map((q) => ({
       name: q.name,
       type: q.type,
       durable: q.durable,
@@ -154,12 +156,33 @@ export async function readBrokerSnapshot(options: { vhost: string; timeoutMs?: n
         ack: q.message_stats?.ack_details?.rate ?? null,
       },
     })),
-    exchanges: exchanges.map((x) => ({ name: x.name, type: x.type, durable: x.durable, autoDelete: x.auto_delete, internal: x.internal, arguments: x.arguments })),
+    exchanges: z
+      .array(exchangeAnswer)
+      .parse(answers.exchanges)
+      .map((x) => ({ name: x.name, type: x.type, durable: x.durable, autoDelete: x.auto_delete, internal: x.internal, arguments: x.arguments })),
     // The default exchange's bindings are implicit (one per queue, keyed by its name); routing.ts knows them.
-    bindings: bindings
+    bindings: z
+      .array(bindingAnswer)
+      .parse(answers.bindings)
       .filter((b) => b.source !== '')
       .map((b) => ({ source: b.source, destination: b.destination, destinationType: b.destination_type, routingKey: b.routing_key, arguments: b.arguments })),
-    policies: policies.map(toPolicy),
-    operatorPolicies: operatorPolicies.map(toPolicy),
+    policies: z.array(policyAnswer).parse(answers.policies).map(toPolicy),
+    operatorPolicies: z.array(policyAnswer).parse(answers.operatorPolicies).map(toPolicy),
   }
+}
+
+/** Reads one vhost's queues, exchanges, bindings, policies and operator policies (read-only). */
+export async function readBrokerSnapshot(options: { vhost: string; timeoutMs?: number }): Promise<BrokerSnapshot> {
+  const timeoutMs = options.timeoutMs ?? 10_000
+  const vhost = encodeURIComponent(options.vhost)
+  const overview = await getJson('/api/overview?columns=rabbitmq_version', timeoutMs)
+  const version = z.object({ rabbitmq_version: z.string() }).parse(overview).rabbitmq_version
+  const [queues, exchanges, bindings, policies, operatorPolicies] = await Promise.all([
+    readPaged(`${queuesListPath(version)}/${vhost}?columns=${QUEUE_COLUMNS}`, timeoutMs),
+    readPaged(`/api/exchanges/${vhost}?columns=name,type,durable,auto_delete,internal,arguments`, timeoutMs),
+    getJson(`/api/bindings/${vhost}`, timeoutMs),
+    getJson(`/api/policies/${vhost}`, timeoutMs),
+    getJson(`/api/operator-policies/${vhost}`, timeoutMs),
+  ])
+  return parseSnapshot(options.vhost, { overview, queues, exchanges, bindings, policies, operatorPolicies })
 }

@@ -115,3 +115,49 @@ const PROBE_KEYS = ['\u0000lazarus-probe', '\u0000lazarus.probe.of.many.words']
 export function routesAnyKey(options: { table: RoutingTable; exchange: string }): boolean {
   return PROBE_KEYS.every((routingKey) => routePublish({ ...options, routingKey }).queues.length > 0)
 }
+
+/** Whether some routing key matches both topic patterns (a pattern without wildcards is a key). */
+export function topicPatternsOverlap(a: string, b: string): boolean {
+  const p = words(a)
+  const q = words(b)
+  const memo = new Map<number, boolean>()
+  const overlap = (i: number, j: number): boolean => {
+    const id = i * (q.length + 1) + j
+    const known = memo.get(id)
+    if (known !== undefined) return known
+    let result: boolean
+    if (i === p.length && j === q.length) result = true
+    else if (i < p.length && p[i] === '#') result = overlap(i + 1, j) || (j < q.length && overlap(i, j + 1))
+    else if (j < q.length && q[j] === '#') result = overlap(i, j + 1) || (i < p.length && overlap(i + 1, j))
+    else result = i < p.length && j < q.length && (p[i] === '*' || q[j] === '*' || p[i] === q[j]) && overlap(i + 1, j + 1)
+    memo.set(id, result)
+    return result
+  }
+  return overlap(0, 0)
+}
+
+/**
+ * Keys standing for every key of a topic pattern, made of words no binding names: when all of them route, every key
+ * of the pattern routes through wildcard bindings (`#` stands for no word and for two).
+ */
+export function representativeKeys(pattern: string): string[] {
+  const make = (hash: string[]) => words(pattern).flatMap((w) => (w === '*' ? ['\u0000w'] : w === '#' ? hash : [w])).join('.')
+  return [...new Set([make([]), make(['\u0000h1', '\u0000h2'])])]
+}
+
+/**
+ * Whether some key of a topic pattern can leave `exchange` through one of its own bindings or its alternate exchange;
+ * null when the exchange routes by what only the message knows.
+ */
+export function patternCanRoute(options: { table: RoutingTable; exchange: string; pattern: string }): boolean | null {
+  const { table, exchange, pattern } = options
+  if (exchange === '') return [...table.queues].some((q) => topicMatches(pattern, q))
+  const x = table.exchanges.get(exchange)
+  if (!x) return false
+  if (x.alternateExchange !== null) return true
+  const bindings = table.bindings.get(exchange) ?? []
+  if (x.type === 'fanout') return bindings.length > 0
+  if (x.type === 'direct') return bindings.some((b) => topicMatches(pattern, b.routingKey))
+  if (x.type === 'topic') return bindings.some((b) => topicPatternsOverlap(pattern, b.routingKey))
+  return null
+}

@@ -19,8 +19,10 @@ export function brokerSemanticsRule({ graph, evidence, thresholds }: RuleInput):
   const consumed = queues.filter((q) => q.role === 'work' && q.queue.consumers > 0 && !isTemporary(q))
   const ref = (q: AnalysedQueue) => [queueRef(q.queue.name)]
 
+  // A quorum queue with a delivery limit and no DLX gets the sharper quorum-delivery-limit-no-dlx instead.
+  const limitedQuorum = (q: AnalysedQueue) => q.queue.type === 'quorum' && typeof settingValue(q, 'delivery-limit') === 'number' && (settingValue(q, 'delivery-limit') as number) >= 0
   for (const q of consumed) {
-    if (q.dlx !== null) continue
+    if (q.dlx !== null || limitedQuorum(q)) continue
     findings.push(
       finding(graph, {
         kind: 'no-dlx',
@@ -36,8 +38,7 @@ export function brokerSemanticsRule({ graph, evidence, thresholds }: RuleInput):
 
   for (const q of quorum) {
     const limit = settingValue(q, 'delivery-limit')
-    const limited = typeof limit === 'number' && limit >= 0
-    if (q.dlx === null && limited) {
+    if (q.dlx === null && limitedQuorum(q)) {
       findings.push(
         finding(graph, {
           kind: 'quorum-delivery-limit-no-dlx',

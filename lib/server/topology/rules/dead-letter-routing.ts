@@ -32,13 +32,20 @@ export function deadLetterRoutingRule({ graph }: RuleInput): RuleOutput {
     }
     const routes = q.deadLetterRoutes
     const indeterminate = routes.some((r) => r.result.indeterminate)
-    const unrouted = routes.filter((r) => !r.result.indeterminate && r.result.queues.length === 0 && r.result.missingExchanges.length === 0)
+    const unrouted = routes.filter((r) => !r.result.indeterminate && r.result.missingExchanges.length === 0 && (r.pattern ? r.none : r.result.queues.length === 0))
+    const partly = routes.filter((r) => r.pattern && r.partial && !r.none)
     const missingAlternates = [...new Set(routes.flatMap((r) => r.result.missingExchanges))]
     const anyKey = routesAnyKey({ table: graph.table, exchange: dlx })
     const evidence = [
       ...base,
-      { label: 'dead-letter keys', value: q.deadLetterKeys.known ? q.deadLetterKeys.keys.map((k) => JSON.stringify(k)).join(', ') || 'none' : 'the keys messages are published with (not all known)' },
-      ...routes.map((r) => ({ label: `routes ${JSON.stringify(r.key)} to`, value: r.result.indeterminate ? 'depends on the message' : r.result.queues.join(', ') || 'nothing' })),
+      {
+        label: 'dead-letter keys',
+        value: [...q.deadLetterKeys.keys.map((k) => JSON.stringify(k)), ...q.deadLetterKeys.patterns.map((p) => `keys matching ${JSON.stringify(p)}`), ...(q.deadLetterKeys.known ? [] : ['keys only publishers know'])].join(', ') || 'none',
+      },
+      ...routes.map((r) => ({
+        label: `${r.pattern ? 'keys matching ' : ''}${JSON.stringify(r.key)} route to`,
+        value: r.result.indeterminate ? 'depends on the message' : `${r.result.queues.join(', ') || 'nothing'}${r.partial && !r.none ? ' (some keys: nothing)' : ''}`,
+      })),
     ]
     // With keys nobody knows, a DLX whose bindings lead nowhere still drops every one of them.
     const leadsNowhere = dlx !== '' && !indeterminate && bindingClosure(graph.table, dlx).size === 0
@@ -62,7 +69,7 @@ export function deadLetterRoutingRule({ graph }: RuleInput): RuleOutput {
       continue
     }
     const keysUnknown = !q.deadLetterKeys.known && !anyKey && !graph.storedKeys.has(q.queue.name)
-    if (indeterminate || keysUnknown) {
+    if (indeterminate || keysUnknown || partly.length > 0) {
       findings.push(
         finding(graph, {
           kind: 'dlx-routing-unknown',
@@ -70,7 +77,9 @@ export function deadLetterRoutingRule({ graph }: RuleInput): RuleOutput {
           title: `Where the dead letters of queue "${q.queue.name}" go through DLX ${exchangeLabel(dlx)} depends on the messages`,
           why: indeterminate
             ? 'Some exchange on the way routes by message headers (or is a plugin type), so the doctor cannot tell whether every dead letter reaches a queue; any that does not is dropped.'
-            : 'The dead letters keep the routing keys they were published with, which the broker does not record, and no stored letter shows them; any key the DLX does not bind is dropped.',
+            : partly.length > 0
+              ? `The dead letters keep the keys they were published with; some keys matching ${partly.map((r) => JSON.stringify(r.key)).join(', ')} have no binding on the DLX, and those dead letters are dropped.`
+              : 'The dead letters keep the routing keys they were published with, which the broker does not record, and no stored letter shows them; any key the DLX does not bind is dropped.',
           fix: `Set dead-letter-routing-key on "${q.queue.name}" to a key ${exchangeLabel(dlx)} binds, or give ${exchangeLabel(dlx)} a catch-all: an alternate-exchange leading to the dead-letter queue, or a "#" binding.`,
           evidence,
           objects,
