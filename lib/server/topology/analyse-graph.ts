@@ -98,65 +98,18 @@ export function analyseGraph(options: { snapshot: BrokerSnapshot; sources: { id:
   const inbound = new Map<string, typeof snapshot.bindings>()
   for (const binding of snapshot.bindings) {
     const key = `${binding.destinationType}:${binding.destination}`
-    inbound.set(key, [...(inbound.get(key) ?? []), binding])
+    const list = inbound.get(key) ?? []
+    list.push(binding)
+    inbound.set(key, list)
   }
-
-  // The keys messages carry when they reach a queue or an exchange: a direct binding (or a topic binding without
-  // wildcards) says the key exactly; a fanout or headers exchange passes on whatever reached it; what an application
-  // publishes straight to an exchange nobody feeds is unknown. Dead letters reaching a DLX carry their queue's keys.
-  const keysReaching = (kind: 'queue' | 'exchange', name: string, visiting: Set<string>): DeadLetterKeys => {
-    const id = `${kind}:${name}`
-    if (visiting.has(id)) return { keys: [], patterns: [], known: true }
-    visiting.add(id)
-    const keys = new Set<string>()
-    const patterns = new Set<string>()
-    let known = true
-    const take = (upstream: DeadLetterKeys) => {
-      upstream.keys.forEach((k) => keys.add(k))
-      upstream.patterns.forEach((p) => patterns.add(p))
-      known &&= upstream.known
-    }
-    const bindings = inbound.get(id) ?? []
-    for (const binding of bindings) {
-      const type = exchanges.get(binding.source)?.exchange.type
-      if (type === 'direct' || (type === 'topic' && !hasWildcard(binding.routingKey))) keys.add(binding.routingKey)
-      else if (type === 'topic') {
-        // A wildcard binding passes the upstream keys it matches; when those are not all known, the pattern stands for them.
-        // (The upstream patterns it overlaps stay as they are: exact when the binding is "#", wider otherwise.)
-        const upstream = keysReaching('exchange', binding.source, visiting)
-        if (!upstream.known) patterns.add(binding.routingKey)
-        upstream.keys.filter((k) => topicMatches(binding.routingKey, k)).forEach((k) => keys.add(k))
-        upstream.patterns.filter((p) => topicPatternsOverlap(binding.routingKey, p)).forEach((p) => patterns.add(p))
-      } else take(keysReaching('exchange', binding.source, visiting))
-    }
-    let fedByDeadLetters = false
-    if (kind === 'exchange') {
-      for (const queue of snapshot.queues) {
-        if (dlxOf(queue.name) !== name) continue
-        fedByDeadLetters = true
-        take(deadLetterKeysOf(queue.name, visiting))
-      }
-    }
-    // A queue nothing is bound to is reached through the default exchange, by its name; an exchange that is not only
-    // a DLX takes what applications publish, with keys only they know.
-    if (kind === 'queue' && bindings.length === 0) keys.add(name)
-    if (kind === 'exchange' && !(fedByDeadLetters && pureDlx.has(name))) known = false
-    visiting.delete(id)
-    return { keys: [...keys].sort(), patterns: [...patterns].sort(), known }
-  }
-  const deadLetterKeysOf = (name: string, visiting: Set<string>): DeadLetterKeys => {
-    const settings = settingsOf.get(name)
-    const routingKey = settings ? settingText(settings, 'dead-letter-routing-key') : null
-    if (routingKey !== null) return { keys: [routingKey], patterns: [], known: true }
-    return keysReaching('queue', name, visiting)
-  }
+  const deadLetterKeysOf = flowKeys({ snapshot, exchanges, dlxOf, pureDlx, settingsOf })
 
   const storedKeys = options.storedKeys ?? new Map<string, string[]>()
   const queues = new Map<string, AnalysedQueue>()
   for (const queue of snapshot.queues) {
     const settings = settingsOf.get(queue.name) as QueueSettings
     const dlx = dlxOf(queue.name)
-    const deadLetterKeys = deadLetterKeysOf(queue.name, new Set())
+    const deadLetterKeys = deadLetterKeysOf(queue.name)
     const routes: DeadLetterRoute[] = []
     const targets = new Set<string>()
     if (dlx !== null) {
@@ -210,6 +163,84 @@ export function analyseGraph(options: { snapshot: BrokerSnapshot; sources: { id:
     edges.push({ id: `a:${x.id}`, from: x.id, to: exchangeId(alternate), kind: 'alternate', routingKey: null })
   }
   return { vhost: snapshot.vhost, brokerVersion: snapshot.brokerVersion, majorVersion: majorVersion(snapshot.brokerVersion), queues, exchanges, table, edges, dlxNames, storedKeys }
+}
+
+type KeySet = { keys: Set<string>; patterns: Set<string>; known: boolean }
+
+/*
+ * The keys messages carry when they reach a queue or an exchange, to a fixed point over the graph (cycles included):
+ * a direct binding (or a topic binding without wildcards) says the key exactly; a wildcard topic binding passes the
+ * upstream keys and patterns it matches, or stands for them as a pattern when the upstream keys are not all known; a
+ * fanout or headers exchange passes on whatever reached it. A queue nothing is bound to is reached through the
+ * default exchange, by its name; an exchange that is not only a DLX takes what applications publish, with keys only
+ * they know. Dead letters reaching a DLX carry their queue's dead-letter routing key, or its keys.
+ */
+function flowKeys(options: {
+  snapshot: BrokerSnapshot
+  exchanges: Map<string, AnalysedExchange>
+  dlxOf: (queue: string) => string | null
+  pureDlx: Set<string>
+  settingsOf: Map<string, QueueSettings>
+}): (queue: string) => DeadLetterKeys {
+  const { snapshot, exchanges, dlxOf, pureDlx, settingsOf } = options
+  const state = new Map<string, KeySet>()
+  const stateOf = (id: string) => {
+    let s = state.get(id)
+    if (!s) {
+      s = { keys: new Set(), patterns: new Set(), known: true }
+      state.set(id, s)
+    }
+    return s
+  }
+  const bound = new Set(snapshot.bindings.map((b) => `${b.destinationType}:${b.destination}`))
+  const fedByDeadLetters = new Set(snapshot.queues.map((q) => dlxOf(q.name)).filter((x): x is string => x !== null))
+  for (const q of snapshot.queues) if (!bound.has(`queue:${q.name}`)) stateOf(`queue:${q.name}`).keys.add(q.name)
+  for (const x of exchanges.values()) if (!(fedByDeadLetters.has(x.exchange.name) && pureDlx.has(x.exchange.name))) stateOf(`exchange:${x.exchange.name}`).known = false
+  const routingKeyOf = (queue: string) => {
+    const value = settingsOf.get(queue)?.byKey.get('dead-letter-routing-key')?.value
+    return value === undefined || value === null ? null : String(value)
+  }
+  const deadLetterKeys = (queue: string): KeySet => {
+    const routingKey = routingKeyOf(queue)
+    return routingKey !== null ? { keys: new Set([routingKey]), patterns: new Set(), known: true } : stateOf(`queue:${queue}`)
+  }
+  let changed = true
+  const add = (to: KeySet, key: string, into: 'keys' | 'patterns') => {
+    if (to[into].has(key)) return
+    to[into].add(key)
+    changed = true
+  }
+  const pass = (to: KeySet, from: KeySet) => {
+    from.keys.forEach((k) => add(to, k, 'keys'))
+    from.patterns.forEach((p) => add(to, p, 'patterns'))
+    if (!from.known && to.known) {
+      to.known = false
+      changed = true
+    }
+  }
+  while (changed) {
+    changed = false
+    for (const binding of snapshot.bindings) {
+      const to = stateOf(`${binding.destinationType}:${binding.destination}`)
+      const from = stateOf(`exchange:${binding.source}`)
+      const type = exchanges.get(binding.source)?.exchange.type
+      if (type === 'direct' || (type === 'topic' && !hasWildcard(binding.routingKey))) add(to, binding.routingKey, 'keys')
+      else if (type === 'topic') {
+        if (!from.known) add(to, binding.routingKey, 'patterns')
+        from.keys.forEach((k) => topicMatches(binding.routingKey, k) && add(to, k, 'keys'))
+        // An upstream pattern it overlaps stays as it is: exact when the binding is "#", wider otherwise.
+        from.patterns.forEach((p) => topicPatternsOverlap(binding.routingKey, p) && add(to, p, 'patterns'))
+      } else pass(to, from)
+    }
+    for (const q of snapshot.queues) {
+      const dlx = dlxOf(q.name)
+      if (dlx !== null) pass(stateOf(`exchange:${dlx}`), deadLetterKeys(q.name))
+    }
+  }
+  return (queue) => {
+    const s = deadLetterKeys(queue)
+    return { keys: [...s.keys].sort(), patterns: [...s.patterns].sort(), known: s.known }
+  }
 }
 
 /** A topic pattern routed as its representative keys and the exchange's literal binding keys it matches. */

@@ -73,6 +73,12 @@ function cycleThrough(component: AnalysedQueue[]): string[] {
 export function retryLoopsRule({ graph, evidence, thresholds, exitExchanges }: RuleInput): RuleOutput {
   const findings: DiagnosedFinding[] = []
   const components = cyclicComponents(graph)
+  // Each exchange's DLQs, worked out once for all cycles.
+  const dlqsOf = new Map<string, string[]>()
+  const exchangeDlqs = (name: string) => {
+    if (!dlqsOf.has(name)) dlqsOf.set(name, [...bindingClosure(graph.table, name)].filter((q) => graph.queues.get(q)?.role === 'dlq'))
+    return dlqsOf.get(name) as string[]
+  }
   for (const component of components) {
     const names = new Set(component.map((q) => q.queue.name))
     const cycleExchanges = new Set<string>()
@@ -104,7 +110,7 @@ export function retryLoopsRule({ graph, evidence, thresholds, exitExchanges }: R
       ? exitExchanges.filter((name) => graph.exchanges.has(name) && !graph.exchanges.get(name)?.missing)
       : [...graph.exchanges.values()]
           .filter((x) => !x.missing && x.exchange.name !== '' && !cycleExchanges.has(x.exchange.name))
-          .filter((x) => [...bindingClosure(graph.table, x.exchange.name)].some((q) => !names.has(q) && graph.queues.get(q)?.role === 'dlq'))
+          .filter((x) => exchangeDlqs(x.exchange.name).some((q) => !names.has(q)))
           .map((x) => x.exchange.name)
     if (exits.length > 0) continue
     findings.push(
