@@ -3,7 +3,8 @@ import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
 import { buildRow } from '@/lib/server/ingest/build-row'
 import type { GetMessage } from '@/lib/server/platform/broker/amqplib'
 import { mergedPolicyDefinition, queueEffectiveSettings } from '@/lib/server/topology/effective-settings'
-import { readTopologyEvidence } from '@/lib/server/topology/topology-evidence'
+import { sampleQueueTtls } from '@/lib/server/topology/sample-queue-ttls'
+import { emptyEvidence, readTopologyEvidence } from '@/lib/server/topology/topology-evidence'
 import { waitFor } from '../helpers/broker'
 import { ingestRow } from '../helpers/ingest-row'
 import { management } from '../helpers/management'
@@ -145,5 +146,34 @@ describe('topology doctor: rates, policies and stored letters', () => {
       ['unknown-x-death-queue', ['retry.dlq', 'orders.elsewhere']],
     ])
     expect(second.findings.find((f) => f.kind === 'retry-count-high')?.messagesQuery).toBe(`source=${sourceId}&death.queue=orders.elsewhere&death.count%3E=11`)
+  })
+
+  it('samples the per-message TTLs of a classic queue, puts the messages back, and refuses quorum queues', async () => {
+    const { channel, vhost, diagnose } = await bed('sample')
+    await channel.assertExchange('jobs', 'direct')
+    await channel.assertExchange('jobs.parking', 'fanout')
+    await channel.assertQueue('jobs.work', { arguments: { 'x-dead-letter-exchange': 'jobs.retry' } })
+    await channel.assertExchange('jobs.retry', 'direct')
+    await channel.bindQueue('jobs.work', 'jobs', 'job')
+    await channel.assertQueue('jobs.delay', { deadLetterExchange: 'jobs', deadLetterRoutingKey: 'job' })
+    await channel.bindQueue('jobs.delay', 'jobs.retry', 'job')
+    await channel.assertQueue('jobs.dlq', BOUNDED)
+    await channel.bindQueue('jobs.dlq', 'jobs.parking', '')
+    await channel.assertQueue('jobs.quorum', { durable: true, arguments: { 'x-queue-type': 'quorum' } })
+    channel.sendToQueue('jobs.delay', Buffer.from('a'), { expiration: '60000' })
+    channel.sendToQueue('jobs.delay', Buffer.from('b'), { expiration: '120000' })
+    channel.sendToQueue('jobs.delay', Buffer.from('c'))
+    await waitFor(async () => (await channel.checkQueue('jobs.delay')).messageCount === 3, { what: 'three messages' })
+
+    const sample = await sampleQueueTtls({ vhost: vhost.name, queue: 'jobs.delay', count: 5 })
+    expect(sample).toEqual({ queue: 'jobs.delay', expirations: ['60000', '120000', null] })
+    expect((await channel.checkQueue('jobs.delay')).messageCount).toBe(3)
+    await expect(sampleQueueTtls({ vhost: vhost.name, queue: 'jobs.quorum', count: 1 })).rejects.toMatchObject({ name: 'AppError', code: 'unprocessable' })
+    await expect(sampleQueueTtls({ vhost: vhost.name, queue: 'no.such.queue', count: 1 })).rejects.toMatchObject({ name: 'AppError', code: 'not_found' })
+
+    const diagnosis = await diagnose({ evidence: { ...emptyEvidence(), samples: [sample] } })
+    const mixed = diagnosis.findings.find((f) => f.kind === 'delay-mixed-ttl')
+    expect(mixed?.objects).toEqual([{ type: 'queue', name: 'jobs.delay' }])
+    expect(mixed?.evidence).toContainEqual({ label: 'expirations in a sample of the queue', value: '120000, 60000, none' })
   })
 })
