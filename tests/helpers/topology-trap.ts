@@ -1,3 +1,4 @@
+import { afterEach } from 'vitest'
 import { connect, type Channel, type ChannelModel } from '@/lib/server/platform/broker/amqplib'
 import { readBrokerSnapshot, type BrokerSnapshot } from '@/lib/server/topology/broker-snapshot'
 import { diagnose, type Diagnosis } from '@/lib/server/topology/diagnose'
@@ -40,3 +41,33 @@ export const findingsOf = (diagnosis: Diagnosis) => diagnosis.findings.map((f) =
 
 /** A bounded DLQ (max-length, reject-publish), so tests of other traps do not also raise dlq-unbounded. */
 export const BOUNDED = { arguments: { 'x-max-length': 1000, 'x-overflow': 'reject-publish' } }
+
+/** For a describe block: `bed(prefix)` opens a trap bed that is closed (its vhost deleted) after each test. */
+export function useTrapBeds(): (prefix: string) => Promise<TrapBed> {
+  const beds: TrapBed[] = []
+  afterEach(async () => {
+    while (beds.length > 0) await (beds.pop() as TrapBed).close()
+  })
+  return async (prefix) => {
+    const opened = await openTrapBed(prefix)
+    beds.push(opened)
+    return opened
+  }
+}
+
+/**
+ * The common shape of a trap: an application's exchange `app` bound to `work` with `key`, `work` dead-lettering to
+ * `dlx`, and `dlq` bound to `dlx` with `dlqKey` (bounded unless `dlqArguments` says otherwise).
+ */
+export async function declareWorkWithDlq(
+  channel: Channel,
+  names: { app: string; appType?: string; work: string; key: string; dlx: string; dlxType?: string; dlq: string; dlqKey?: string },
+  options: { workArguments?: Record<string, unknown>; dlqArguments?: Record<string, unknown> } = {},
+): Promise<void> {
+  await channel.assertExchange(names.app, names.appType ?? 'direct')
+  await channel.assertExchange(names.dlx, names.dlxType ?? 'fanout')
+  await channel.assertQueue(names.work, { arguments: { 'x-dead-letter-exchange': names.dlx, ...options.workArguments } })
+  await channel.bindQueue(names.work, names.app, names.key)
+  await channel.assertQueue(names.dlq, { arguments: options.dlqArguments ?? BOUNDED.arguments })
+  await channel.bindQueue(names.dlq, names.dlx, names.dlqKey ?? '')
+}

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
 import { buildRow } from '@/lib/server/ingest/build-row'
 import type { GetMessage } from '@/lib/server/platform/broker/amqplib'
@@ -9,7 +9,7 @@ import { waitFor } from '../helpers/broker'
 import { ingestRow } from '../helpers/ingest-row'
 import { management } from '../helpers/management'
 import { createTestDb, type TestDb } from '../helpers/test-db'
-import { BOUNDED, findingsOf, openTrapBed, type TrapBed } from '../helpers/topology-trap'
+import { BOUNDED, declareWorkWithDlq, findingsOf, useTrapBeds } from '../helpers/topology-trap'
 
 const put = async (path: string, body: unknown) => {
   const response = await management('PUT', path, body)
@@ -18,18 +18,10 @@ const put = async (path: string, body: unknown) => {
 
 // Traps seen in rates, made by policies, and read from stored letters: each in a fresh vhost.
 describe('topology doctor: rates, policies and stored letters', () => {
-  const beds: TrapBed[] = []
+  const bed = useTrapBeds()
   let db: TestDb
-  const bed = async (prefix: string) => {
-    const opened = await openTrapBed(prefix)
-    beds.push(opened)
-    return opened
-  }
   beforeAll(async () => {
     db = await createTestDb()
-  })
-  afterEach(async () => {
-    while (beds.length > 0) await (beds.pop() as TrapBed).close()
   })
   afterAll(async () => {
     await db.drop()
@@ -37,12 +29,7 @@ describe('topology doctor: rates, policies and stored letters', () => {
 
   it('finds a consumer requeueing to the head of its queue, from the redeliver and ack rates', async () => {
     const { channel, connection, snapshot, diagnose } = await bed('requeue')
-    await channel.assertExchange('spin', 'direct')
-    await channel.assertExchange('spin.dlx', 'fanout')
-    await channel.assertQueue('spin.work', { deadLetterExchange: 'spin.dlx' })
-    await channel.bindQueue('spin.work', 'spin', 'k')
-    await channel.assertQueue('spin.dlq', BOUNDED)
-    await channel.bindQueue('spin.dlq', 'spin.dlx', '')
+    await declareWorkWithDlq(channel, { app: 'spin', work: 'spin.work', key: 'k', dlx: 'spin.dlx', dlq: 'spin.dlq' })
     for (let i = 0; i < 5; i++) channel.publish('spin', 'k', Buffer.from(`m${i}`))
     const consumer = await connection.createChannel()
     await consumer.prefetch(1)
@@ -118,7 +105,8 @@ describe('topology doctor: rates, policies and stored letters', () => {
     await channel.assertQueue('retry.delay', { deadLetterExchange: 'retry.dlx' })
     await channel.assertQueue('retry.dlq', BOUNDED)
     await channel.bindQueue('retry.dlq', 'retry.dlx', '')
-    for (const expiration of ['100', '300', '100']) channel.sendToQueue('retry.delay', Buffer.from(`{"ttl":${expiration}}`), { expiration, contentType: 'application/json' })
+    // Distinct bodies: the drainer's store counts identical letters once.
+    ;['100', '300', '100'].forEach((expiration, i) => channel.sendToQueue('retry.delay', Buffer.from(`{"n":${i},"ttl":${expiration}}`), { expiration, contentType: 'application/json' }))
     await waitFor(async () => (await channel.checkQueue('retry.dlq')).messageCount === 3, { what: 'three expired letters' })
     const { rows } = await db.sql.query<{ id: string }>(`INSERT INTO sources (vhost, queue, enabled) VALUES ($1, 'retry.dlq', false) RETURNING id::text`, [vhost.name])
     const sourceId = rows[0].id

@@ -1,18 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { waitForQueueStats } from '../helpers/management'
-import { BOUNDED, findingsOf, openTrapBed, type TrapBed } from '../helpers/topology-trap'
+import { BOUNDED, declareWorkWithDlq, findingsOf, useTrapBeds } from '../helpers/topology-trap'
 
 // Each trap of issue 17's list built on the real broker, in a fresh vhost, then read and diagnosed by the doctor.
 describe('topology doctor: routing, loops and queue settings', () => {
-  const beds: TrapBed[] = []
-  const bed = async (prefix: string) => {
-    const opened = await openTrapBed(prefix)
-    beds.push(opened)
-    return opened
-  }
-  afterEach(async () => {
-    while (beds.length > 0) await (beds.pop() as TrapBed).close()
-  })
+  const bed = useTrapBeds()
 
   it('finds a dead-letter exchange that does not exist', async () => {
     const { channel, diagnose } = await bed('dlx_missing')
@@ -28,12 +20,7 @@ describe('topology doctor: routing, loops and queue settings', () => {
 
   it('finds a direct DLX with no binding for the dead-letter key, and clears it with an exchange-to-exchange binding', async () => {
     const { channel, diagnose } = await bed('dlx_direct')
-    await channel.assertExchange('orders', 'direct')
-    await channel.assertExchange('orders.dlx', 'direct')
-    await channel.assertQueue('orders.work', { deadLetterExchange: 'orders.dlx' })
-    await channel.bindQueue('orders.work', 'orders', 'order.created')
-    await channel.assertQueue('orders.dlq', BOUNDED)
-    await channel.bindQueue('orders.dlq', 'orders.dlx', 'order.paid')
+    await declareWorkWithDlq(channel, { app: 'orders', work: 'orders.work', key: 'order.created', dlx: 'orders.dlx', dlxType: 'direct', dlq: 'orders.dlq', dlqKey: 'order.paid' })
     const trapped = await diagnose()
     expect(findingsOf(trapped)).toEqual([['dlx-unroutable', ['orders.work', 'orders.dlx']]])
     expect(trapped.findings[0].title).toBe('DLX "orders.dlx" of queue "orders.work" has no binding for "order.created"')
@@ -47,12 +34,7 @@ describe('topology doctor: routing, loops and queue settings', () => {
 
   it('finds a topic DLX whose bindings match none of the keys, and clears it with an alternate exchange', async () => {
     const { channel, diagnose } = await bed('dlx_topic')
-    await channel.assertExchange('events', 'topic')
-    await channel.assertExchange('events.dlx', 'topic')
-    await channel.assertQueue('events.work', { deadLetterExchange: 'events.dlx' })
-    await channel.bindQueue('events.work', 'events', 'order.*')
-    await channel.assertQueue('events.dlq', BOUNDED)
-    await channel.bindQueue('events.dlq', 'events.dlx', 'payment.#')
+    await declareWorkWithDlq(channel, { app: 'events', appType: 'topic', work: 'events.work', key: 'order.*', dlx: 'events.dlx', dlxType: 'topic', dlq: 'events.dlq', dlqKey: 'payment.#' })
     expect(findingsOf(await diagnose())).toEqual([['dlx-unroutable', ['events.work', 'events.dlx']]])
 
     // An exchange's arguments cannot change, so the DLX is declared again with an alternate exchange.
@@ -136,12 +118,7 @@ describe('topology doctor: routing, loops and queue settings', () => {
 
   it('finds an unbounded DLQ, with its depth and type', async () => {
     const { channel, diagnose } = await bed('dlq_unbounded')
-    await channel.assertExchange('app', 'direct')
-    await channel.assertExchange('app.dlx', 'fanout')
-    await channel.assertQueue('app.work', { deadLetterExchange: 'app.dlx' })
-    await channel.bindQueue('app.work', 'app', 'k')
-    await channel.assertQueue('app.dlq')
-    await channel.bindQueue('app.dlq', 'app.dlx', '')
+    await declareWorkWithDlq(channel, { app: 'app', work: 'app.work', key: 'k', dlx: 'app.dlx', dlq: 'app.dlq' }, { dlqArguments: {} })
     channel.sendToQueue('app.dlq', Buffer.from('x'))
     channel.sendToQueue('app.dlq', Buffer.from('y'))
     const diagnosis = await diagnose()
@@ -151,12 +128,7 @@ describe('topology doctor: routing, loops and queue settings', () => {
 
   it('finds expires on a queue with a DLX', async () => {
     const { channel, diagnose } = await bed('expires_dlx')
-    await channel.assertExchange('app', 'direct')
-    await channel.assertExchange('app.dlx', 'fanout')
-    await channel.assertQueue('app.work', { deadLetterExchange: 'app.dlx', expires: 3_600_000 })
-    await channel.bindQueue('app.work', 'app', 'k')
-    await channel.assertQueue('app.dlq', BOUNDED)
-    await channel.bindQueue('app.dlq', 'app.dlx', '')
+    await declareWorkWithDlq(channel, { app: 'app', work: 'app.work', key: 'k', dlx: 'app.dlx', dlq: 'app.dlq' }, { workArguments: { 'x-expires': 3_600_000 } })
     const diagnosis = await diagnose()
     expect(findingsOf(diagnosis)).toEqual([['expires-with-dlx', ['app.work']]])
     expect(diagnosis.findings[0].evidence).toContainEqual({ label: 'expires', value: '3600000 (argument)' })
@@ -174,12 +146,7 @@ describe('topology doctor: routing, loops and queue settings', () => {
 
   it('finds at-least-once dead-lettering without reject-publish', async () => {
     const { channel, diagnose } = await bed('at_least_once')
-    await channel.assertExchange('app', 'direct')
-    await channel.assertExchange('app.dlx', 'fanout')
-    await channel.assertQueue('app.work', { durable: true, arguments: { 'x-queue-type': 'quorum', 'x-dead-letter-exchange': 'app.dlx', 'x-dead-letter-strategy': 'at-least-once' } })
-    await channel.bindQueue('app.work', 'app', 'k')
-    await channel.assertQueue('app.dlq', BOUNDED)
-    await channel.bindQueue('app.dlq', 'app.dlx', '')
+    await declareWorkWithDlq(channel, { app: 'app', work: 'app.work', key: 'k', dlx: 'app.dlx', dlq: 'app.dlq' }, { workArguments: { 'x-queue-type': 'quorum', 'x-dead-letter-strategy': 'at-least-once' } })
     const diagnosis = await diagnose()
     expect(findingsOf(diagnosis)).toEqual([['at-least-once-fallback', ['app.work']]])
     expect(diagnosis.findings[0].fix).toContain('overflow reject-publish')

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { buildRoutingTable, routePublish, routesAnyKey, topicMatches } from '@/lib/server/topology/routing'
+import { topicMatches } from '@/lib/server/replay/route-match'
+import { buildRoutingTable, routePublish, routesAnyKey, topicPatternsOverlap } from '@/lib/server/topology/routing'
 import { snapBinding } from '../helpers/topology-snapshot'
 
 const table = (exchanges: [string, string, string | null][], bindings: ReturnType<typeof snapBinding>[], queues: string[]) =>
@@ -13,9 +14,15 @@ describe('routing', () => {
     expect(topicMatches('orders.#', 'orders.created.eu')).toBe(true)
     expect(topicMatches('#.eu', 'orders.created.eu')).toBe(true)
     expect(topicMatches('*.created.#', 'orders.created')).toBe(true)
-    expect(topicMatches('#', '')).toBe(true)
-    expect(topicMatches('*', '')).toBe(false)
     expect(topicMatches('a.*.c', 'a.b.d')).toBe(false)
+  })
+
+  it('tells whether two topic patterns share a key', () => {
+    expect(topicPatternsOverlap('order.*', 'order.created')).toBe(true)
+    expect(topicPatternsOverlap('order.*', 'payment.#')).toBe(false)
+    expect(topicPatternsOverlap('#', 'a.b.c')).toBe(true)
+    expect(topicPatternsOverlap('*.eu', 'order.#')).toBe(true)
+    expect(topicPatternsOverlap('a.*.c', 'a.#.d')).toBe(false)
   })
 
   it('routes direct by equality and fanout to every binding', () => {

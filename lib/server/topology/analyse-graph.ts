@@ -1,8 +1,9 @@
 import 'server-only'
 import type { EffectiveSettingDto, QueueRole, TopologyEdgeDto } from '@/lib/shared/schemas/topology'
+import { topicMatches } from '@/lib/server/replay/route-match'
 import type { BrokerSnapshot, SnapshotExchange, SnapshotQueue } from './broker-snapshot'
 import { exchangeAlternate, majorVersion, queueEffectiveSettings, type QueueSettings } from './effective-settings'
-import { buildRoutingTable, patternCanRoute, representativeKeys, routePublish, topicMatches, topicPatternsOverlap, type RouteResult, type RoutingTable } from './routing'
+import { buildRoutingTable, patternCanRoute, representativeKeys, routePublish, topicPatternsOverlap, type RouteResult, type RoutingTable } from './routing'
 
 /*
  * The vhost's graph, analysed once for every rule (docs/topology.md#queue-roles): each queue's effective settings,
@@ -294,7 +295,7 @@ function inferRole(q: AnalysedQueue, queues: Map<string, AnalysedQueue>): QueueR
     const towardsWork = q.deadLetterTargets.some((name) => name !== q.queue.name && workish(queues.get(name) as AnalysedQueue))
     if (towardsWork) return 'delay'
   }
-  if (q.dlx === null && (q.reachedByDeadLetters || consumers === 0) && (q.reachedByDeadLetters || q.boundFromApp)) return 'dlq'
+  if (q.dlx === null && (q.reachedByDeadLetters || (consumers === 0 && q.boundFromApp))) return 'dlq'
   if (consumers > 0 || q.boundFromApp) return 'work'
   return 'other'
 }

@@ -1,4 +1,5 @@
 import 'server-only'
+import { topicMatches } from '@/lib/server/replay/route-match'
 import type { SnapshotBinding } from './broker-snapshot'
 
 /*
@@ -48,25 +49,6 @@ export function buildRoutingTable(options: {
 }
 
 const words = (key: string) => (key === '' ? [] : key.split('.'))
-
-/** AMQP topic matching: `*` is exactly one word, `#` zero or more. */
-export function topicMatches(pattern: string, routingKey: string): boolean {
-  const p = words(pattern)
-  const k = words(routingKey)
-  const memo = new Map<number, boolean>()
-  const match = (i: number, j: number): boolean => {
-    const id = i * (k.length + 1) + j
-    const known = memo.get(id)
-    if (known !== undefined) return known
-    let result: boolean
-    if (i === p.length) result = j === k.length
-    else if (p[i] === '#') result = match(i + 1, j) || (j < k.length && match(i, j + 1))
-    else result = j < k.length && (p[i] === '*' || p[i] === k[j]) && match(i + 1, j + 1)
-    memo.set(id, result)
-    return result
-  }
-  return match(0, 0)
-}
 
 /** Routes a publish to `exchange` with `routingKey` through the table. */
 export function routePublish(options: { table: RoutingTable; exchange: string; routingKey: string }): RouteResult {
