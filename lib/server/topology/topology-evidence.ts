@@ -60,7 +60,7 @@ export const DEFAULT_NEAR_SIZE_BYTES = Math.floor(0.9 * 16 * 1024 * 1024)
 // The newest letters of each source, by the source index; OFFSET 0 keeps the planner from flattening the lateral
 // subquery into a scan of the whole table.
 const RECENT = `
-  recent AS (
+  recent AS MATERIALIZED (
     SELECT d.id, d.source_id, d.headers, d.body_size, d.origin_queue, d.origin_routing_keys
     FROM unnest($1::bigint[]) AS s(id)
     CROSS JOIN LATERAL (
@@ -72,7 +72,7 @@ const RECENT = `
 
 // x-death is the stored header's typed array of tables (docs/rabbitmq.md#typed-headers): {"t":"A","v":[{"t":"F","v":{…}}]}.
 const DEATHS = `
-  deaths AS (
+  deaths AS MATERIALIZED (
     SELECT r.id, r.source_id, e -> 'v' -> 'queue' ->> 'v' AS queue, e -> 'v' -> 'reason' ->> 'v' AS reason,
            e -> 'v' -> 'count' ->> 'v' AS count, e -> 'v' -> 'original-expiration' ->> 'v' AS expiration
     FROM recent r
@@ -103,36 +103,34 @@ export async function readTopologyEvidence(options: {
   const { rows: sources } = await options.sql.query<{ id: string; queue: string }>('SELECT id::text, queue FROM sources WHERE vhost = $1 ORDER BY id', [options.vhost])
   const window = { days, lettersPerSource, nearSizeBytes }
   if (sources.length === 0) return { ...emptyEvidence(), samples: options.samples ?? [], window }
-  const params = [sources.map((s) => s.id), days, lettersPerSource]
-  const deaths = await options.sql.query<DeathRow>(
+  // One statement: the newest letters and their x-death entries are read once (MATERIALIZED), then summed three ways.
+  const { rows } = await options.sql.query<{ deaths: DeathRow[] | null; sources: SourceRow[] | null; keys: KeysRow[] | null }>(
     `WITH ${RECENT}, ${DEATHS}
-     SELECT queue, count(DISTINCT id)::int AS letters,
-            max(CASE WHEN count ~ '^[0-9]{1,18}$' THEN count::bigint END)::text AS max_count,
-            array_agg(DISTINCT expiration ORDER BY expiration) FILTER (WHERE reason = 'expired' AND expiration IS NOT NULL) AS expirations,
-            array_agg(DISTINCT source_id::text) AS source_ids
-     FROM deaths WHERE queue IS NOT NULL GROUP BY queue ORDER BY queue`,
-    params,
+     SELECT
+       (SELECT json_agg(x ORDER BY x.queue) FROM (
+          SELECT queue, count(DISTINCT id)::int AS letters,
+                 max(CASE WHEN count ~ '^[0-9]{1,18}$' THEN count::bigint END)::text AS max_count,
+                 array_agg(DISTINCT expiration ORDER BY expiration) FILTER (WHERE reason = 'expired' AND expiration IS NOT NULL) AS expirations,
+                 array_agg(DISTINCT source_id::text) AS source_ids
+          FROM deaths WHERE queue IS NOT NULL GROUP BY queue) x) AS deaths,
+       (SELECT json_agg(x ORDER BY x.source_id::bigint) FROM (
+          SELECT s.id::text AS source_id, count(r.id)::int AS letters,
+                 (SELECT array_agg(DISTINCT d.queue ORDER BY d.queue) FROM deaths d WHERE d.source_id = s.id AND d.queue IS NOT NULL) AS death_queues,
+                 count(r.id) FILTER (WHERE r.body_size >= $4)::int AS near_size, max(r.body_size) AS largest
+          FROM unnest($1::bigint[]) AS s(id) LEFT JOIN recent r ON r.source_id = s.id GROUP BY s.id) x) AS sources,
+       (SELECT json_agg(x ORDER BY x.queue) FROM (
+          SELECT r.origin_queue AS queue, array_agg(DISTINCT k ORDER BY k) AS keys
+          FROM recent r CROSS JOIN LATERAL unnest(r.origin_routing_keys) AS k
+          WHERE r.origin_queue IS NOT NULL GROUP BY r.origin_queue) x) AS keys`,
+    [sources.map((s) => s.id), days, lettersPerSource, nearSizeBytes],
   )
-  const perSource = await options.sql.query<SourceRow>(
-    `WITH ${RECENT}, ${DEATHS}
-     SELECT s.id::text AS source_id, count(r.id)::int AS letters,
-            (SELECT array_agg(DISTINCT d.queue ORDER BY d.queue) FROM deaths d WHERE d.source_id = s.id AND d.queue IS NOT NULL) AS death_queues,
-            count(r.id) FILTER (WHERE r.body_size >= $4)::int AS near_size, max(r.body_size) AS largest
-     FROM unnest($1::bigint[]) AS s(id) LEFT JOIN recent r ON r.source_id = s.id
-     GROUP BY s.id ORDER BY s.id`,
-    [...params, nearSizeBytes],
-  )
-  const keys = await options.sql.query<KeysRow>(
-    `WITH ${RECENT}
-     SELECT r.origin_queue AS queue, array_agg(DISTINCT k ORDER BY k) AS keys
-     FROM recent r CROSS JOIN LATERAL unnest(r.origin_routing_keys) AS k
-     WHERE r.origin_queue IS NOT NULL GROUP BY r.origin_queue ORDER BY r.origin_queue`,
-    params,
-  )
+  const deaths = rows[0].deaths ?? []
+  const perSource = rows[0].sources ?? []
+  const keys = rows[0].keys ?? []
   const queueOf = new Map(sources.map((s) => [s.id, s.queue]))
   return {
-    deathQueues: deaths.rows.map((r) => ({ queue: r.queue, letters: r.letters, maxCount: Number(r.max_count ?? 0), expirations: r.expirations ?? [], sourceIds: r.source_ids })),
-    sources: perSource.rows.map((r) => ({
+    deathQueues: deaths.map((r) => ({ queue: r.queue, letters: r.letters, maxCount: Number(r.max_count ?? 0), expirations: r.expirations ?? [], sourceIds: r.source_ids })),
+    sources: perSource.map((r) => ({
       sourceId: r.source_id,
       queue: queueOf.get(r.source_id) ?? '',
       letters: r.letters,
@@ -140,7 +138,7 @@ export async function readTopologyEvidence(options: {
       nearSizeLetters: r.near_size,
       largestBody: r.largest ?? 0,
     })),
-    routingKeys: keys.rows,
+    routingKeys: keys,
     samples: options.samples ?? [],
     window,
   }
