@@ -49,6 +49,8 @@ describe('effective settings', () => {
     expect(settingsOf(snapQueue('q', { type: 'quorum' }), { policies }).get('delivery-limit')).toMatchObject({ value: 5, policy: 'quorum-only' })
     expect(matchPolicy({ policies, name: 'x', target: { kind: 'exchange' } })?.name).toBe('exchanges')
     expect(matchPolicy({ policies: [snapPolicy('s', '.*', {}, 1, 'streams')], name: 'c', target: { kind: 'queue', type: 'classic' } })).toBeNull()
+    // PCRE escapes JavaScript's unicode mode would reject still match.
+    expect(matchPolicy({ policies: [snapPolicy('dash', '^orders\\-dlq$', {})], name: 'orders-dlq', target: { kind: 'queue', type: 'classic' } })?.name).toBe('dash')
   })
 
   it('fills the defaults the rules need by broker version', () => {

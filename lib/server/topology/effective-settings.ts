@@ -47,7 +47,8 @@ function patternOf(source: string): RegExp | null {
     // JavaScript cannot read matches nothing here (and the check against effective_policy_definition shows it).
     let compiled: RegExp | null
     try {
-      compiled = new RegExp(source, 'u')
+      // No `u` flag: PCRE accepts escapes such as `\-` that JavaScript's unicode mode rejects.
+      compiled = new RegExp(source)
     } catch {
       compiled = null
     }
