@@ -54,6 +54,11 @@ describe('topology doctor: runs, the API and the schedule', () => {
     const ch = await connection.createChannel()
     await ch.assertQueue('billing.work', { durable: true, arguments: { 'x-dead-letter-exchange': 'billing.retry' } })
     await connection.close()
+    // Lazarus' own hold queue, drained as a source: an unbounded DLQ by the rules, but Lazarus declares it (no advice to give).
+    const own = await connect(watched.amqpUrl)
+    await (await own.createChannel()).assertQueue('lazarus.hold', { durable: true, arguments: { 'x-single-active-consumer': true } })
+    await own.close()
+    await db.sql.query(`INSERT INTO sources (vhost, queue, enabled) VALUES ($1, 'lazarus.hold', false)`, [watched.name])
     dlqSourceId = (await db.sql.query<{ id: string }>(`INSERT INTO sources (vhost, queue, enabled) VALUES ($1, 'orders.dlq', false) RETURNING id::text`, [shop.name])).rows[0].id
   })
   afterAll(async () => {
@@ -67,7 +72,7 @@ describe('topology doctor: runs, the API and the schedule', () => {
     expect(clean.findings).toEqual([])
     expect(clean.error).toBeNull()
     expect(clean.brokerVersion).toMatch(/^3\./)
-    expect(clean.nodes.map((n) => n.name)).toEqual(expect.arrayContaining(['orders.work', 'orders.retry.30s', 'orders.retry.5m', 'orders.retry.1h', 'orders.dlq', 'orders.dead']))
+    expect(clean.nodes.map((n) => n.name)).toEqual(expect.arrayContaining(['orders.work', 'orders.retry.30s', 'orders.retry.5m', 'orders.retry.1h', 'orders.dlq', 'orders.dead', 'lazarus.hold']))
     // Every rule says what it looked at, so "no findings" means something.
     expect(clean.checks.length).toBeGreaterThanOrEqual(10)
     expect(clean.checks.every((c) => c.raised === 0)).toBe(true)

@@ -3,7 +3,7 @@ import { getConfig } from '@/lib/server/platform/config'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import { logger } from '@/lib/server/platform/log'
 import { readBrokerSnapshot } from './broker-snapshot'
-import { diagnose } from './diagnose'
+import { diagnose, type Diagnosis } from './diagnose'
 import { saveFailedRun, saveSuccessfulRun } from './findings-store'
 import { sampleQueueTtls, type QueueTtlSample } from './sample-queue-ttls'
 import { readTopologyEvidence } from './topology-evidence'
@@ -40,7 +40,7 @@ export async function runTopologyCheck({ sql, vhost, now = new Date(), timeoutMs
     readTopologyEvidence({ sql, vhost, samples: await sampleOptedIn(snapshot, timeoutMs) }),
     sql.query<{ id: string; queue: string }>('SELECT id::text, queue FROM sources WHERE vhost = $1', [vhost]).then((r) => r.rows),
   ])
-  const diagnosis = diagnose({ snapshot, evidence, sources })
+  const diagnosis = withoutLazarusOwn(diagnose({ snapshot, evidence, sources }))
   const saved = await saveSuccessfulRun({
     sql,
     vhost,
@@ -69,4 +69,21 @@ async function sampleOptedIn(snapshot: Awaited<ReturnType<typeof readBrokerSnaps
     }
   }
   return samples
+}
+
+/**
+ * Lazarus' own objects (the hold queue and exchange, the control exchange) stay in the graph but raise nothing: Lazarus
+ * declares them as the pause protocol needs (docs/ARCHITECTURE.md#pause-hold-release) and drains the hold queue as it
+ * fills, so a finding there ("no length limit") would be advice nobody can take.
+ */
+function withoutLazarusOwn(diagnosis: Diagnosis): Diagnosis {
+  const config = getConfig()
+  const own = new Set([`queue:${config.LAZARUS_HOLD_QUEUE}`, `exchange:${config.LAZARUS_HOLD_QUEUE}`, `exchange:${config.LAZARUS_CONTROL_EXCHANGE}`])
+  const findings = diagnosis.findings.filter((f) => !f.objects.every((o) => own.has(`${o.type}:${o.name}`)))
+  if (findings.length === diagnosis.findings.length) return diagnosis
+  const dropped = new Map<string, number>()
+  for (const f of diagnosis.findings) if (!findings.includes(f)) dropped.set(f.kind, (dropped.get(f.kind) ?? 0) + 1)
+  const nodes = diagnosis.nodes.map((n) => (own.has(`${n.type}:${n.name}`) ? { ...n, severity: null } : n))
+  const checks = diagnosis.checks.map((c) => (dropped.has(c.kind) ? { ...c, raised: c.raised - dropped.get(c.kind)! } : c))
+  return { ...diagnosis, nodes, checks, findings }
 }
