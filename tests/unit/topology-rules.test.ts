@@ -115,7 +115,7 @@ describe('retry loops: what counts as a way out', () => {
   })
 
   it('is not found when stored letters came out of the loop into a drained DLQ', () => {
-    const evidence = { ...emptyEvidence(), deathQueues: [{ queue: 'jobs.work', maxCount: 3, letters: 12, sourceIds: ['1'] }] }
+    const evidence = { ...emptyEvidence(), deathQueues: [{ queue: 'jobs.work', maxCount: 3, letters: 12, expirations: [], sourceIds: ['1'] }] }
     const d = diagnose({ snapshot: snapshotOf(loop()), evidence, sources: [] })
     expect(kindsOf(d).map(([kind]) => kind)).not.toContain('retry-loop-no-exit')
   })
