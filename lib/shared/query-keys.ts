@@ -77,3 +77,12 @@ export const accessKeys = {
 export const viewKeys = {
   all: ['views'] as const,
 }
+
+export const topologyKeys = {
+  all: ['topology'] as const,
+  /** GET /api/topology: one vhost's graph (the default vhost: null), or a source's part of it. */
+  graph: (vhost: string | null, source: string | null) => [...topologyKeys.all, 'graph', vhost, source] as const,
+  findings: (vhost: string | null, state: 'open' | 'all') => [...topologyKeys.all, 'findings', vhost, state] as const,
+  /** The builder's dry run: the spec is the key, so editing the form re-plans. */
+  plan: (input: unknown) => [...topologyKeys.all, 'plan', input] as const,
+}
