@@ -1,5 +1,6 @@
 /// <reference lib="webworker" />
 import ELK from 'elkjs/lib/elk.bundled.js'
+import type { ElkExtendedEdge } from 'elkjs/lib/elk-api'
 
 /**
  * The graph's automatic layout, off the main thread (docs/topology.md, "The page"): ELK's layered algorithm on a
@@ -10,7 +11,9 @@ export type LayoutRequest = {
   nodes: { id: string; width: number; height: number }[]
   edges: { id: string; from: string; to: string }[]
 }
-export type LayoutResponse = { id: number; positions: Record<string, { x: number; y: number }> } | { id: number; error: string }
+export type Point = { x: number; y: number }
+/** Node positions (top left) and each edge's route as ELK drew it (start, bends, end), so edges avoid the nodes. */
+export type LayoutResponse = { id: number; positions: Record<string, Point>; routes: Record<string, Point[]> } | { id: number; error: string }
 
 const elk = new ELK()
 
@@ -29,13 +32,20 @@ scope.onmessage = async (event: MessageEvent<LayoutRequest>) => {
         'elk.layered.nodePlacement.strategy': 'BRANDES_KOEPF',
         'elk.separateConnectedComponents': 'true',
         'elk.spacing.componentComponent': '40',
+        'elk.edgeRouting': 'ORTHOGONAL',
+        'elk.layered.spacing.edgeNodeBetweenLayers': '14',
       },
       children: nodes.map((n) => ({ id: n.id, width: n.width, height: n.height })),
       edges: edges.map((e) => ({ id: e.id, sources: [e.from], targets: [e.to] })),
     })
-    const positions: Record<string, { x: number; y: number }> = {}
+    const positions: Record<string, Point> = {}
     for (const child of graph.children ?? []) positions[child.id] = { x: child.x ?? 0, y: child.y ?? 0 }
-    scope.postMessage({ id, positions } satisfies LayoutResponse)
+    const routes: Record<string, Point[]> = {}
+    for (const edge of (graph.edges ?? []) as ElkExtendedEdge[]) {
+      const section = edge.sections?.[0]
+      if (section) routes[edge.id] = [section.startPoint, ...(section.bendPoints ?? []), section.endPoint]
+    }
+    scope.postMessage({ id, positions, routes } satisfies LayoutResponse)
   } catch (error) {
     scope.postMessage({ id, error: error instanceof Error ? error.message : String(error) } satisfies LayoutResponse)
   }

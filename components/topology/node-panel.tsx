@@ -28,15 +28,15 @@ function SettingsTable({ settings }: { settings: EffectiveSettingDto[] }) {
     <table className="w-full table-fixed text-[11px]" data-testid="node-settings">
       <thead>
         <tr className="text-left text-[10px] tracking-wide text-zinc-500 uppercase">
-          <th className="w-[38%] pb-1 font-semibold">Key</th>
-          <th className="w-[27%] pb-1 font-semibold">Value</th>
+          <th className="w-[40%] pb-1 font-semibold">Key</th>
+          <th className="w-[28%] pb-1 font-semibold">Value</th>
           <th className="pb-1 font-semibold">From</th>
         </tr>
       </thead>
       <tbody>
         {settings.map((s) => (
           <tr key={s.key} className="border-t border-zinc-100 align-top" data-key={s.key}>
-            <td className="truncate py-0.5 pr-1 font-mono" title={s.key}>
+            <td className="py-0.5 pr-1 font-mono break-all">
               {s.key}
             </td>
             <td className="py-0.5 pr-1 font-mono break-words">
@@ -94,7 +94,9 @@ export function NodePanel({ node, findings, onClose, onFinding }: { node: Topolo
             {findings.map((f) => (
               <li key={f.id}>
                 <button type="button" onClick={() => onFinding(f.id)} className="flex w-full items-start gap-1.5 text-left text-[11px] hover:underline">
-                  <Badge tone={SEVERITY_TONE[f.severity]}>{f.severity}</Badge>
+                  <Badge tone={SEVERITY_TONE[f.severity]} className="shrink-0">
+                    {f.severity}
+                  </Badge>
                   <span className="min-w-0 break-words text-zinc-800">{f.title}</span>
                 </button>
               </li>

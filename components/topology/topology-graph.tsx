@@ -3,6 +3,7 @@
 import '@xyflow/react/dist/style.css'
 import {
   Background,
+  BaseEdge,
   Controls,
   Handle,
   MarkerType,
@@ -10,7 +11,9 @@ import {
   Position,
   ReactFlow,
   useReactFlow,
+  getBezierPath,
   type Edge,
+  type EdgeProps,
   type Node,
   type NodeProps,
 } from '@xyflow/react'
@@ -19,6 +22,7 @@ import { cn } from '@/lib/client/cn'
 import { compactCount, visibleText } from '@/lib/client/format'
 import { useDisplayPrefs } from '@/lib/client/use-display-prefs'
 import type { FindingSeverity, TopologyEdgeDto, TopologyNodeDto } from '@/lib/shared/schemas/topology'
+import type { Point } from './layout.worker'
 import { useGraphLayout } from './use-graph-layout'
 
 const SIZE = { queue: { width: 200, height: 46 }, exchange: { width: 180, height: 34 } } as const
@@ -53,14 +57,14 @@ const QueueNode = memo(function QueueNode({ data }: NodeProps<FlowNode>) {
       data-severity={node.severity ?? ''}
       title={`queue ${node.name}`}
       className={cn(
-        'relative flex h-[46px] w-[200px] items-stretch overflow-hidden rounded-md border border-zinc-300 bg-white text-left shadow-sm',
+        'relative flex h-[46px] w-[200px] items-stretch rounded-md border border-zinc-300 bg-white text-left shadow-sm',
         node.severity && SEVERITY_RING[node.severity],
         data.selected && 'outline-2 outline-offset-2 outline-brand',
         data.dimmed && 'opacity-40',
       )}
     >
       <Handle type="target" position={Position.Left} className={HANDLE} />
-      <span aria-hidden className={cn('w-1 shrink-0', ROLE_BAR[node.role])} />
+      <span aria-hidden className={cn('w-1 shrink-0 rounded-l-[5px]', ROLE_BAR[node.role])} />
       <span className="flex min-w-0 flex-1 flex-col justify-center px-2">
         <span className="truncate font-mono text-[11px] font-medium text-zinc-900">{visibleText(node.name)}</span>
         <span className="truncate text-[10px] text-zinc-500">
@@ -100,9 +104,9 @@ const ExchangeNode = memo(function ExchangeNode({ data }: NodeProps<FlowNode>) {
 const NODE_TYPES = { queue: QueueNode, exchange: ExchangeNode }
 
 /** Binding edges are quiet; dead-letter edges are the point of the page (thick, red, dashed); alternates violet. */
-const EDGE_LOOK: Record<TopologyEdgeDto['kind'], { color: string; width: number; dash?: string; animated?: boolean }> = {
+const EDGE_LOOK: Record<TopologyEdgeDto['kind'], { color: string; width: number; dash?: string }> = {
   binding: { color: 'var(--color-zinc-400)', width: 1.25 },
-  'dead-letter': { color: 'var(--color-red-600)', width: 2.25, dash: '6 4', animated: true },
+  'dead-letter': { color: 'var(--color-red-600)', width: 2.25, dash: '6 4' },
   alternate: { color: 'var(--color-violet-600)', width: 1.75, dash: '2 4' },
 }
 
@@ -112,15 +116,81 @@ function edgeLabel(edge: TopologyEdgeDto): string | undefined {
   return edge.routingKey || undefined
 }
 
-function toFlowEdge(edge: TopologyEdgeDto, highlighted: boolean): Edge {
+type EdgeData = { kind: TopologyEdgeDto['kind']; route: Point[] | null }
+type FlowEdge = Edge<EdgeData, 'routed'>
+
+/** An SVG path through ELK's orthogonal route, its corners slightly rounded. */
+function routePath(points: Point[]): string {
+  const r = 6
+  let d = `M ${points[0].x} ${points[0].y}`
+  for (let i = 1; i < points.length - 1; i++) {
+    const [a, b, c] = [points[i - 1], points[i], points[i + 1]]
+    const inLen = Math.hypot(b.x - a.x, b.y - a.y)
+    const outLen = Math.hypot(c.x - b.x, c.y - b.y)
+    const k = Math.min(r, inLen / 2, outLen / 2)
+    const p1 = { x: b.x - ((b.x - a.x) / (inLen || 1)) * k, y: b.y - ((b.y - a.y) / (inLen || 1)) * k }
+    const p2 = { x: b.x + ((c.x - b.x) / (outLen || 1)) * k, y: b.y + ((c.y - b.y) / (outLen || 1)) * k }
+    d += ` L ${p1.x} ${p1.y} Q ${b.x} ${b.y} ${p2.x} ${p2.y}`
+  }
+  const last = points[points.length - 1]
+  return `${d} L ${last.x} ${last.y}`
+}
+
+/** Where the label goes: the middle of the route's longest segment, where it has room. */
+function labelPoint(points: Point[]): Point {
+  let best = { x: points[0].x, y: points[0].y }
+  let longest = -1
+  for (let i = 1; i < points.length; i++) {
+    const length = Math.hypot(points[i].x - points[i - 1].x, points[i].y - points[i - 1].y)
+    if (length > longest) {
+      longest = length
+      best = { x: (points[i].x + points[i - 1].x) / 2, y: (points[i].y + points[i - 1].y) / 2 }
+    }
+  }
+  return best
+}
+
+/** An edge along the route the layout computed (edges then go around nodes, back edges included). */
+function RoutedEdge({ id, data, style, markerEnd, label, labelStyle, labelBgStyle, labelBgPadding, sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition }: EdgeProps<FlowEdge>) {
+  const route = data?.route
+  let path: string
+  let at: Point
+  if (route && route.length >= 2) {
+    path = routePath(route)
+    at = labelPoint(route)
+  } else {
+    const [bezier, x, y] = getBezierPath({ sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition })
+    path = bezier
+    at = { x, y }
+  }
+  return (
+    <BaseEdge
+      id={id}
+      path={path}
+      style={style}
+      markerEnd={markerEnd}
+      label={label}
+      labelX={at.x}
+      labelY={at.y}
+      labelStyle={labelStyle}
+      labelShowBg
+      labelBgStyle={labelBgStyle}
+      labelBgPadding={labelBgPadding}
+    />
+  )
+}
+
+const EDGE_TYPES = { routed: RoutedEdge }
+
+function toFlowEdge(edge: TopologyEdgeDto, highlighted: boolean, route: Point[] | null): FlowEdge {
   const look = EDGE_LOOK[edge.kind]
   return {
     id: edge.id,
+    type: 'routed',
     source: edge.from,
     target: edge.to,
     label: edgeLabel(edge),
-    animated: look.animated,
-    data: { kind: edge.kind },
+    data: { kind: edge.kind, route },
     className: `edge-${edge.kind}`,
     style: { stroke: look.color, strokeWidth: highlighted ? look.width + 1 : look.width, strokeDasharray: look.dash },
     markerEnd: { type: MarkerType.ArrowClosed, color: look.color, width: 16, height: 16 },
@@ -132,14 +202,16 @@ function toFlowEdge(edge: TopologyEdgeDto, highlighted: boolean): Edge {
 }
 
 /** Centres the view on a node when `centerOn` changes (a finding's object clicked in the list). */
-function CenterOn({ target, positions }: { target: { id: string; seq: number } | null; positions: Record<string, { x: number; y: number }> | null }) {
+function CenterOn({ target, positions }: { target: { id: string; seq: number } | null; positions: Record<string, Point> | null }) {
   const flow = useReactFlow()
   useEffect(() => {
     if (!target || !positions) return
     const p = positions[target.id]
     if (!p) return
     const size = target.id.startsWith('q:') ? SIZE.queue : SIZE.exchange
-    void flow.setCenter(p.x + size.width / 2, p.y + size.height / 2, { zoom: Math.max(flow.getZoom(), 1), duration: 300 })
+    const zoom = Math.max(flow.getZoom(), 1)
+    // The node's panel covers the graph's right 20 rem: centre the node in what stays visible.
+    void flow.setCenter(p.x + size.width / 2 + 170 / zoom, p.y + size.height / 2, { zoom, duration: 300 })
   }, [target, positions, flow])
   return null
 }
@@ -157,11 +229,12 @@ export type TopologyGraphProps = {
 export function TopologyGraph({ nodes, edges, selectedId, highlight, centerOn, onSelect }: TopologyGraphProps) {
   const { theme } = useDisplayPrefs()
   const layoutKey = useMemo(() => nodes.map((n) => n.id).join('\n') + '\n--\n' + edges.map((e) => `${e.from}>${e.to}`).join('\n'), [nodes, edges])
-  const { positions, error, pending } = useGraphLayout(layoutKey, {
+  const { layout, error, pending } = useGraphLayout(layoutKey, {
     nodes: nodes.map((n) => ({ id: n.id, ...SIZE[n.type] })),
     edges: edges.map((e) => ({ id: e.id, from: e.from, to: e.to })),
   })
 
+  const positions = layout?.positions ?? null
   const flowNodes = useMemo<FlowNode[]>(
     () =>
       positions
@@ -179,7 +252,10 @@ export function TopologyGraph({ nodes, edges, selectedId, highlight, centerOn, o
         : [],
     [nodes, positions, selectedId, highlight],
   )
-  const flowEdges = useMemo(() => (positions ? edges.map((e) => toFlowEdge(e, highlight !== null && highlight.has(e.from) && highlight.has(e.to))) : []), [edges, positions, highlight])
+  const flowEdges = useMemo(
+    () => (layout ? edges.map((e) => toFlowEdge(e, highlight !== null && highlight.has(e.from) && highlight.has(e.to), layout.routes[e.id] ?? null)) : []),
+    [edges, layout, highlight],
+  )
 
   return (
     <div className="relative h-full w-full" data-testid="topology-graph" data-layout={pending ? 'pending' : 'done'}>
@@ -194,9 +270,10 @@ export function TopologyGraph({ nodes, edges, selectedId, highlight, centerOn, o
         nodes={flowNodes}
         edges={flowEdges}
         nodeTypes={NODE_TYPES}
+        edgeTypes={EDGE_TYPES}
         colorMode={theme}
         fitView
-        fitViewOptions={{ padding: 0.15, maxZoom: 1.2 }}
+        fitViewOptions={{ padding: 0.12, maxZoom: 1.2, minZoom: 0.55 }}
         minZoom={0.1}
         maxZoom={2}
         nodesDraggable={false}
@@ -205,10 +282,9 @@ export function TopologyGraph({ nodes, edges, selectedId, highlight, centerOn, o
         onlyRenderVisibleElements={nodes.length > 120}
         onNodeClick={(_, node) => onSelect(node.id)}
         onPaneClick={() => onSelect(null)}
-        proOptions={{ hideAttribution: true }}
       >
         <Background gap={16} size={1} color="var(--color-zinc-200)" />
-        <Controls showInteractive={false} position="bottom-right" />
+        <Controls showInteractive={false} position="top-left" />
         {nodes.length > 40 && <MiniMap pannable zoomable position="top-right" className="!bg-white" nodeColor={(n) => ((n.data as NodeData).dto.severity === 'error' ? 'var(--color-red-500)' : 'var(--color-zinc-300)')} />}
         <CenterOn target={centerOn} positions={positions} />
       </ReactFlow>

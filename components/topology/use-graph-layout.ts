@@ -1,20 +1,20 @@
 'use client'
 
 import { useEffect, useRef, useState } from 'react'
-import type { LayoutRequest, LayoutResponse } from './layout.worker'
+import type { LayoutRequest, LayoutResponse, Point } from './layout.worker'
 
-export type Positions = Record<string, { x: number; y: number }>
+export type Layout = { positions: Record<string, Point>; routes: Record<string, Point[]> }
 
-type LayoutState = { key: string; positions: Positions | null; error: string | null }
+type LayoutState = { key: string; layout: Layout | null; error: string | null }
 
 /**
  * Positions for a graph from the layout worker. One worker per page, kept while the page is open; a newer graph
  * overtakes an older one still being laid out (the answer carries the request's id).
  */
-export function useGraphLayout(key: string, request: Omit<LayoutRequest, 'id'>): { positions: Positions | null; error: string | null; pending: boolean } {
+export function useGraphLayout(key: string, request: Omit<LayoutRequest, 'id'>): { layout: Layout | null; error: string | null; pending: boolean } {
   const worker = useRef<Worker | null>(null)
   const latest = useRef(0)
-  const [state, setState] = useState<LayoutState>({ key: '', positions: null, error: null })
+  const [state, setState] = useState<LayoutState>({ key: '', layout: null, error: null })
   const requestRef = useRef(request)
   useEffect(() => {
     requestRef.current = request
@@ -35,7 +35,8 @@ export function useGraphLayout(key: string, request: Omit<LayoutRequest, 'id'>):
     const id = ++latest.current
     const onMessage = (event: MessageEvent<LayoutResponse>) => {
       if (event.data.id !== id) return
-      setState('error' in event.data ? { key, positions: null, error: event.data.error } : { key, positions: event.data.positions, error: null })
+      const data = event.data
+      setState('error' in data ? { key, layout: null, error: data.error } : { key, layout: { positions: data.positions, routes: data.routes }, error: null })
     }
     w.addEventListener('message', onMessage)
     w.postMessage({ id, ...requestRef.current } satisfies LayoutRequest)
@@ -43,5 +44,5 @@ export function useGraphLayout(key: string, request: Omit<LayoutRequest, 'id'>):
   }, [key])
 
   const current = state.key === key
-  return { positions: current ? state.positions : null, error: current ? state.error : null, pending: !current }
+  return { layout: current ? state.layout : null, error: current ? state.error : null, pending: !current }
 }
