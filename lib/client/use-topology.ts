@@ -3,6 +3,8 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { auditKeys, topologyKeys } from '@/lib/shared/query-keys'
 import type { FindingDto, TopologyDto } from '@/lib/shared/schemas/topology'
+import type { BuilderPlanDto, TopologyApplyDto } from '@/lib/shared/topology/builder-api'
+import type { ThreeTierSpecInput } from '@/lib/shared/topology/three-tier'
 import { apiGet, apiSend, toQueryString } from './api'
 
 /**
@@ -44,6 +46,28 @@ export function useAcknowledgeFinding() {
   const client = useQueryClient()
   return useMutation({
     mutationFn: ({ id, reason }: { id: string; reason: string }) => apiSend<FindingDto>('POST', `/api/topology/findings/${encodeURIComponent(id)}/acknowledge`, { reason }),
+    onSuccess: () => {
+      void client.invalidateQueries({ queryKey: topologyKeys.all })
+      void client.invalidateQueries({ queryKey: auditKeys.all })
+    },
+  })
+}
+
+/** What the builder's routes take: the spec as the form has it (defaults filled in by the server). */
+type BuilderRequest = { vhost: string; spec: ThreeTierSpecInput }
+
+/** The builder's dry run (POST /api/topology/builder/plan): every object with create / unchanged / conflict. */
+export function useBuilderPlan() {
+  return useMutation({
+    mutationFn: (input: BuilderRequest) => apiSend<BuilderPlanDto>('POST', '/api/topology/builder/plan', input),
+  })
+}
+
+/** Declares what the dry run would create (admin; audited). The doctor's graph changes with it. */
+export function useApplyTopology() {
+  const client = useQueryClient()
+  return useMutation({
+    mutationFn: (input: BuilderRequest) => apiSend<TopologyApplyDto>('POST', '/api/topology/builder/apply', { ...input, confirm: true }),
     onSuccess: () => {
       void client.invalidateQueries({ queryKey: topologyKeys.all })
       void client.invalidateQueries({ queryKey: auditKeys.all })

@@ -83,6 +83,4 @@ export const topologyKeys = {
   /** GET /api/topology: one vhost's graph (the default vhost: null), or a source's part of it. */
   graph: (vhost: string | null, source: string | null) => [...topologyKeys.all, 'graph', vhost, source] as const,
   findings: (vhost: string | null, state: 'open' | 'all') => [...topologyKeys.all, 'findings', vhost, state] as const,
-  /** The builder's dry run: the spec is the key, so editing the form re-plans. */
-  plan: (input: unknown) => [...topologyKeys.all, 'plan', input] as const,
 }
