@@ -9,6 +9,7 @@ import { useCreateAlertRule, type CreateAlertRuleRequest } from '@/lib/client/us
 import { useGroups } from '@/lib/client/use-groups'
 import { useSourceOptions } from '@/lib/client/use-sources'
 import { ALERT_KINDS, type AlertRuleDto } from '@/lib/shared/schemas/alert'
+import type { FindingSeverity } from '@/lib/shared/schemas/topology'
 import { KIND_LABELS } from './alert-format'
 
 type Kind = AlertRuleDto['kind']
@@ -16,6 +17,11 @@ type Kind = AlertRuleDto['kind']
 const NO_FILTERS: Record<string, string> = {}
 const KIND_OPTIONS: SelectOption[] = ALERT_KINDS.map((k) => ({ value: k, label: KIND_LABELS[k] }))
 const TITLE_MAX = 80
+const SEVERITY_OPTIONS: SelectOption[] = [
+  { value: 'error', label: 'Errors only' },
+  { value: 'warning', label: 'Warnings and errors' },
+  { value: 'info', label: 'Every finding' },
+]
 
 /** A number field's text as the API's number; an unreadable one is sent as it is, and the API says what is wrong. */
 const numberOrText = (text: string): number | string | undefined => {
@@ -58,11 +64,12 @@ export function AddRuleForm() {
   const [cooldownMinutes, setCooldownMinutes] = useState('30')
   const [tried, setTried] = useState(false)
 
-  const rate = kind !== 'new-group'
+  const rate = kind !== 'new-group' && kind !== 'new-finding'
+  const [minSeverity, setMinSeverity] = useState<FindingSeverity>('warning')
   const subjectKey = kind === 'source-rate' ? 'sourceId' : 'groupId'
   const fields = create.error instanceof ApiError ? create.error.fieldErrors() : {}
   const local = { threshold: tried && rate && !threshold.trim() ? 'a threshold is required' : undefined }
-  const known = ['kind', 'sourceId', 'groupId', 'thresholdPerMinute', 'windowMinutes', 'cooldownMinutes']
+  const known = ['kind', 'sourceId', 'groupId', 'minSeverity', 'thresholdPerMinute', 'windowMinutes', 'cooldownMinutes']
   // "source 12 does not exist" (a 422 without field details) concerns the subject.
   const subjectError = fields[subjectKey] ?? (create.error && create.error instanceof ApiError && create.error.status === 422 ? errorMessage(create.error) : undefined)
   const other = create.error && !subjectError && !Object.keys(fields).some((k) => known.includes(k)) ? errorMessage(create.error) : null
@@ -73,6 +80,8 @@ export function AddRuleForm() {
     const input = (
       kind === 'new-group'
         ? { kind }
+        : kind === 'new-finding'
+          ? { kind, minSeverity }
         : {
             kind,
             ...(subject ? { [subjectKey]: subject } : {}),
@@ -112,8 +121,16 @@ export function AddRuleForm() {
           className="max-w-none"
         />
       </Field>
-      <Field label={kind === 'group-rate' ? 'Group' : 'Source'} error={subjectError} className="w-64">
-        {kind === 'source-rate' ? (
+      <Field label={kind === 'group-rate' ? 'Group' : kind === 'new-finding' ? 'Severity' : 'Source'} error={subjectError ?? fields.minSeverity} className="w-64">
+        {kind === 'new-finding' ? (
+          <Select
+            aria-label="Least severity"
+            value={minSeverity}
+            onChange={(e) => setMinSeverity(e.target.value as FindingSeverity)}
+            options={SEVERITY_OPTIONS}
+            className="max-w-none"
+          />
+        ) : kind === 'source-rate' ? (
           <SourceSelect label="Source" value={subject} onChange={setSubject} invalid={Boolean(subjectError)} />
         ) : kind === 'group-rate' ? (
           <GroupSelect label="Group" value={subject} onChange={setSubject} invalid={Boolean(subjectError)} />

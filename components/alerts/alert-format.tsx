@@ -7,9 +7,10 @@ export const KIND_LABELS: Record<AlertRuleDto['kind'], string> = {
   'source-rate': 'source rate',
   'group-rate': 'group rate',
   'new-group': 'new group',
+  'new-finding': 'new topology finding',
 }
 
-const KIND_TONES: Record<AlertRuleDto['kind'], Tone> = { 'source-rate': 'blue', 'group-rate': 'violet', 'new-group': 'sky' }
+const KIND_TONES: Record<AlertRuleDto['kind'], Tone> = { 'source-rate': 'blue', 'group-rate': 'violet', 'new-group': 'sky', 'new-finding': 'orange' }
 
 export function AlertKindBadge({ kind }: { kind: string }) {
   return <Badge tone={KIND_TONES[kind as AlertRuleDto['kind']] ?? 'zinc'}>{KIND_LABELS[kind as AlertRuleDto['kind']] ?? visibleText(kind)}</Badge>
@@ -34,6 +35,7 @@ export function thresholdText(perMinute: number | null): string {
 /** What a rule watches: a source's queue, a group's title, or everything of its kind. */
 export function RuleSubject({ rule }: { rule: AlertRuleDto }) {
   if (rule.kind === 'new-group') return <span className="text-zinc-500">any new error group</span>
+  if (rule.kind === 'new-finding') return <span className="text-zinc-500">a new topology finding, {rule.minSeverity ?? 'warning'} or worse</span>
   if (rule.kind === 'source-rate') {
     if (!rule.source) return <span className="text-zinc-500">every source</span>
     return (
@@ -54,7 +56,14 @@ export function RuleSubject({ rule }: { rule: AlertRuleDto }) {
 /** The subject of an alert event: a source (its messages) or a group, linked. */
 export function EventSubject({ subject }: { subject: AlertEventDto['subject'] }) {
   const label = visibleText(subject.label)
-  const href = subject.id === null ? null : subject.type === 'source' ? `/messages?source=${encodeURIComponent(subject.id)}` : `/groups/${encodeURIComponent(subject.id)}`
+  const href =
+    subject.id === null
+      ? null
+      : subject.type === 'source'
+        ? `/messages?source=${encodeURIComponent(subject.id)}`
+        : subject.type === 'finding'
+          ? `/topology?finding=${encodeURIComponent(subject.id)}`
+          : `/groups/${encodeURIComponent(subject.id)}`
   return (
     <span className="flex min-w-0 items-center gap-1.5">
       <span className="w-11 shrink-0 text-[11px] text-zinc-400">{subject.type}</span>
@@ -73,7 +82,7 @@ export function EventSubject({ subject }: { subject: AlertEventDto['subject'] })
 
 /** "3.6/min ≥ 2/min", with the measured rate in front; a new-group event has no rate. */
 export function RateVsThreshold({ event }: { event: Pick<AlertEventDto, 'ratePerMinute' | 'thresholdPerMinute' | 'state' | 'kind'> }) {
-  if (event.ratePerMinute === null) return <span className="text-zinc-500">{event.kind === 'new-group' ? 'new group' : '—'}</span>
+  if (event.ratePerMinute === null) return <span className="text-zinc-500">{event.kind === 'new-group' ? 'new group' : event.kind === 'new-finding' ? 'new finding' : '—'}</span>
   const over = event.state === 'firing'
   return (
     <span className="tabular-nums" title={`${event.ratePerMinute} dead letters/min; threshold ${event.thresholdPerMinute ?? '—'}/min`}>

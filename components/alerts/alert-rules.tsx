@@ -26,6 +26,7 @@ const COLUMNS: DataColumn[] = [
 /** The rule in words, for labels and the delete dialog: "source rate of orders.dlq". */
 export function ruleName(rule: AlertRuleDto): string {
   if (rule.kind === 'new-group') return 'new error groups'
+  if (rule.kind === 'new-finding') return `new topology findings (${rule.minSeverity ?? 'warning'} or worse)`
   const subject = rule.kind === 'source-rate' ? (rule.source ? visibleText(rule.source.queue) : 'every source') : rule.group ? visibleText(rule.group.title) : 'every group'
   return `${KIND_LABELS[rule.kind]} of ${subject}`
 }
@@ -93,9 +94,9 @@ export function AlertRules({ rules, loading }: { rules: AlertRuleDto[] | undefin
             <td className="truncate">
               <RuleSubject rule={rule} />
             </td>
-            <td className="text-right tabular-nums">{rule.kind === 'new-group' ? <span className="text-zinc-400">—</span> : `≥ ${thresholdText(rule.thresholdPerMinute)}`}</td>
-            <td className="text-right text-zinc-600 tabular-nums">{rule.kind === 'new-group' ? <span className="text-zinc-400">—</span> : minutesText(rule.windowMinutes)}</td>
-            <td className="text-right text-zinc-600 tabular-nums">{rule.kind === 'new-group' ? <span className="text-zinc-400">—</span> : minutesText(rule.cooldownMinutes)}</td>
+            <td className="text-right tabular-nums">{rule.thresholdPerMinute === null ? <span className="text-zinc-400">—</span> : `≥ ${thresholdText(rule.thresholdPerMinute)}`}</td>
+            <td className="text-right text-zinc-600 tabular-nums">{rule.thresholdPerMinute === null ? <span className="text-zinc-400">—</span> : minutesText(rule.windowMinutes)}</td>
+            <td className="text-right text-zinc-600 tabular-nums">{rule.thresholdPerMinute === null ? <span className="text-zinc-400">—</span> : minutesText(rule.cooldownMinutes)}</td>
             <td className="text-right" data-testid="rule-firing">
               {rule.firing > 0 ? <Badge tone="red">{rule.firing}</Badge> : <span className="text-zinc-400 tabular-nums">0</span>}
             </td>

@@ -34,6 +34,8 @@ const ACTION_TONES: Record<AuditEntryDto['action'], Tone> = {
   'pause.created': 'orange',
   'pause.resumed': 'sky',
   'group.updated': 'zinc',
+  'topology.finding-acknowledged': 'zinc',
+  'topology.applied': 'blue',
   'message.raw-viewed': 'zinc',
   'source.created': 'blue',
   'source.updated': 'zinc',
@@ -61,6 +63,8 @@ const ACTION_LABELS: Record<AuditEntryDto['action'], string> = {
   'pause.created': 'pause created',
   'pause.resumed': 'pause resumed',
   'group.updated': 'group triaged',
+  'topology.finding-acknowledged': 'finding acknowledged',
+  'topology.applied': 'topology applied',
   'message.raw-viewed': 'raw message viewed',
   'source.created': 'source added',
   'source.updated': 'source changed',
@@ -97,6 +101,10 @@ function subjectHref(subject: AuditEntryDto['subject']): string | null {
     case 'user':
     case 'token':
       return '/settings/access'
+    case 'topology-finding':
+      return '/topology'
+    case 'vhost':
+      return `/topology?vhost=${id}`
     default:
       return null
   }

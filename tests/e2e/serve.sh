@@ -11,6 +11,9 @@ export LAZARUS_SOURCES=${E2E_SOURCES:-e2e.dlq}
 export LAZARUS_MIGRATIONS_DIR="$PWD/prisma/migrations"
 # Alert rules are evaluated every 2 s (30 s by default), so the alert spec sees a breach within seconds.
 export LAZARUS_ALERT_INTERVAL_S=${E2E_ALERT_INTERVAL_S:-2}
+# The topology doctor runs only when a spec clicks Run now: vhost / holds every other test's queues, and a run every
+# minute would read them all while unrelated specs run.
+export LAZARUS_TOPOLOGY_INTERVAL_S=${E2E_TOPOLOGY_INTERVAL_S:-0}
 # The alert spec's webhook receiver listens on 127.0.0.1; loopback is refused to webhooks unless allow-listed.
 export LAZARUS_WEBHOOK_ALLOWED_HOSTS=${E2E_WEBHOOK_ALLOWED_HOSTS:-127.0.0.1}
 # Sign-in: the first admin (the setup spec signs in with it) and a provisioning token the specs' API calls use.

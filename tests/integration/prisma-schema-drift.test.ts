@@ -24,6 +24,7 @@ const ALLOWANCES: Allowances = {
   },
   sqlOnlyIndexes: {
     dead_letters_service_idx: 'partial: WHERE service IS NOT NULL',
+    topology_findings_open_idx: 'partial: WHERE resolved_at IS NULL',
     dead_letters_entity_idx: 'partial: WHERE entity_key IS NOT NULL',
     dead_letters_lineage_idx: 'partial: WHERE lineage_origin_id IS NOT NULL',
     dead_letters_held_from_idx: 'partial: WHERE held_from IS NOT NULL',

@@ -10,7 +10,7 @@ import { ALERT_EVENT_COLUMNS, alertEventColumns, type AlertEventRow } from './al
 
 type RuleRow = {
   id: string; kind: AlertRuleDto['kind']; source_id: string | null; queue: string | null; group_id: string | null; title: string | null
-  threshold: number | null; window_minutes: number; cooldown_minutes: number; enabled: boolean; created_by: string; created_at: Date; firing: number
+  threshold: number | null; min_severity: AlertRuleDto['minSeverity']; window_minutes: number; cooldown_minutes: number; enabled: boolean; created_by: string; created_at: Date; firing: number
 }
 
 const toRuleDto = (r: RuleRow): AlertRuleDto => ({
@@ -19,6 +19,7 @@ const toRuleDto = (r: RuleRow): AlertRuleDto => ({
   source: r.source_id ? { id: r.source_id, queue: r.queue ?? '' } : null,
   group: r.group_id ? { id: r.group_id, title: r.title ?? '' } : null,
   thresholdPerMinute: r.threshold,
+  minSeverity: r.min_severity,
   windowMinutes: r.window_minutes,
   cooldownMinutes: r.cooldown_minutes,
   enabled: r.enabled,
@@ -31,7 +32,7 @@ const toRuleDto = (r: RuleRow): AlertRuleDto => ({
 export async function selectAlertRules({ sql, id }: { sql: Sql; id?: string }): Promise<AlertRuleDto[]> {
   const { rows } = await sql.query<RuleRow>(
     `SELECT r.id::text, r.kind, r.source_id::text, s.queue, r.group_id::text, g.title, r.threshold_per_minute::float8 AS threshold,
-       r.window_minutes, r.cooldown_minutes, r.enabled, r.created_by, r.created_at,
+       r.min_severity, r.window_minutes, r.cooldown_minutes, r.enabled, r.created_by, r.created_at,
        (SELECT count(*) FROM alert_states st WHERE st.rule_id = r.id AND st.firing)::int AS firing
      FROM alert_rules r LEFT JOIN sources s ON s.id = r.source_id LEFT JOIN error_groups g ON g.id = r.group_id
      ${id === undefined ? '' : 'WHERE r.id = $1::bigint'} ORDER BY r.id`,
@@ -73,6 +74,7 @@ export type NewAlertRule = {
   sourceId: string | null
   groupId: string | null
   thresholdPerMinute: number | null
+  minSeverity: AlertRuleDto['minSeverity']
   windowMinutes: number
   cooldownMinutes: number
   createdBy: string
@@ -80,9 +82,9 @@ export type NewAlertRule = {
 
 export async function insertAlertRule({ sql, rule }: { sql: Sql; rule: NewAlertRule }): Promise<string> {
   const { rows } = await sql.query<{ id: string }>(
-    `INSERT INTO alert_rules (kind, source_id, group_id, threshold_per_minute, window_minutes, cooldown_minutes, created_by)
-     VALUES ($1, $2::bigint, $3::bigint, $4, $5, $6, $7) RETURNING id::text`,
-    [rule.kind, rule.sourceId, rule.groupId, rule.thresholdPerMinute, rule.windowMinutes, rule.cooldownMinutes, rule.createdBy],
+    `INSERT INTO alert_rules (kind, source_id, group_id, threshold_per_minute, min_severity, window_minutes, cooldown_minutes, created_by)
+     VALUES ($1, $2::bigint, $3::bigint, $4, $5, $6, $7, $8) RETURNING id::text`,
+    [rule.kind, rule.sourceId, rule.groupId, rule.thresholdPerMinute, rule.minSeverity, rule.windowMinutes, rule.cooldownMinutes, rule.createdBy],
   )
   return rows[0].id
 }

@@ -8,7 +8,7 @@ import { insertAlertRule, rowExists, selectAlertRules } from './alerts-store'
 export async function createAlertRule({ db, input, actor }: { db: Db; input: CreateAlertRuleInput; actor: string }): Promise<AlertRuleDto> {
   const sourceId = input.kind === 'source-rate' ? (input.sourceId ?? null) : null
   const groupId = input.kind === 'group-rate' ? (input.groupId ?? null) : null
-  const rate = input.kind === 'new-group' ? null : input
+  const rate = input.kind === 'new-group' || input.kind === 'new-finding' ? null : input
   return db.sql.transaction(async (sql) => {
     if (sourceId && !(await rowExists({ sql, table: 'sources', id: sourceId }))) throw new AppError('unprocessable', `source ${sourceId} does not exist`)
     if (groupId && !(await rowExists({ sql, table: 'error_groups', id: groupId }))) throw new AppError('unprocessable', `group ${groupId} does not exist`)
@@ -19,6 +19,7 @@ export async function createAlertRule({ db, input, actor }: { db: Db; input: Cre
         sourceId,
         groupId,
         thresholdPerMinute: rate?.thresholdPerMinute ?? null,
+        minSeverity: input.kind === 'new-finding' ? input.minSeverity : null,
         windowMinutes: rate?.windowMinutes ?? 5,
         cooldownMinutes: rate?.cooldownMinutes ?? 30,
         createdBy: actor,

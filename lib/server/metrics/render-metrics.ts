@@ -2,6 +2,8 @@ import 'server-only'
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
 import type { Db } from '@/lib/server/platform/db'
 import { listSources } from '@/lib/server/sources/list-sources'
+import { countOpenFindings } from '@/lib/server/topology/findings-store'
+import { FINDING_KINDS, FINDING_SEVERITIES } from '@/lib/shared/schemas/topology'
 
 /** Process metrics (memory, event-loop lag, GC) keep state between scrapes, so they live in one registry per process. */
 const globalForMetrics = globalThis as unknown as { lazarusProcessMetrics?: Registry }
@@ -27,7 +29,7 @@ export type RenderedMetrics = { contentType: string; body: string }
 export async function renderMetrics({ db }: { db: Db }): Promise<RenderedMetrics> {
   const { sql } = db
   const registry = new Registry()
-  const [sourcesResult, groups, others, replays, jobs, pauses, backlog] = await Promise.all([
+  const [sourcesResult, groups, others, replays, jobs, pauses, backlog, findings] = await Promise.all([
     listSources({ db }),
     sql.query<{ id: string; error_type: string | null; dead: number }>(
       `SELECT id::text, error_type, greatest(count - replayed_count - resolved_count, 0)::float8 AS dead
@@ -49,6 +51,7 @@ export async function renderMetrics({ db }: { db: Db }): Promise<RenderedMetrics
               (SELECT count(*) FROM dead_letter_states WHERE status = 'held')::int AS held`,
     ),
     sql.query<{ ids: number }>('SELECT coalesce(sum(last_id - first_id + 1), 0)::float8 AS ids FROM search_backlog'),
+    countOpenFindings({ sql }),
   ])
   const { sources, brokerError } = sourcesResult
 
@@ -93,6 +96,15 @@ export async function renderMetrics({ db }: { db: Db }): Promise<RenderedMetrics
   new Gauge({ name: 'lazarus_active_pauses', help: 'Entity or queue pauses in force.', registers: [registry] }).set(pauses.rows[0]?.active ?? 0)
   new Gauge({ name: 'lazarus_held_messages', help: 'Messages held by pause guards and not yet released.', registers: [registry] }).set(pauses.rows[0]?.held ?? 0)
   new Gauge({ name: 'lazarus_search_backlog_rows', help: 'Stored messages not yet in the search index (still searchable, more slowly).', registers: [registry] }).set(backlog.rows[0]?.ids ?? 0)
+
+  // Every severity and kind is written, 0 included, so an alert on `> 0` sees a finding appear and resolve.
+  const topology = new Gauge({
+    name: 'lazarus_topology_findings',
+    help: 'Open topology doctor findings nobody has acknowledged, by severity and kind (docs/topology.md).',
+    labelNames: ['severity', 'kind'],
+    registers: [registry],
+  })
+  for (const severity of FINDING_SEVERITIES) for (const kind of FINDING_KINDS) topology.set({ severity, kind }, findings.find((f) => f.severity === severity && f.kind === kind)?.n ?? 0)
 
   const merged = Registry.merge([registry, processRegistry()])
   return { contentType: merged.contentType, body: await merged.metrics() }

@@ -106,6 +106,10 @@ const configSchema = z.object({
     .transform((v) => v === '1' || v === 'true'),
   /** Replayed and resolved messages are deleted this many days after that happened (0 keeps them forever). Dead and held ones never are. */
   LAZARUS_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
+  /** Seconds between topology doctor runs on each watched vhost (docs/topology.md); 0 runs it only on demand. */
+  LAZARUS_TOPOLOGY_INTERVAL_S: z.coerce.number().int().min(0).max(86_400).default(60),
+  /** Vhosts the topology doctor reads, comma-separated (default: the vhost of AMQP_URL). */
+  LAZARUS_TOPOLOGY_VHOSTS: queueList.optional(),
   /** Seconds between inflow-alert evaluations. */
   LAZARUS_ALERT_INTERVAL_S: z.coerce.number().int().min(1).max(3600).default(30),
   /** Base URL of this Lazarus for links in alerts and tickets, e.g. https://lazarus.example.com (default: none, relative links). */

@@ -1,7 +1,8 @@
 import { z } from 'zod'
 import { idSchema as id, isInt8Id, text } from './fields'
+import { FINDING_SEVERITIES, type FindingSeverity } from './topology'
 
-export const ALERT_KINDS = ['source-rate', 'group-rate', 'new-group'] as const
+export const ALERT_KINDS = ['source-rate', 'group-rate', 'new-group', 'new-finding'] as const
 
 // POST /api/alerts/rules
 export const createAlertRuleSchema = z
@@ -23,6 +24,11 @@ export const createAlertRuleSchema = z
       cooldownMinutes: z.number().int().min(0).max(10_080).default(30),
     }).strict(),
     z.object({ kind: z.literal('new-group') }).strict(),
+    z.object({
+      kind: z.literal('new-finding'),
+      /** The topology doctor opened a finding this severe or worse (docs/topology.md#alerts). */
+      minSeverity: z.enum(FINDING_SEVERITIES).default('warning'),
+    }).strict(),
   ])
 export type CreateAlertRuleInput = z.infer<typeof createAlertRuleSchema>
 
@@ -47,6 +53,8 @@ export type AlertRuleDto = {
   source: { id: string; queue: string } | null
   group: { id: string; title: string } | null
   thresholdPerMinute: number | null
+  /** new-finding rules: the least severity that fires. */
+  minSeverity: FindingSeverity | null
   windowMinutes: number
   cooldownMinutes: number
   enabled: boolean
@@ -63,7 +71,7 @@ export type AlertEventDto = {
   ruleId: string | null
   kind: string
   state: 'firing' | 'recovered'
-  subject: { type: 'source' | 'group'; id: string | null; label: string }
+  subject: { type: 'source' | 'group' | 'finding'; id: string | null; label: string }
   ratePerMinute: number | null
   thresholdPerMinute: number | null
   text: string

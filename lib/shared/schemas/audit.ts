@@ -10,6 +10,9 @@ export const AUDIT_ACTIONS = [
   'pause.created',
   'pause.resumed',
   'group.updated',
+  'topology.finding-acknowledged',
+  // The three-tier builder declared objects on the broker (docs/topology.md)
+  'topology.applied',
   // Configuration (docs/security.md: every change with before and after)
   'source.created',
   'source.updated',
@@ -30,7 +33,7 @@ export const AUDIT_ACTIONS = [
   'auth.signed-out',
 ] as const
 
-export const AUDIT_SUBJECT_TYPES = ['replay', 'message', 'group', 'pause', 'source', 'settings', 'alert-rule', 'webhook', 'user', 'token'] as const
+export const AUDIT_SUBJECT_TYPES = ['replay', 'message', 'group', 'pause', 'source', 'settings', 'alert-rule', 'webhook', 'user', 'token', 'topology-finding', 'vhost'] as const
 
 export const listAuditQuerySchema = z
   .object({

@@ -1,7 +1,8 @@
 import 'server-only'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import { ALERT_EVENT_COLUMNS, alertEventColumns, type AlertEventRow } from '@/lib/server/alerts/alert-dto'
-import type { AlertEventDto } from '@/lib/shared/schemas/alert'
+import type { AlertEventDto, AlertRuleDto } from '@/lib/shared/schemas/alert'
+import type { FindingSeverity } from '@/lib/shared/schemas/topology'
 import { MAX_WEBHOOKS } from '@/lib/shared/schemas/webhook-settings'
 
 /**
@@ -12,9 +13,12 @@ import { MAX_WEBHOOKS } from '@/lib/shared/schemas/webhook-settings'
 // Any lock id will do as long as only alerts use it: one evaluator at a time across all processes.
 const EVALUATION_LOCK = 7_746_001
 
-export type AlertRule = { id: string; kind: 'source-rate' | 'group-rate' | 'new-group'; source_id: string | null; group_id: string | null; threshold: number | null; window_minutes: number; cooldown_minutes: number }
+export type AlertRule = {
+  id: string; kind: AlertRuleDto['kind']; source_id: string | null; group_id: string | null; threshold: number | null; min_severity: FindingSeverity | null
+  window_minutes: number; cooldown_minutes: number
+}
 /** A rule's subject (a source, a group) with its arrival rate per minute over the rule's window. */
-export type Measured = { key: string; type: 'source' | 'group'; id: string; label: string; rate: number }
+export type Measured = { key: string; type: 'source' | 'group' | 'finding'; id: string; label: string; rate: number }
 export type AlertState = { subject_key: string; firing: boolean; last_notified: Date | null }
 export type NewGroup = { id: string; title: string; sources: string[]; signature: string }
 export type NewAlertEvent = {
@@ -29,7 +33,7 @@ export async function tryLockEvaluation({ sql }: { sql: Sql }): Promise<boolean>
 
 export async function enabledRules({ sql }: { sql: Sql }): Promise<AlertRule[]> {
   const { rows } = await sql.query<AlertRule>(
-    `SELECT id::text, kind, source_id::text, group_id::text, threshold_per_minute::float8 AS threshold, window_minutes, cooldown_minutes
+    `SELECT id::text, kind, source_id::text, group_id::text, threshold_per_minute::float8 AS threshold, min_severity, window_minutes, cooldown_minutes
      FROM alert_rules WHERE enabled ORDER BY id`,
   )
   return rows

@@ -3,6 +3,8 @@ import type { Db } from '@/lib/server/platform/db'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import type { AlertEventDto } from '@/lib/shared/schemas/alert'
 import { toAlertEventDto, type AlertEventRow } from '@/lib/server/alerts/alert-dto'
+import { takeOpenedFindings } from '@/lib/server/topology/findings-store'
+import type { FindingSeverity } from '@/lib/shared/schemas/topology'
 import {
   alertStates,
   enabledRules,
@@ -43,11 +45,12 @@ export async function evaluateAlerts({ db, now = new Date(), publicUrl, deliver 
     const rules = await enabledRules({ sql: tx })
     const pending: NewAlertEvent[] = []
     for (const rule of rules) {
-      if (rule.kind === 'new-group') continue
+      if (rule.kind === 'new-group' || rule.kind === 'new-finding') continue
       const measured = rule.kind === 'source-rate' ? await sourceRates({ sql: tx, rule, now }) : await groupRates({ sql: tx, rule, now })
       pending.push(...(await transitions({ sql: tx, rule, measured, now, publicUrl })))
     }
     pending.push(...(await newGroups({ sql: tx, rules: rules.filter((r) => r.kind === 'new-group'), publicUrl })))
+    pending.push(...(await newFindings({ sql: tx, rules: rules.filter((r) => r.kind === 'new-finding'), publicUrl })))
     const events: AlertEventRow[] = []
     for (const event of pending) events.push(await insertAlertEvent({ sql: tx, event, now }))
     return events
@@ -99,6 +102,24 @@ async function newGroups({ sql: tx, rules, publicUrl }: { sql: Sql; rules: Alert
       const subject: Measured = { key: `group:${g.id}`, type: 'group', id: g.id, label: g.title, rate: 0 }
       const where = g.sources.length ? ` in ${g.sources.join(', ')}` : ''
       pending.push({ ruleId: rule.id, kind: rule.kind, state: 'firing', subject, rate: null, threshold: null, notify: true, text: `New error group${where}: “${g.title}”.${link(publicUrl, `/groups/${g.id}`)}` })
+    }
+  }
+  return pending
+}
+
+const SEVERITY_RANK: Record<FindingSeverity, number> = { info: 0, warning: 1, error: 2 }
+
+/** One alert per finding the doctor opened (or reopened) at a rule's least severity or worse (docs/topology.md#alerts). */
+async function newFindings({ sql: tx, rules, publicUrl }: { sql: Sql; rules: AlertRule[]; publicUrl?: string }): Promise<NewAlertEvent[]> {
+  // The cursor moves even with no rule, so a rule added later does not fire for every finding of the past.
+  const findings = await takeOpenedFindings({ sql: tx })
+  const pending: NewAlertEvent[] = []
+  for (const rule of rules) {
+    for (const f of findings) {
+      if (SEVERITY_RANK[f.severity] < SEVERITY_RANK[rule.min_severity ?? 'warning']) continue
+      const subject: Measured = { key: `finding:${f.id}`, type: 'finding', id: f.id, label: f.title, rate: 0 }
+      const vhost = f.vhost === '/' ? '' : `&vhost=${encodeURIComponent(f.vhost)}`
+      pending.push({ ruleId: rule.id, kind: rule.kind, state: 'firing', subject, rate: null, threshold: null, notify: true, text: `New topology finding (${f.severity}) on vhost ${f.vhost}: ${f.title}.${link(publicUrl, `/topology?finding=${f.id}${vhost}`)}` })
     }
   }
   return pending
