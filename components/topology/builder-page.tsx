@@ -14,18 +14,11 @@ import { useApplyTopology, useBuilderPlan } from '@/lib/client/use-topology'
 import { MAX_RETRY_TIERS, buildThreeTier, threeTierSpecSchema, type ThreeTierBuild, type ThreeTierSpecInput } from '@/lib/shared/topology/three-tier'
 import { BuilderPlan } from './builder-plan'
 import { CopyButton, DownloadButton } from './copy-button'
+import { parseDelay } from './delay'
 
 type Form = { vhost: string; name: string; routingKeys: string; delays: string[]; dlqMaxLength: string }
 
 const INITIAL: Form = { vhost: '/', name: 'orders', routingKeys: 'orders.created\norders.updated', delays: ['30s', '5m', '1h'], dlqMaxLength: '1000000' }
-const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const
-
-/** `30s`, `5m`, `1h`, `250ms`; a bare number is seconds. */
-export function parseDelay(text: string): number | null {
-  const match = /^\s*(\d+)\s*(ms|s|m|h)?\s*$/.exec(text)
-  if (!match) return null
-  return Number(match[1]) * UNIT_MS[(match[2] ?? 's') as keyof typeof UNIT_MS]
-}
 
 type Preview = { spec: ThreeTierSpecInput; build: ThreeTierBuild | null; errors: Record<string, string> }
 
