@@ -28,7 +28,7 @@ import { useGraphLayout } from './use-graph-layout'
 const SIZE = { queue: { width: 200, height: 46 }, exchange: { width: 180, height: 34 } } as const
 
 /** The marks of a node with findings: the same colours as the findings list's badges. */
-export const SEVERITY_RING: Record<FindingSeverity, string> = {
+const SEVERITY_RING: Record<FindingSeverity, string> = {
   error: 'ring-2 ring-red-500 border-red-500',
   warning: 'ring-2 ring-amber-400 border-amber-500',
   info: 'ring-2 ring-sky-400 border-sky-500',

@@ -4,7 +4,7 @@ import Link from 'next/link'
 import { useCallback, useMemo, useState } from 'react'
 import { ReactFlowProvider } from '@xyflow/react'
 import { Button } from '@/components/ui/button'
-import { Select } from '@/components/ui/fields'
+import { Checkbox, Select } from '@/components/ui/fields'
 import { SearchBox } from '@/components/ui/search-box'
 import { Skeleton } from '@/components/ui/skeleton'
 import { EmptyState, ErrorState, InlineError } from '@/components/ui/states'
@@ -12,7 +12,7 @@ import { RelativeTime } from '@/components/ui/time'
 import { formatCount, plural, visibleText } from '@/lib/client/format'
 import { useSources } from '@/lib/client/use-sources'
 import { useCan } from '@/lib/client/use-session'
-import { useRunTopology, useTopology } from '@/lib/client/use-topology'
+import { useRunTopology, useTopology, useTopologyFindings } from '@/lib/client/use-topology'
 import { useUrlState } from '@/lib/client/use-url-state'
 import type { FindingDto, FindingSeverity, TopologyDto, TopologyObjectRef } from '@/lib/shared/schemas/topology'
 import { FindingsList, nodeIdOf } from './findings-list'
@@ -68,7 +68,8 @@ function Checks({ dto }: { dto: TopologyDto }) {
 }
 
 function worstFirst(a: FindingDto, b: FindingDto): number {
-  return Number(a.acknowledged !== null) - Number(b.acknowledged !== null) || SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity] || a.title.localeCompare(b.title)
+  const settled = (f: FindingDto) => (f.resolvedAt ? 2 : f.acknowledged ? 1 : 0)
+  return settled(a) - settled(b) || SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity] || a.title.localeCompare(b.title)
 }
 
 function GraphToolbar({ shown, total, reduced, filter, onFilter, onShowAll }: { shown: number; total: number; reduced: string | null; filter: string; onFilter: (v: string) => void; onShowAll: () => void }) {
@@ -107,7 +108,11 @@ function TopologyBody({ dto, source, selectedId, onSelect, filter, onFilter }: {
   const [expandedId, setExpandedId] = useState<string | null>(null)
   const [centerOn, setCenterOn] = useState<{ id: string; seq: number } | null>(null)
   const graph = useMemo(() => visibleGraph(dto, { filter, showAll: false }), [dto, filter])
-  const findings = useMemo(() => [...dto.findings].sort(worstFirst), [dto.findings])
+  const [withResolved, setWithResolved] = useState(false)
+  // The graph's answer carries the open findings; the resolved ones (kept for their history) come on request.
+  const all = useTopologyFindings({ vhost: dto.vhost, state: 'all', enabled: withResolved })
+  const listed = withResolved && all.data ? all.data.findings : dto.findings
+  const findings = useMemo(() => [...listed].sort(worstFirst), [listed])
   const expanded = findings.find((f) => f.id === expandedId) ?? null
   const highlight = useMemo(() => {
     if (!expanded) return null
@@ -167,7 +172,13 @@ function TopologyBody({ dto, source, selectedId, onSelect, filter, onFilter }: {
       <section className="flex max-h-[calc(100vh-8.5rem)] min-w-0 flex-col overflow-hidden rounded-md border border-zinc-200 bg-white" aria-label="Findings panel">
         <header className="flex min-h-9 items-center justify-between gap-2 border-b border-zinc-100 px-3 py-1.5">
           <h2 className="text-xs font-semibold tracking-wide text-zinc-500 uppercase">Findings</h2>
-          <span className="text-xs text-zinc-500 tabular-nums">{findings.length > 0 && `${findings.filter((f) => !f.acknowledged).length} open · ${findings.length} total`}</span>
+          <span className="flex items-center gap-3 text-xs text-zinc-500 tabular-nums">
+            {findings.length > 0 && `${findings.filter((f) => !f.acknowledged && !f.resolvedAt).length} open · ${findings.length} listed`}
+            <label className="flex items-center gap-1">
+              <Checkbox checked={withResolved} onChange={(e) => setWithResolved(e.target.checked)} />
+              resolved
+            </label>
+          </span>
         </header>
         <div className="min-h-0 flex-1 overflow-y-auto">
           {findings.length > 0 ? (

@@ -21,8 +21,9 @@ export function useTopology({ vhost = null, source = null }: { vhost?: string | 
 }
 
 /** The findings of a vhost on their own (GET /api/topology/findings); `all` keeps the resolved ones. */
-export function useTopologyFindings({ vhost = null, state = 'open' }: { vhost?: string | null; state?: 'open' | 'all' } = {}) {
+export function useTopologyFindings({ vhost = null, state = 'open', enabled = true }: { vhost?: string | null; state?: 'open' | 'all'; enabled?: boolean } = {}) {
   return useQuery({
+    enabled,
     queryKey: topologyKeys.findings(vhost, state),
     queryFn: ({ signal }) => apiGet<{ findings: FindingDto[] }>(`/api/topology/findings${toQueryString({ vhost, state })}`, { signal }),
   })
