@@ -110,17 +110,19 @@ export function SourcesPage() {
                   <td className="truncate text-xs text-zinc-700" title={targetText(s.defaultTarget)}>
                     {targetText(s.defaultTarget)}
                   </td>
-                  <td className="text-right">
-                    {canTopology && s.kind !== 'hold' && (
-                      <Link href={`/topology?source=${encodeURIComponent(s.id)}`} className="mr-1 text-xs text-brand hover:underline" title="This source's queue on the broker's graph, with the doctor's findings">
-                        Topology
-                      </Link>
-                    )}
-                    {isAdmin && (
-                      <Button variant="ghost" aria-expanded={editing === s.id} onClick={() => setEditing(editing === s.id ? null : s.id)}>
-                        {editing === s.id ? 'Close' : 'Edit'}
-                      </Button>
-                    )}
+                  <td>
+                    <div className="flex items-center justify-end gap-0.5">
+                      {canTopology && s.kind !== 'hold' && (
+                        <Link href={`/topology?source=${encodeURIComponent(s.id)}`} className="px-1 text-xs whitespace-nowrap text-brand hover:underline" title="This source's queue on the broker's graph, with the doctor's findings">
+                          Topology
+                        </Link>
+                      )}
+                      {isAdmin && (
+                        <Button variant="ghost" className="px-1.5" aria-expanded={editing === s.id} onClick={() => setEditing(editing === s.id ? null : s.id)}>
+                          {editing === s.id ? 'Close' : 'Edit'}
+                        </Button>
+                      )}
+                    </div>
                   </td>
                 </tr>
                 {s.error && (
