@@ -1,6 +1,6 @@
 /**
  * `npm run demo:seed` (tsx lib/demo/seed.ts): fills local RabbitMQ with a realistic mix of dead letters so a new
- * Lazarus user sees a populated dashboard. Three demo apps get the three-tier retry topology (topology.ts); a
+ * Lazarus user sees a populated dashboard. Three demo apps get the three-tier builder's retry topology (topology.ts); a
  * deliberately failing consumer retries through the delay queues until x-death says it is out of attempts, then
  * moves each message to the terminal DLQ the way its framework would (framework-failures.ts). Side queues add
  * broker-made dead letters: TTL expiry, max-length overflow and a consumer that rejects without retrying.
@@ -35,7 +35,6 @@ import {
   TopologyConflictError,
   type AppTopology,
   type AppTopologySpec,
-  type RetryTier,
   type SideQueueKind,
   type SideQueueSpec,
 } from './topology'
@@ -105,7 +104,10 @@ type ServiceSpec = { name: string; framework: FrameworkStyle; versions: readonly
 
 type FailureScenario = {
   weight: number
-  /** Deliveries before the service gives up. Default: 3 on the short tier, 2 on the long one (keeps a run ~30 s). */
+  /**
+   * Deliveries before the service gives up. Default: every tier (the first delivery, then one after each delay: 3).
+   * The consumer parks a message after the last tier whatever this says, as the builder's consumer rule requires.
+   */
   attempts?: number
   /** Versions that fail this way; a subset tells a "started failing in 1.5.0" story. Default: all. */
   versions?: readonly string[]
@@ -117,7 +119,6 @@ type FailureScenario = {
 
 type WorkRoute = {
   routingKey: string
-  tier: RetryTier
   messageType: string
   handler: string
   service: ServiceSpec
@@ -248,7 +249,6 @@ const ORDERS: DemoApp = {
   routes: [
     {
       routingKey: 'order.created',
-      tier: 'short',
       messageType: 'com.acme.orders.events.OrderCreated',
       handler: 'com.acme.orders.messaging.OrderEventsListener',
       service: orderService,
@@ -299,7 +299,6 @@ const ORDERS: DemoApp = {
     },
     {
       routingKey: 'order.pricing.requested',
-      tier: 'short',
       messageType: 'orders.PricingRequested',
       handler: 'handlePricingRequested',
       service: pricingService,
@@ -337,7 +336,6 @@ const ORDERS: DemoApp = {
     },
     {
       routingKey: 'shipment.requested',
-      tier: 'long',
       messageType: 'Acme.Fulfilment.Contracts.ShipmentRequested',
       handler: 'Acme.Fulfilment.Consumers.ShipmentRequestedConsumer',
       service: fulfilmentWorker,
@@ -422,7 +420,6 @@ const BILLING: DemoApp = {
   routes: [
     {
       routingKey: 'payment.capture.requested',
-      tier: 'long',
       messageType: 'Acme.Billing.Messages.CapturePayment',
       handler: 'Acme.Billing.Payments.CapturePaymentHandler',
       service: paymentsEndpoint,
@@ -452,7 +449,6 @@ const BILLING: DemoApp = {
     },
     {
       routingKey: 'invoice.issued',
-      tier: 'short',
       messageType: 'Acme.Billing.Messages.InvoiceIssued',
       handler: 'Acme.Billing.Invoicing.InvoiceIssuedHandler',
       service: invoicingEndpoint,
@@ -490,7 +486,6 @@ const BILLING: DemoApp = {
     },
     {
       routingKey: 'invoice.email.requested',
-      tier: 'short',
       messageType: 'Acme.Billing.Messages.SendInvoiceEmail',
       handler: 'Acme.Billing.Mailer.SendInvoiceEmailHandler',
       service: mailer,
@@ -513,7 +508,6 @@ const BILLING: DemoApp = {
     },
     {
       routingKey: 'ledger.export.requested',
-      tier: 'short',
       messageType: 'Acme.Billing.Messages.ExportLedgerLine',
       handler: 'Acme.Billing.LedgerExport.ExportLedgerHandler',
       service: ledgerExport,
@@ -538,7 +532,6 @@ const BILLING: DemoApp = {
     },
     {
       routingKey: 'invoice.pdf.requested',
-      tier: 'short',
       messageType: 'Acme.Billing.Messages.RenderInvoicePdf',
       handler: 'Acme.Billing.Renderer.RenderInvoicePdfHandler',
       service: renderer,
@@ -612,7 +605,6 @@ const SEARCH_INDEXER: DemoApp = {
   routes: [
     {
       routingKey: 'document.upsert',
-      tier: 'short',
       messageType: 'search.DocumentUpserted',
       handler: 'handleDocumentUpsert',
       service: indexer,
@@ -642,7 +634,6 @@ const SEARCH_INDEXER: DemoApp = {
     },
     {
       routingKey: 'document.embedding.requested',
-      tier: 'short',
       messageType: 'search.EmbeddingRequested',
       handler: 'handleEmbeddingRequested',
       service: indexer,
@@ -666,7 +657,6 @@ const SEARCH_INDEXER: DemoApp = {
     },
     {
       routingKey: 'document.snapshot',
-      tier: 'short',
       messageType: 'search.DocumentSnapshot',
       handler: 'handleDocumentSnapshot',
       service: indexer,
@@ -695,8 +685,6 @@ const SEARCH_INDEXER: DemoApp = {
 
 const DEMO_APPS: readonly DemoApp[] = [ORDERS, BILLING, SEARCH_INDEXER]
 
-const DEFAULT_ATTEMPTS: Record<RetryTier, number> = { short: 3, long: 2 }
-
 const BROKER_REASON: Record<SideQueueKind, string> = { expiring: 'expired', capped: 'maxlen', 'no-retry': 'rejected' }
 
 const FRAMEWORK_LABEL: Record<FrameworkStyle, string> = {
@@ -711,7 +699,7 @@ const FRAMEWORK_LABEL: Record<FrameworkStyle, string> = {
 function topologySpec(app: DemoApp): AppTopologySpec {
   return {
     app: app.name,
-    routes: app.routes.map(({ routingKey, tier }) => ({ routingKey, tier })),
+    routingKeys: app.routes.map(({ routingKey }) => routingKey),
     sideQueues: app.side.map(({ name, kind, routingKey }) => ({ name, kind, routingKey })),
   }
 }
@@ -887,6 +875,12 @@ function rejectionsFrom(msg: ConsumeMessage, queue: string): number {
   return entry ? Number(entry.count) : 0
 }
 
+/** Whether the message expired out of the last delay queue: it has been through every retry tier. */
+function passedLastTier(msg: ConsumeMessage, lastDelayQueue: string): boolean {
+  const deaths: unknown = msg.properties.headers?.['x-death']
+  return Array.isArray(deaths) && deaths.some((d: { queue?: string; reason?: string }) => d.queue === lastDelayQueue && d.reason === 'expired')
+}
+
 /** Acks and nacks may race a closing channel during shutdown after a timeout; nothing is left to do then. */
 function quietly(action: () => void): void {
   try {
@@ -904,7 +898,7 @@ function moveToDlq(ch: ConfirmChannel, msg: ConsumeMessage, plan: WorkPlan, atte
     error: failure.error(plan.facts, rng),
     attempts,
     failedAt: new Date(),
-    retryDelayMs: topology.retryQueues[route.tier].ttlMs,
+    retryDelayMs: topology.retryQueues.short.ttlMs,
     service: { name: route.service.name, version: plan.version, host: plan.host, framework: route.service.framework },
     handler: route.handler,
     messageType: route.messageType,
@@ -932,8 +926,10 @@ function handleWorkDelivery(ch: ConfirmChannel, msg: ConsumeMessage, topology: A
     return
   }
   const attempts = rejectionsFrom(msg, topology.workQueue) + 1
-  if (attempts < (plan.failure.attempts ?? DEFAULT_ATTEMPTS[plan.route.tier])) {
-    ch.nack(msg, false, false) // to the delay queue via the work queue's DLX; the broker counts it in x-death
+  const { maxDeliveries, lastDelayQueue } = topology.build.consumerRule
+  // The builder's consumer rule (docs/topology-builder.md#the-consumer-rule): nack to escalate, park after the last tier.
+  if (attempts < (plan.failure.attempts ?? maxDeliveries) && !passedLastTier(msg, lastDelayQueue)) {
+    ch.nack(msg, false, false) // to the next delay queue via the work queue's DLX; the broker counts it in x-death
     return
   }
   moveToDlq(ch, msg, plan, attempts, book, tally)

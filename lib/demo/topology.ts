@@ -1,14 +1,18 @@
 import type { Channel, ChannelModel, Replies } from 'amqplib'
+import { declareObjects } from '../shared/topology/declare-objects'
+import { buildThreeTier, formatDelay, type ThreeTierBuild } from '../shared/topology/three-tier'
+
+export { formatDelay }
 
 /**
- * The demo's per-app RabbitMQ topology: the three-tier retry layout from docs/rabbitmq.md#dead-lettering plus a few
- * side queues that dead-letter on their own (TTL, overflow, a consumer without retries).
+ * The demo's per-app RabbitMQ topology: the three-tier builder's (lib/shared/topology/three-tier.ts,
+ * docs/topology-builder.md) with two retry tiers, plus a few side queues that dead-letter on their own (TTL, overflow,
+ * a consumer without retries) into the builder's parking exchange.
  *
- *   <base>  (topic) ──route keys──▶ <base>.work ──nack──▶ <base>.retry (topic) ──▶ <base>.retry.<delay>
- *     ▲                                                                             │ TTL, DLX <base>
- *     └─────────────────────────────────────────────────────────────────────────────┘
+ *   <base> (topic) ──keys──▶ <base>.work ──nack──▶ <base>.retry ──▶ <base>.retry.<short> ─TTL─▶ <base>.return ─▶ work
+ *                                                               └──▶ <base>.retry.<long>  (the second rejection)
  *   <base>.work consumer gives up ──copy with failure headers──▶ <base>.dead (fanout) ──▶ <base>.dlq
- *   <base>.<side queue> ──expired / maxlen / rejected (DLX <base>.dead)────────────────┘
+ *   <base>.<side queue> ──expired / maxlen / rejected (DLX <base>.dead)────────────────────────┘
  *
  * where <base> is `<prefix>.<app>`. Every declaration is idempotent, so re-running only adds messages.
  */
@@ -47,8 +51,8 @@ export type SideQueueSpec = {
 
 export type AppTopologySpec = {
   app: string
-  /** Routing keys the work queue consumes, each with the delay tier its retries go through. */
-  routes: readonly { routingKey: string; tier: RetryTier }[]
+  /** Routing keys the work queue consumes; every failure goes through the short tier, then the long one. */
+  routingKeys: readonly string[]
   sideQueues: readonly SideQueueSpec[]
 }
 
@@ -57,40 +61,37 @@ export type AppTopology = {
   exchange: string
   workQueue: string
   retryExchange: string
+  returnExchange: string
   retryQueues: Record<RetryTier, { queue: string; ttlMs: number }>
   deadExchange: string
   dlq: string
   sideQueues: (SideQueueSpec & { queue: string })[]
-  routes: AppTopologySpec['routes']
+  /** The builder's output: the objects declared, and the consumer rule the failing consumer follows. */
+  build: ThreeTierBuild
 }
 
 export class TopologyConflictError extends Error {
   override name = 'TopologyConflictError'
 }
 
-/** `5s`, `30s`, `200ms`, `2m`: delay queues are named after their TTL so a name never lies about it. */
-export function formatDelay(ms: number): string {
-  if (ms % 60_000 === 0) return `${ms / 60_000}m`
-  if (ms % 1_000 === 0) return `${ms / 1_000}s`
-  return `${ms}ms`
-}
-
-const retryQueueName = (retryExchange: string, ttlMs: number) => `${retryExchange}.${formatDelay(ttlMs)}`
+const threeTier = (base: string, routingKeys: readonly string[], delays: RetryDelays) =>
+  buildThreeTier({ name: base, routingKeys: [...routingKeys], retryDelaysMs: [delays.short, delays.long], dlqMaxLength: DLQ_MAX_LENGTH })
 
 export function appTopology(prefix: string, spec: AppTopologySpec, delays: RetryDelays): AppTopology {
   const base = `${prefix}.${spec.app}`
-  const retryExchange = `${base}.retry`
-  const retryQueue = (tier: RetryTier) => ({ queue: retryQueueName(retryExchange, delays[tier]), ttlMs: delays[tier] })
+  const build = threeTier(base, spec.routingKeys, delays)
+  const [short, long] = build.names.delayQueues as [string, string]
   return {
     app: spec.app,
-    exchange: base,
-    workQueue: `${base}.work`,
-    retryExchange,
-    retryQueues: { short: retryQueue('short'), long: retryQueue('long') },
-    deadExchange: `${base}.dead`,
-    dlq: `${base}.dlq`,
+    exchange: build.names.exchange,
+    workQueue: build.names.workQueue,
+    retryExchange: build.names.retryExchange,
+    returnExchange: build.names.returnExchange,
+    retryQueues: { short: { queue: short, ttlMs: delays.short }, long: { queue: long, ttlMs: delays.long } },
+    deadExchange: build.names.parkingExchange,
+    dlq: build.names.dlq,
     sideQueues: spec.sideQueues.map((side) => ({ ...side, queue: `${base}.${side.name}` })),
-    routes: spec.routes,
+    build,
   }
 }
 
@@ -107,37 +108,7 @@ function sideQueueArguments(kind: SideQueueKind, deadExchange: string): Record<s
   }
 }
 
-async function declareExchanges(ch: Channel, t: AppTopology): Promise<void> {
-  await ch.assertExchange(t.exchange, 'topic', { durable: true })
-  await ch.assertExchange(t.retryExchange, 'topic', { durable: true })
-  await ch.assertExchange(t.deadExchange, 'fanout', { durable: true })
-}
-
-async function declareRetryPath(ch: Channel, t: AppTopology): Promise<void> {
-  await ch.assertQueue(t.workQueue, { durable: true, arguments: { 'x-dead-letter-exchange': t.retryExchange } })
-  for (const tier of ['short', 'long'] as const) {
-    const { queue, ttlMs } = t.retryQueues[tier]
-    await ch.assertQueue(queue, {
-      durable: true,
-      arguments: { 'x-message-ttl': ttlMs, 'x-dead-letter-exchange': t.exchange },
-    })
-  }
-  // A nack cannot change a message's routing key, so the delay tier is a property of the route (a per-route retry
-  // policy) rather than of the attempt number.
-  for (const { routingKey, tier } of t.routes) {
-    await ch.bindQueue(t.workQueue, t.exchange, routingKey)
-    await ch.bindQueue(t.retryQueues[tier].queue, t.retryExchange, routingKey)
-  }
-}
-
-async function declareTerminalPath(ch: Channel, t: AppTopology): Promise<void> {
-  await ch.assertQueue(t.dlq, {
-    durable: true,
-    // No `x-expires`: an undrained DLQ counts as unused and would be deleted with its contents. At the cap, refuse
-    // new dead letters rather than drop the oldest ones, which show when a failure started.
-    arguments: { 'x-max-length': DLQ_MAX_LENGTH, 'x-overflow': 'reject-publish' },
-  })
-  await ch.bindQueue(t.dlq, t.deadExchange, '')
+async function declareSideQueues(ch: Channel, t: AppTopology): Promise<void> {
   for (const side of t.sideQueues) {
     await ch.assertQueue(side.queue, { durable: true, arguments: sideQueueArguments(side.kind, t.deadExchange) })
     await ch.bindQueue(side.queue, t.exchange, side.routingKey)
@@ -169,14 +140,13 @@ export async function inspectQueue(connection: ChannelModel, queue: string): Pro
 }
 
 /**
- * Both delay profiles bind their delay queues to the same retry exchange with the same keys. If queues of another
+ * Both delay profiles bind their first delay queue to the same retry exchange with the same keys. If queues of another
  * profile were still bound, every nack would be copied into both tiers and each retry would double the message.
  */
 async function assertNoOtherDelayProfile(connection: ChannelModel, t: AppTopology, profiles: RetryDelays[]): Promise<void> {
   const own = new Set(Object.values(t.retryQueues).map((r) => r.queue))
   for (const delays of profiles) {
-    for (const tier of ['short', 'long'] as const) {
-      const queue = retryQueueName(t.retryExchange, delays[tier])
+    for (const queue of threeTier(t.exchange, t.build.spec.routingKeys, delays).names.delayQueues) {
       if (own.has(queue) || !(await inspectQueue(connection, queue))) continue
       throw new TopologyConflictError(
         `${queue} exists from a run with other delays (--fast or not). Both would receive every retry; ` +
@@ -190,10 +160,9 @@ export async function declareAppTopology(connection: ChannelModel, topology: App
   await assertNoOtherDelayProfile(connection, topology, [DEMO_DELAYS, FAST_DELAYS])
   const ch = await connection.createChannel()
   try {
-    await declareExchanges(ch, topology)
-    // The terminal path first, so that nothing dead-letters before its DLQ exists.
-    await declareTerminalPath(ch, topology)
-    await declareRetryPath(ch, topology)
+    // The builder declares its terminal path first, so nothing dead-letters before its DLQ exists.
+    await declareObjects(ch, topology.build.objects)
+    await declareSideQueues(ch, topology)
   } finally {
     await ch.close().catch(() => {})
   }
@@ -204,7 +173,7 @@ export async function deleteAppTopology(connection: ChannelModel, t: AppTopology
   const queues = [t.workQueue, ...Object.values(t.retryQueues).map((r) => r.queue), t.dlq, ...t.sideQueues.map((s) => s.queue)]
   await onThrowawayChannel(connection, async (ch) => {
     for (const queue of queues) await ch.deleteQueue(queue)
-    for (const exchange of [t.exchange, t.retryExchange, t.deadExchange]) await ch.deleteExchange(exchange)
+    for (const exchange of [t.exchange, t.retryExchange, t.returnExchange, t.deadExchange]) await ch.deleteExchange(exchange)
   })
 }
 

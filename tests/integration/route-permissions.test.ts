@@ -71,6 +71,8 @@ const EXPECTED: Record<string, Permission> = {
   'GET /api/tokens': 'signed-in',
   'POST /api/tokens': 'signed-in',
   'DELETE /api/tokens/[id]': 'signed-in',
+  'POST /api/topology/builder/apply': 'admin',
+  'POST /api/topology/builder/plan': 'topology:read',
   'GET /api/users': 'admin',
   'POST /api/users': 'admin',
   'PATCH /api/users/[id]': 'admin',

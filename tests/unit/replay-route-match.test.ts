@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { routeKey, topicMatches, type ExchangeNode } from '@/lib/server/replay/route-match'
+import { routeKey, type ExchangeNode } from '@/lib/server/replay/route-match'
+import { topicMatches } from '@/lib/shared/topology/topic-match'
 
 describe('topic matching', () => {
   const cases: [string, string, boolean][] = [

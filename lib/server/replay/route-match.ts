@@ -1,4 +1,5 @@
 import 'server-only'
+import { topicMatches } from '@/lib/shared/topology/topic-match'
 
 /** An exchange as the plan needs it (management API), with the bindings going out of it. */
 export type ExchangeNode = {
@@ -10,26 +11,6 @@ export type ExchangeNode = {
 
 /** Queues a message with this routing key reaches; null when it cannot be known statically (headers exchanges, plugins). */
 export type RouteResult = { queues: string[] | null; viaAlternate: boolean }
-
-/** AMQP topic matching: words split on '.', '*' matches exactly one word, '#' zero or more. */
-export function topicMatches(pattern: string, key: string): boolean {
-  const p = pattern.split('.')
-  const k = key.split('.')
-  // Memoised on (pattern word, key word): '#' backtracking is otherwise exponential on hostile patterns.
-  const memo = new Map<number, boolean>()
-  const match = (i: number, j: number): boolean => {
-    const id = i * (k.length + 1) + j
-    const known = memo.get(id)
-    if (known !== undefined) return known
-    let result: boolean
-    if (i === p.length) result = j === k.length
-    else if (p[i] === '#') result = match(i + 1, j) || (j < k.length && match(i, j + 1))
-    else result = j < k.length && (p[i] === '*' || p[i] === k[j]) && match(i + 1, j + 1)
-    memo.set(id, result)
-    return result
-  }
-  return match(0, 0)
-}
 
 function bindingMatches(type: string, bindingKey: string, routingKey: string): boolean | null {
   if (type === 'fanout') return true
