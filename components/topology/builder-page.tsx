@@ -118,13 +118,13 @@ export function BuilderPage() {
         </Link>
       </div>
       <div className="grid gap-3 lg:grid-cols-[320px_minmax(0,1fr)] xl:grid-cols-[360px_minmax(0,1fr)]">
-        <Panel title="Spec" className="self-start">
+        <Panel title="Spec" className="self-start lg:sticky lg:top-12">
           <form
             className="space-y-3"
             aria-label="Spec"
             onSubmit={(event) => {
               event.preventDefault()
-              if (current.build) plan.mutate(input(), { onSuccess: () => requestAnimationFrame(() => planRef.current?.scrollIntoView({ block: 'nearest', behavior: 'smooth' })) })
+              if (current.build) plan.mutate(input(), { onSuccess: () => requestAnimationFrame(() => planRef.current?.scrollIntoView({ block: 'nearest' })) })
             }}
           >
             <Field label="vhost" error={current.errors.vhost}>

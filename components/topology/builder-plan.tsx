@@ -28,8 +28,8 @@ export function BuilderPlan({ plan }: { plan: TopologyPlanDto }) {
       <table className="w-full table-fixed text-[12px]" aria-label="Dry run">
         <thead>
           <tr className="border-b border-zinc-200 text-left text-[10px] tracking-wide text-zinc-500 uppercase">
-            <th className="w-24 py-1 font-semibold">Action</th>
-            <th className="w-32 py-1 font-semibold">Kind</th>
+            <th className="w-20 py-1 font-semibold">Action</th>
+            <th className="w-36 py-1 font-semibold">Kind</th>
             <th className="w-[34%] py-1 font-semibold">Object</th>
             <th className="py-1 font-semibold">Why</th>
           </tr>
