@@ -56,7 +56,7 @@ function AcknowledgeForm({ finding }: { finding: FindingDto }) {
   )
 }
 
-function FindingDetail({ finding, canAcknowledge, onObject }: { finding: FindingDto; canAcknowledge: boolean; onObject: (ref: TopologyObjectRef) => void }) {
+function FindingDetail({ finding, canAcknowledge, onObject, onGraph }: { finding: FindingDto; canAcknowledge: boolean; onObject: (ref: TopologyObjectRef) => void; onGraph: (id: string) => boolean }) {
   return (
     <div className="space-y-2 border-t border-zinc-100 bg-zinc-50/60 px-3 py-2 text-[12px]" data-testid="finding-detail">
       <div>
@@ -86,7 +86,7 @@ function FindingDetail({ finding, canAcknowledge, onObject }: { finding: Finding
         {finding.objects.map((ref) => {
           const id = nodeIdOf(ref)
           const label = `${ref.type} ${visibleText(ref.name) || '(default)'}`
-          return id ? (
+          return id && onGraph(id) ? (
             <button
               key={`${ref.type}:${ref.name}`}
               type="button"
@@ -97,7 +97,11 @@ function FindingDetail({ finding, canAcknowledge, onObject }: { finding: Finding
               {label}
             </button>
           ) : (
-            <span key={`${ref.type}:${ref.name}`} className="rounded border border-zinc-200 px-1.5 py-0.5 font-mono text-[11px] text-zinc-600">
+            <span
+              key={`${ref.type}:${ref.name}`}
+              className="rounded border border-dashed border-zinc-300 px-1.5 py-0.5 font-mono text-[11px] text-zinc-600"
+              title={ref.type === 'policy' ? 'A policy: not drawn on the graph' : 'Not on the broker (or not in this view)'}
+            >
               {label}
             </span>
           )
@@ -133,13 +137,15 @@ export type FindingsListProps = {
   onExpand: (id: string | null) => void
   canAcknowledge: boolean
   onObject: (ref: TopologyObjectRef) => void
+  /** Whether a node id is in the graph (a missing DLX is named by a finding but is not on the broker). */
+  onGraph: (id: string) => boolean
 }
 
 /**
  * The findings, worst first. Up/Down (or j/k) move between them, Enter or Space opens one, Escape closes it; opening
  * a finding stresses its objects on the graph.
  */
-export function FindingsList({ findings, expandedId, onExpand, canAcknowledge, onObject }: FindingsListProps) {
+export function FindingsList({ findings, expandedId, onExpand, canAcknowledge, onObject, onGraph }: FindingsListProps) {
   const buttons = useRef<(HTMLButtonElement | null)[]>([])
   const onKeyDown = (event: KeyboardEvent<HTMLButtonElement>, index: number) => {
     const move = event.key === 'ArrowDown' || event.key === 'j' ? 1 : event.key === 'ArrowUp' || event.key === 'k' ? -1 : 0
@@ -182,7 +188,7 @@ export function FindingsList({ findings, expandedId, onExpand, canAcknowledge, o
                 {open ? '▾' : '▸'}
               </span>
             </button>
-            {open && <FindingDetail finding={f} canAcknowledge={canAcknowledge} onObject={onObject} />}
+            {open && <FindingDetail finding={f} canAcknowledge={canAcknowledge} onObject={onObject} onGraph={onGraph} />}
           </li>
         )
       })}

@@ -55,7 +55,7 @@ const QueueNode = memo(function QueueNode({ data }: NodeProps<FlowNode>) {
     <div
       data-node-id={node.id}
       data-severity={node.severity ?? ''}
-      title={`queue ${node.name}`}
+      title={[`${node.queueType} queue ${node.name}`, ...node.settings.map((st) => `${st.key} = ${String(st.value)} (${st.policy ? `${st.from} ${st.policy}` : st.from})`)].join('\n')}
       className={cn(
         'relative flex h-[46px] w-[200px] items-stretch rounded-md border border-zinc-300 bg-white text-left shadow-sm',
         node.severity && SEVERITY_RING[node.severity],

@@ -123,6 +123,7 @@ function TopologyBody({ dto, source, selectedId, onSelect, filter, onFilter }: {
     }
     return ids
   }, [expanded])
+  const nodeIds = useMemo(() => new Set(dto.nodes.map((n) => n.id)), [dto.nodes])
   const selected = dto.nodes.find((n) => n.id === selectedId) ?? null
   const selectedFindings = useMemo(
     () => (selected ? findings.filter((f) => f.objects.some((o) => nodeIdOf(o) === selected.id) || f.cycle?.includes(selected.id)) : []),
@@ -131,7 +132,7 @@ function TopologyBody({ dto, source, selectedId, onSelect, filter, onFilter }: {
 
   const focusObject = (ref: TopologyObjectRef) => {
     const id = nodeIdOf(ref)
-    if (!id) return
+    if (!id || !nodeIds.has(id)) return
     // A node outside what is drawn: filter the graph to it, so selecting it shows something.
     if (!graph.nodes.some((n) => n.id === id)) onFilter(ref.name)
     onSelect(id)
@@ -182,7 +183,7 @@ function TopologyBody({ dto, source, selectedId, onSelect, filter, onFilter }: {
         </header>
         <div className="min-h-0 flex-1 overflow-y-auto">
           {findings.length > 0 ? (
-            <FindingsList findings={findings} expandedId={expandedId} onExpand={setExpandedId} canAcknowledge={canAcknowledge} onObject={focusObject} />
+            <FindingsList findings={findings} expandedId={expandedId} onExpand={setExpandedId} canAcknowledge={canAcknowledge} onObject={focusObject} onGraph={(id) => nodeIds.has(id)} />
           ) : dto.checkedAt ? (
             <Checks dto={dto} />
           ) : null}
