@@ -36,7 +36,7 @@ function SettingsTable({ settings }: { settings: EffectiveSettingDto[] }) {
       <tbody>
         {settings.map((s) => (
           <tr key={s.key} className="border-t border-zinc-100 align-top" data-key={s.key}>
-            <td className="py-0.5 pr-1 font-mono break-all">
+            <td className="py-0.5 pr-1 font-mono break-words">
               {s.key}
             </td>
             <td className="py-0.5 pr-1 font-mono break-words">
@@ -75,7 +75,7 @@ export function NodePanel({ node, findings, onClose, onFinding }: { node: Topolo
     <aside
       aria-label={`${node.type} ${node.name || '(default)'}`}
       data-testid="node-panel"
-      className="absolute top-2 right-2 bottom-2 z-10 flex w-80 max-w-[calc(100%-1rem)] flex-col overflow-hidden rounded-md border border-zinc-200 bg-white shadow-lg"
+      className="absolute top-2 right-2 bottom-2 z-10 flex w-[340px] max-w-[calc(100%-1rem)] xl:w-[380px] flex-col overflow-hidden rounded-md border border-zinc-200 bg-white shadow-lg"
     >
       <header className="flex items-start gap-2 border-b border-zinc-100 px-3 py-2">
         <div className="min-w-0 flex-1">

@@ -80,13 +80,16 @@ const QueueNode = memo(function QueueNode({ data }: NodeProps<FlowNode>) {
 const ExchangeNode = memo(function ExchangeNode({ data }: NodeProps<FlowNode>) {
   const node = data.dto
   if (node.type !== 'exchange') return null
+  // The doctor draws an exchange that queues name but the broker lacks as type "missing" (docs/topology.md).
+  const missing = node.exchangeType === 'missing'
   return (
     <div
       data-node-id={node.id}
       data-severity={node.severity ?? ''}
-      title={`${node.exchangeType} exchange ${node.name || '(default)'}`}
+      title={missing ? `exchange ${node.name}: named as a dead-letter or alternate exchange, but it does not exist` : `${node.exchangeType} exchange ${node.name || '(default)'}`}
       className={cn(
         'relative flex h-[34px] w-[180px] items-center gap-1.5 rounded-full border border-zinc-400 bg-zinc-50 px-3',
+        missing && 'border-dashed bg-white',
         node.severity && SEVERITY_RING[node.severity],
         data.selected && 'outline-2 outline-offset-2 outline-brand',
         data.dimmed && 'opacity-40',
@@ -110,13 +113,14 @@ const EDGE_LOOK: Record<TopologyEdgeDto['kind'], { color: string; width: number;
   alternate: { color: 'var(--color-violet-600)', width: 1.75, dash: '2 4' },
 }
 
+/** Colour and dash tell the kind; the label is only the key (a dead-letter edge without one keeps the message's keys). */
 function edgeLabel(edge: TopologyEdgeDto): string | undefined {
-  if (edge.kind === 'alternate') return 'alternate'
-  if (edge.kind === 'dead-letter') return edge.routingKey === null ? 'dead letters' : `dead letters → ${edge.routingKey}`
+  if (edge.kind === 'alternate') return undefined
+  if (edge.kind === 'dead-letter') return edge.routingKey === null ? undefined : `key ${edge.routingKey}`
   return edge.routingKey || undefined
 }
 
-type EdgeData = { kind: TopologyEdgeDto['kind']; route: Point[] | null }
+type EdgeData = { kind: TopologyEdgeDto['kind']; route: Point[] | null; labelAt: Point | null }
 type FlowEdge = Edge<EdgeData, 'routed'>
 
 /** An SVG path through ELK's orthogonal route, its corners slightly rounded. */
@@ -157,7 +161,7 @@ function RoutedEdge({ id, data, style, markerEnd, label, labelStyle, labelBgStyl
   let at: Point
   if (route && route.length >= 2) {
     path = routePath(route)
-    at = labelPoint(route)
+    at = data?.labelAt ?? labelPoint(route)
   } else {
     const [bezier, x, y] = getBezierPath({ sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition })
     path = bezier
@@ -182,7 +186,7 @@ function RoutedEdge({ id, data, style, markerEnd, label, labelStyle, labelBgStyl
 
 const EDGE_TYPES = { routed: RoutedEdge }
 
-function toFlowEdge(edge: TopologyEdgeDto, highlighted: boolean, route: Point[] | null): FlowEdge {
+function toFlowEdge(edge: TopologyEdgeDto, highlighted: boolean, route: Point[] | null, labelAt: Point | null): FlowEdge {
   const look = EDGE_LOOK[edge.kind]
   return {
     id: edge.id,
@@ -190,7 +194,7 @@ function toFlowEdge(edge: TopologyEdgeDto, highlighted: boolean, route: Point[] 
     source: edge.from,
     target: edge.to,
     label: edgeLabel(edge),
-    data: { kind: edge.kind, route },
+    data: { kind: edge.kind, route, labelAt },
     className: `edge-${edge.kind}`,
     style: { stroke: look.color, strokeWidth: highlighted ? look.width + 1 : look.width, strokeDasharray: look.dash },
     markerEnd: { type: MarkerType.ArrowClosed, color: look.color, width: 16, height: 16 },
@@ -210,8 +214,8 @@ function CenterOn({ target, positions }: { target: { id: string; seq: number } |
     if (!p) return
     const size = target.id.startsWith('q:') ? SIZE.queue : SIZE.exchange
     const zoom = Math.max(flow.getZoom(), 1)
-    // The node's panel covers the graph's right 20 rem: centre the node in what stays visible.
-    void flow.setCenter(p.x + size.width / 2 + 170 / zoom, p.y + size.height / 2, { zoom, duration: 300 })
+    // The node's panel covers the graph's right 340-380 px: centre the node in what stays visible.
+    void flow.setCenter(p.x + size.width / 2 + 190 / zoom, p.y + size.height / 2, { zoom, duration: 300 })
   }, [target, positions, flow])
   return null
 }
@@ -231,7 +235,11 @@ export function TopologyGraph({ nodes, edges, selectedId, highlight, centerOn, o
   const layoutKey = useMemo(() => nodes.map((n) => n.id).join('\n') + '\n--\n' + edges.map((e) => `${e.from}>${e.to}`).join('\n'), [nodes, edges])
   const { layout, error, pending } = useGraphLayout(layoutKey, {
     nodes: nodes.map((n) => ({ id: n.id, ...SIZE[n.type] })),
-    edges: edges.map((e) => ({ id: e.id, from: e.from, to: e.to })),
+    edges: edges.map((e) => {
+      const text = edgeLabel(e)
+      // 10 px text in a monospace-ish estimate, plus the label's padding.
+      return { id: e.id, from: e.from, to: e.to, label: text ? { text, width: text.length * 5.6 + 8, height: 14 } : undefined }
+    }),
   })
 
   const positions = layout?.positions ?? null
@@ -253,7 +261,7 @@ export function TopologyGraph({ nodes, edges, selectedId, highlight, centerOn, o
     [nodes, positions, selectedId, highlight],
   )
   const flowEdges = useMemo(
-    () => (layout ? edges.map((e) => toFlowEdge(e, highlight !== null && highlight.has(e.from) && highlight.has(e.to), layout.routes[e.id] ?? null)) : []),
+    () => (layout ? edges.map((e) => toFlowEdge(e, highlight !== null && highlight.has(e.from) && highlight.has(e.to), layout.routes[e.id] ?? null, layout.labels[e.id] ?? null)) : []),
     [edges, layout, highlight],
   )
 

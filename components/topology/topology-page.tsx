@@ -214,7 +214,7 @@ export function TopologyPage() {
             <Select
               aria-label="vhost"
               value={dto.vhost}
-              options={dto.vhosts.map((v) => ({ value: v, label: visibleText(v) }))}
+              options={(dto.vhosts.includes(dto.vhost) ? dto.vhosts : [dto.vhost, ...dto.vhosts]).map((v) => ({ value: v, label: visibleText(v) }))}
               onChange={(e) => update({ vhost: e.target.value, node: null, q: null })}
             />
           </label>

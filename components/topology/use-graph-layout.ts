@@ -3,7 +3,7 @@
 import { useEffect, useRef, useState } from 'react'
 import type { LayoutRequest, LayoutResponse, Point } from './layout.worker'
 
-export type Layout = { positions: Record<string, Point>; routes: Record<string, Point[]> }
+export type Layout = { positions: Record<string, Point>; routes: Record<string, Point[]>; labels: Record<string, Point> }
 
 type LayoutState = { key: string; layout: Layout | null; error: string | null }
 
@@ -36,7 +36,7 @@ export function useGraphLayout(key: string, request: Omit<LayoutRequest, 'id'>):
     const onMessage = (event: MessageEvent<LayoutResponse>) => {
       if (event.data.id !== id) return
       const data = event.data
-      setState('error' in data ? { key, layout: null, error: data.error } : { key, layout: { positions: data.positions, routes: data.routes }, error: null })
+      setState('error' in data ? { key, layout: null, error: data.error } : { key, layout: { positions: data.positions, routes: data.routes, labels: data.labels }, error: null })
     }
     w.addEventListener('message', onMessage)
     w.postMessage({ id, ...requestRef.current } satisfies LayoutRequest)
