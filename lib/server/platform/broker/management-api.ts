@@ -45,6 +45,22 @@ export async function getJson(path: string, timeoutMs = 2_000): Promise<unknown>
   return response.json()
 }
 
+/**
+ * POST to a management API path. Only for the doctor's opt-in sample of a classic queue (`/get` with
+ * `ack_requeue_true`, which puts the messages back: docs/topology.md#sampling); nothing else here writes.
+ */
+export async function postJson(path: string, body: unknown, timeoutMs = 2_000): Promise<unknown> {
+  const { url, headers } = endpoint(path)
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(timeoutMs),
+  })
+  if (!response.ok) throw new ManagementApiError(path, response.status)
+  return response.json()
+}
+
 /** Queue depths for a vhost through the management API (read-only, paged, only the columns we need). */
 export async function listQueues(vhost: string): Promise<QueueInfo[]> {
   const path = `/api/queues/${encodeURIComponent(vhost)}?page=1&page_size=500&columns=name,vhost,messages,consumers`

@@ -1,0 +1,40 @@
+import 'server-only'
+import type { Diagnosis } from './diagnose'
+
+/**
+ * The sub-graph around one queue, for a source's page: everything that reaches it within `depth` hops backwards
+ * (bindings, dead-letter and alternate edges into it), and where it leads within `depth` hops forwards (its DLX and
+ * what that routes to). Findings and checks are kept when they name a node of the sub-graph.
+ */
+export function focusOnQueue(diagnosis: Diagnosis, queueName: string, depth: number): Diagnosis {
+  const start = `q:${queueName}`
+  const keep = new Set<string>()
+  if (diagnosis.nodes.some((n) => n.id === start)) keep.add(start)
+  const walk = (direction: 'forward' | 'backward') => {
+    let frontier = keep.has(start) ? [start] : []
+    const seen = new Set(frontier)
+    for (let hop = 0; hop < depth && frontier.length > 0; hop++) {
+      const next: string[] = []
+      for (const edge of diagnosis.edges) {
+        const [from, to] = direction === 'forward' ? [edge.from, edge.to] : [edge.to, edge.from]
+        if (frontier.includes(from) && !seen.has(to)) {
+          seen.add(to)
+          next.push(to)
+        }
+      }
+      next.forEach((id) => keep.add(id))
+      frontier = next
+    }
+  }
+  walk('forward')
+  walk('backward')
+  const nodes = diagnosis.nodes.filter((n) => keep.has(n.id))
+  const names = new Set(nodes.map((n) => `${n.type}:${n.name}`))
+  const findings = diagnosis.findings.filter((f) => f.objects.some((o) => names.has(`${o.type}:${o.name}`)))
+  return {
+    ...diagnosis,
+    nodes,
+    edges: diagnosis.edges.filter((e) => keep.has(e.from) && keep.has(e.to)),
+    findings,
+  }
+}
