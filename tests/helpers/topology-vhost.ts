@@ -9,12 +9,14 @@ export type TestVhost = {
   remove(): Promise<void>
 }
 
+/** A unique vhost name, for a file that must name its vhost before creating it (in the environment, say). */
+export const testVhostName = (prefix: string) => `__test_${prefix}_${randomBytes(4).toString('hex')}`
+
 /**
  * A fresh vhost for one test of the topology doctor or builder, so the traps it builds cannot meet another test's
  * objects. guest (the broker's administrator on loopback) gets full permissions on it.
  */
-export async function createTestVhost(prefix: string): Promise<TestVhost> {
-  const name = `__test_${prefix}_${randomBytes(4).toString('hex')}`
+export async function createTestVhost(prefix: string, name = testVhostName(prefix)): Promise<TestVhost> {
   const path = `/api/vhosts/${encodeURIComponent(name)}`
   const created = await management('PUT', path, {})
   if (!created.ok) throw new Error(`PUT ${path}: HTTP ${created.status}`)

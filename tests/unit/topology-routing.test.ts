@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { topicMatches } from '@/lib/server/replay/route-match'
+import { topicMatches } from '@/lib/shared/topology/topic-match'
 import { buildRoutingTable, routePublish, routesAnyKey, topicPatternsOverlap } from '@/lib/server/topology/routing'
 import { snapBinding } from '../helpers/topology-snapshot'
 

@@ -5,6 +5,7 @@ import { parseSnapshot, queuesListPath, type ManagementAnswers } from '@/lib/ser
 import { diagnose } from '@/lib/server/topology/diagnose'
 import { emptyEvidence } from '@/lib/server/topology/topology-evidence'
 import { FINDING_KINDS } from '@/lib/shared/schemas/topology'
+import { buildThreeTier } from '@/lib/shared/topology/three-tier'
 
 // Management API answers written by hand in the 4.x shape (each fixture says so in its `_comment`): no 4.x broker runs here.
 function fixture(name: string): ManagementAnswers & { _comment: string } {
@@ -63,5 +64,42 @@ describe('the doctor on RabbitMQ 4.x answers', () => {
     expect(dlq?.type === 'queue' && dlq.settings.find((s) => s.key === 'max-length')).toEqual({ key: 'max-length', value: 100_000, from: 'policy', policy: 'dlq-limits' })
     expect(diagnosis.edges).toContainEqual({ id: 'd:q:orders.work', from: 'q:orders.work', to: 'x:orders.retry', kind: 'dead-letter', routingKey: null })
     expect(diagnosis.edges).toContainEqual({ id: 'a:x:orders.retry', from: 'x:orders.retry', to: 'x:orders.parking', kind: 'alternate', routingKey: null })
+  })
+})
+
+describe("the builder's topology on RabbitMQ 4.x", () => {
+  // The builder's definitions turned into management API answers in the 4.x shape (by hand: no 4.x broker runs here).
+  const answersFor = (brokerVersion: string): ManagementAnswers => {
+    const { definitions, names } = buildThreeTier({ name: 'orders', routingKeys: ['order.created'], retryDelaysMs: [30_000, 300_000] }, { brokerVersion })
+    return {
+      overview: { rabbitmq_version: '4.1.4' },
+      queues: definitions.queues.map((q) => ({
+        name: q.name,
+        type: q.arguments['x-queue-type'] ?? 'classic',
+        durable: q.durable,
+        auto_delete: q.auto_delete,
+        exclusive: false,
+        arguments: q.arguments,
+        policy: null,
+        operator_policy: null,
+        effective_policy_definition: {},
+        messages: 0,
+        consumers: q.name === names.workQueue ? 1 : 0,
+      })),
+      exchanges: definitions.exchanges.map((x) => ({ name: x.name, type: x.type, durable: x.durable, auto_delete: x.auto_delete, internal: x.internal, arguments: x.arguments })),
+      bindings: definitions.bindings.map((b) => ({ source: b.source, destination: b.destination, destination_type: b.destination_type, routing_key: b.routing_key, arguments: b.arguments })),
+      policies: [],
+      operatorPolicies: [],
+    }
+  }
+  const diagnoseOn4 = (builtFor: string) =>
+    diagnose({ snapshot: parseSnapshot('orders', answersFor(builtFor)), evidence: emptyEvidence(), sources: [{ id: '1', queue: 'orders.dlq' }] })
+
+  it('built for 4.x, it is clean: the DLQ has no delivery limit', () => {
+    expect(diagnoseOn4('4.1.4').findings).toEqual([])
+  })
+
+  it('built for 3.x and run on 4.x, the DLQ would drop letters a drainer returns 20 times', () => {
+    expect(diagnoseOn4('3.10.8').findings.map((f) => [f.kind, f.objects.map((o) => o.name)])).toEqual([['quorum-delivery-limit-no-dlx', ['orders.dlq']]])
   })
 })

@@ -110,6 +110,11 @@ const configSchema = z.object({
   LAZARUS_TOPOLOGY_INTERVAL_S: z.coerce.number().int().min(0).max(86_400).default(60),
   /** Vhosts the topology doctor reads, comma-separated (default: the vhost of AMQP_URL). */
   LAZARUS_TOPOLOGY_VHOSTS: queueList.optional(),
+  /**
+   * Classic delay queues whose first messages the doctor may peek at for their per-message TTLs, comma-separated
+   * names (in any watched vhost). Off by default: a peek takes the messages and puts them back (docs/topology.md#sampling).
+   */
+  LAZARUS_TOPOLOGY_SAMPLE_QUEUES: queueList.default([]),
   /** Seconds between inflow-alert evaluations. */
   LAZARUS_ALERT_INTERVAL_S: z.coerce.number().int().min(1).max(3600).default(30),
   /** Base URL of this Lazarus for links in alerts and tickets, e.g. https://lazarus.example.com (default: none, relative links). */

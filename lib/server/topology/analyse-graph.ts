@@ -1,6 +1,6 @@
 import 'server-only'
 import type { EffectiveSettingDto, QueueRole, TopologyEdgeDto } from '@/lib/shared/schemas/topology'
-import { topicMatches } from '@/lib/server/replay/route-match'
+import { topicMatches } from '@/lib/shared/topology/topic-match'
 import type { BrokerSnapshot, SnapshotExchange, SnapshotQueue } from './broker-snapshot'
 import { exchangeAlternate, majorVersion, queueEffectiveSettings, type QueueSettings } from './effective-settings'
 import { buildRoutingTable, patternCanRoute, representativeKeys, routePublish, topicPatternsOverlap, type RouteResult, type RoutingTable } from './routing'

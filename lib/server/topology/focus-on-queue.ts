@@ -1,12 +1,15 @@
 import 'server-only'
-import type { Diagnosis } from './diagnose'
+import type { TopologyEdgeDto, TopologyNodeDto, TopologyObjectRef } from '@/lib/shared/schemas/topology'
+
+type FocusableGraph = { nodes: TopologyNodeDto[]; edges: TopologyEdgeDto[]; findings: { objects: TopologyObjectRef[] }[] }
 
 /**
  * The sub-graph around one queue, for a source's page: everything that reaches it within `depth` hops backwards
  * (bindings, dead-letter and alternate edges into it), and where it leads within `depth` hops forwards (its DLX and
- * what that routes to). Findings and checks are kept when they name a node of the sub-graph.
+ * what that routes to). Findings are kept when they name a node of the sub-graph. Works on a fresh diagnosis and on
+ * the stored graph the page reads.
  */
-export function focusOnQueue(diagnosis: Diagnosis, queueName: string, depth: number): Diagnosis {
+export function focusOnQueue<G extends FocusableGraph>(diagnosis: G, queueName: string, depth: number): G {
   const start = `q:${queueName}`
   const keep = new Set<string>()
   if (diagnosis.nodes.some((n) => n.id === start)) keep.add(start)

@@ -1,5 +1,5 @@
 import 'server-only'
-import { topicMatches } from '@/lib/server/replay/route-match'
+import { topicMatches } from '@/lib/shared/topology/topic-match'
 import type { SnapshotBinding } from './broker-snapshot'
 
 /*

@@ -32,6 +32,8 @@ export type PlanItemDto = { object: BuilderObject; action: PlanAction; differenc
 
 export type TopologyPlanDto = {
   vhost: string
+  /** The broker's version the objects were built for (the DLQ's delivery limit differs on 4.x). */
+  brokerVersion: string
   items: PlanItemDto[]
   counts: Record<PlanAction, number>
   /** No conflict: apply would declare every `create` item. */

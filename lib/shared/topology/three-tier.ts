@@ -40,8 +40,11 @@ import type { DefinitionBinding, DefinitionExchange, DefinitionQueue, VhostDefin
  *   that ignores the rule still cannot loop.
  * - Every exchange that receives dead letters has `.dead` as its alternate exchange, so a dead letter with a key
  *   nothing binds is parked in the DLQ, not dropped.
- * - No `x-delivery-limit`: 3.10 has no default and reads -1 as "drop at the first return"; 4.x applies 20 to every
- *   quorum queue, which on the work queue dead-letters into the retry ladder (it has a DLX).
+ * - No `x-delivery-limit` on 3.x, which has no default and reads -1 as "drop at the first return". 4.x applies 20 to
+ *   every quorum queue: on the work and delay queues that dead-letters into the ladder (they have a DLX), but the DLQ
+ *   has no DLX, so a drainer that returns a letter 20 times (a database outage, a crash loop) would lose it; on 4.x
+ *   the DLQ gets `x-delivery-limit: -1`, which there means "no limit" (docs/topology.md#findings,
+ *   quorum-delivery-limit-no-dlx).
  */
 
 /** Most retry tiers a topology may have. */
@@ -227,12 +230,13 @@ function binding(source: string, destination: string, routingKey: string, purpos
 }
 
 /** Every object, in an order that declares each before anything refers to it. */
-function buildObjects(spec: ThreeTierSpec, n: ThreeTierNames): BuilderObject[] {
+function buildObjects(spec: ThreeTierSpec, n: ThreeTierNames, brokerMajor: number): BuilderObject[] {
   const delays = spec.retryDelaysMs
   const last = n.delayQueues[n.delayQueues.length - 1]!
   const ae = { 'alternate-exchange': n.parkingExchange }
   const dlqLimits: ObjectArguments = { 'x-max-length': spec.dlqMaxLength, 'x-overflow': 'reject-publish' }
   if (spec.dlqMaxLengthBytes !== undefined) dlqLimits['x-max-length-bytes'] = spec.dlqMaxLengthBytes
+  if (brokerMajor >= 4) dlqLimits['x-delivery-limit'] = -1
   return [
     exchange(n.parkingExchange, 'parking-exchange', 'fanout', {}, 'The loop\'s exit: the consumer publishes here a message it gives up on; every key reaches the DLQ.'),
     queue(n.dlq, 'dlq', dlqLimits, 'The terminal DLQ: bounded, and at the bound it refuses new dead letters instead of dropping its oldest.'),
@@ -343,13 +347,15 @@ function consumerRule(spec: ThreeTierSpec, n: ThreeTierNames): ConsumerRule {
 export type BuildThreeTierOptions = {
   /** The vhost the `rabbitmqadmin` commands name. Default `/`. */
   vhost?: string
+  /** The broker's `rabbitmq_version` (e.g. `4.1.2`): on 4.x the DLQ's delivery limit is switched off. Default: 3.x. */
+  brokerVersion?: string
 }
 
 /** The topology for a spec (parsed with threeTierSpecSchema: this validates it again and throws a ZodError). */
-export function buildThreeTier(input: ThreeTierSpecInput, { vhost = '/' }: BuildThreeTierOptions = {}): ThreeTierBuild {
+export function buildThreeTier(input: ThreeTierSpecInput, { vhost = '/', brokerVersion = '3' }: BuildThreeTierOptions = {}): ThreeTierBuild {
   const spec = threeTierSpecSchema.parse(input)
   const names = topologyNames(spec.name, spec.retryDelaysMs)
-  const objects = buildObjects(spec, names)
+  const objects = buildObjects(spec, names, Number.parseInt(brokerVersion, 10) || 3)
   return {
     spec,
     names,

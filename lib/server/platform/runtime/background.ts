@@ -9,6 +9,7 @@ import { startPauseRuntime } from '@/lib/server/engines/release/pause-runtime'
 import { startReplayExecutor, type ReplayExecutor } from '@/lib/server/engines/replay-executor/executor'
 import { startRetentionLoop } from '@/lib/server/engines/retention/retention-loop'
 import { startSearchIndexer, type SearchIndexer } from '@/lib/server/engines/search-indexer/search-indexer'
+import { startTopologyDoctor } from '@/lib/server/engines/topology-doctor/topology-doctor-loop'
 import { ensureSources } from '@/lib/server/sources/create-source'
 
 const log = logger('runtime')
@@ -32,6 +33,8 @@ async function start(): Promise<Background> {
   const retention = startRetentionLoop({ db, log: logger('retention'), days: config.LAZARUS_RETENTION_DAYS })
   const alerts = startAlertLoop({ db, log: logger('alerts'), everyMs: config.LAZARUS_ALERT_INTERVAL_S * 1000, publicUrl: config.LAZARUS_PUBLIC_URL })
   const groupFrames = startGroupFramesBackfill({ db, log: logger('group-frames') })
+  // LAZARUS_TOPOLOGY_INTERVAL_S=0: the doctor runs only when asked (POST /api/topology/runs).
+  const doctor = config.LAZARUS_TOPOLOGY_INTERVAL_S > 0 ? startTopologyDoctor({ db, log: logger('topology'), everyMs: config.LAZARUS_TOPOLOGY_INTERVAL_S * 1000 }) : null
   log.info('background workers started', { sources: config.LAZARUS_SOURCES.join(',') || '(from database)' })
   return {
     drainer,
@@ -46,6 +49,7 @@ async function start(): Promise<Background> {
       await retention.stop()
       await alerts.stop()
       await groupFrames.stop()
+      await doctor?.stop()
     },
   }
 }

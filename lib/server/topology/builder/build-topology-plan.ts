@@ -7,6 +7,7 @@ export type BuildTopologyPlanOptions = { vhost: string; spec: ThreeTierSpecInput
 
 /** POST /api/topology/builder/plan: the builder's output for `spec`, with the dry run against `vhost`. */
 export async function buildTopologyPlan({ vhost, spec }: BuildTopologyPlanOptions): Promise<BuilderPlanDto> {
-  const { definitions, commands, consumerRule } = buildThreeTier(spec, { vhost })
-  return { definitions, commands, consumerRule, plan: await planTopologyApply({ vhost, spec }) }
+  const plan = await planTopologyApply({ vhost, spec })
+  const { definitions, commands, consumerRule } = buildThreeTier(spec, { vhost, brokerVersion: plan.brokerVersion })
+  return { definitions, commands, consumerRule, plan }
 }

@@ -104,11 +104,12 @@ async function planBinding(vhost: string, b: BuilderBinding): Promise<PlanItemDt
  */
 export async function planTopologyApply({ vhost, spec }: PlanTopologyApplyOptions): Promise<TopologyPlanDto> {
   if ((await getOrNull(`/api/vhosts/${enc(vhost)}`)) === null) throw new AppError('not_found', `vhost "${vhost}" does not exist`)
-  const { objects } = buildThreeTier(spec, { vhost })
+  const brokerVersion = z.object({ rabbitmq_version: z.string() }).parse(await getJson('/api/overview?columns=rabbitmq_version')).rabbitmq_version
+  const { objects } = buildThreeTier(spec, { vhost, brokerVersion })
   const items = await Promise.all(
     objects.map((o) => (o.kind === 'queue' ? planQueue(vhost, o) : o.kind === 'exchange' ? planExchange(vhost, o) : planBinding(vhost, o))),
   )
   const counts = { create: 0, unchanged: 0, conflict: 0 }
   for (const i of items) counts[i.action]++
-  return { vhost, items, counts, canApply: counts.conflict === 0 }
+  return { vhost, brokerVersion, items, counts, canApply: counts.conflict === 0 }
 }

@@ -1,0 +1,8 @@
+import { json, readJson, route } from '@/lib/server/platform/http/handle-route'
+import { runTopologyNow } from '@/lib/server/topology/run-topology-now'
+import { runTopologySchema } from '@/lib/shared/schemas/topology'
+
+export const dynamic = 'force-dynamic'
+
+// POST /api/topology/runs – {vhost?}: run the doctor now; answers the graph and findings it recorded
+export const POST = route({ permission: 'topology:write' }, async ({ request, db }) => json(await runTopologyNow({ db, ...(await readJson(request, runTopologySchema)) })))

@@ -1,0 +1,20 @@
+import 'server-only'
+import type { Db } from '@/lib/server/platform/db'
+import type { TopologyDto } from '@/lib/shared/schemas/topology'
+import { getTopology } from './get-topology'
+import { runTopologyCheck } from './run-topology-check'
+import { watchedVhosts } from './watched-vhosts'
+
+export type RunTopologyNowOptions = { db: Db; vhost?: string }
+
+/**
+ * POST /api/topology/runs: the engine's run, on demand, then the page's view of its result. It runs on the background
+ * pool, as the engine's does: it is the same work, and the request pool's statement timeout is sized for reads. A run
+ * that cannot reach the management API is not an HTTP error: the answer carries it in `error`, next to the last good
+ * graph, exactly as the page shows a failed scheduled run.
+ */
+export async function runTopologyNow({ db, vhost }: RunTopologyNowOptions): Promise<TopologyDto> {
+  const name = vhost ?? (await watchedVhosts({ sql: db.sql }))[0] ?? '/'
+  await runTopologyCheck({ sql: db.background, vhost: name })
+  return getTopology({ db, vhost: name })
+}
