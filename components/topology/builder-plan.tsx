@@ -41,7 +41,7 @@ export function BuilderPlan({ plan }: { plan: TopologyPlanDto }) {
                 <Badge tone={ACTION_TONE[item.action]}>{item.action}</Badge>
               </td>
               <td className="py-1 pr-2 text-zinc-600">{item.object.kind === 'queue' ? `queue · ${item.object.role}` : item.object.kind === 'exchange' ? `exchange · ${item.object.exchangeType}` : 'binding'}</td>
-              <td className="py-1 pr-2 font-mono text-[11px] break-all">{objectName(item)}</td>
+              <td className="py-1 pr-2 font-mono text-[11px] break-words">{objectName(item)}</td>
               <td className="py-1 text-zinc-700">
                 {item.object.purpose}
                 {item.differences.length > 0 && (

@@ -75,7 +75,7 @@ export function NodePanel({ node, findings, onClose, onFinding }: { node: Topolo
     <aside
       aria-label={`${node.type} ${node.name || '(default)'}`}
       data-testid="node-panel"
-      className="absolute top-2 right-2 bottom-2 z-10 flex w-[340px] max-w-[calc(100%-1rem)] xl:w-[380px] flex-col overflow-hidden rounded-md border border-zinc-200 bg-white shadow-lg"
+      className="absolute top-2 right-2 bottom-2 z-10 flex w-[300px] max-w-[calc(100%-1rem)] xl:w-[380px] flex-col overflow-hidden rounded-md border border-zinc-200 bg-white shadow-lg"
     >
       <header className="flex items-start gap-2 border-b border-zinc-100 px-3 py-2">
         <div className="min-w-0 flex-1">

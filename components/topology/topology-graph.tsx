@@ -214,8 +214,9 @@ function CenterOn({ target, positions }: { target: { id: string; seq: number } |
     if (!p) return
     const size = target.id.startsWith('q:') ? SIZE.queue : SIZE.exchange
     const zoom = Math.max(flow.getZoom(), 1)
-    // The node's panel covers the graph's right 340-380 px: centre the node in what stays visible.
-    void flow.setCenter(p.x + size.width / 2 + 190 / zoom, p.y + size.height / 2, { zoom, duration: 300 })
+    // The node's panel covers the graph's right 300 px (380 px from 1280 px up): centre the node in what stays visible.
+    const panel = window.innerWidth >= 1280 ? 380 : 300
+    void flow.setCenter(p.x + size.width / 2 + panel / 2 / zoom, p.y + size.height / 2, { zoom, duration: 300 })
   }, [target, positions, flow])
   return null
 }
