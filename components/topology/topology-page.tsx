@@ -263,7 +263,7 @@ export function TopologyPage() {
         <ErrorState error={query.error} title="Could not load the topology" onRetry={() => void query.refetch()} />
       ) : dto && dto.checkedAt === null && !dto.error ? (
         <EmptyState title={`The doctor has not looked at ${visibleText(dto.vhost)} yet`}>
-          The worker checks the broker every minute.{canRun ? ' Run it now to see the graph and its findings.' : ' An operator can run it now.'}
+          The worker checks the broker on a schedule (every minute unless configured otherwise).{canRun ? ' Run it now to see the graph and its findings.' : ' An operator can run it now.'}
         </EmptyState>
       ) : dto && dto.checkedAt !== null ? (
         <TopologyBody key={`${dto.vhost}|${source ?? ''}`} dto={dto} source={source} selectedId={values.node || null} onSelect={onSelect} filter={values.q ?? ''} onFilter={(q) => update({ q: q || null }, 'replace')} />
