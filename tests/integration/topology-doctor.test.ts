@@ -74,12 +74,18 @@ describe('topology doctor: routing, loops and queue settings', () => {
     expect(looping.findings[0].cycle).toEqual(['q:jobs.delay', 'x:jobs', 'q:jobs.work', 'x:jobs.retry'])
     expect(Object.fromEntries(looping.nodes.flatMap((n) => (n.type === 'queue' ? [[n.name, n.role]] : [])))).toEqual({ 'jobs.work': 'work', 'jobs.delay': 'delay' })
 
+    // Another application's parking exchange is no way out of this loop.
+    await channel.assertExchange('billing.parking', 'fanout')
+    await channel.assertQueue('billing.dlq', BOUNDED)
+    await channel.bindQueue('billing.dlq', 'billing.parking', '')
+    expect(findingsOf(await diagnose()).map(([kind]) => kind)).toEqual(['retry-loop-no-exit'])
+
     await channel.assertExchange('jobs.parking', 'fanout')
     await channel.assertQueue('jobs.dlq', BOUNDED)
     await channel.bindQueue('jobs.dlq', 'jobs.parking', '')
     const withExit = await diagnose()
     expect(findingsOf(withExit)).toEqual([])
-    expect(withExit.checks.find((c) => c.kind === 'retry-loop-no-exit')).toMatchObject({ checked: 3, raised: 0, description: expect.stringContaining('1 cycles') })
+    expect(withExit.checks.find((c) => c.kind === 'retry-loop-no-exit')).toMatchObject({ checked: 4, raised: 0, description: expect.stringContaining('1 cycles') })
     // The exit can also be named: an exchange that does not exist is no exit.
     expect(findingsOf(await diagnose({ exitExchanges: ['jobs.nowhere'] })).map(([kind]) => kind)).toEqual(['retry-loop-no-exit'])
   })

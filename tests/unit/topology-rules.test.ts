@@ -92,3 +92,31 @@ describe('doctor rules on hand-built 3.x snapshots', () => {
     expect(focusOnQueue(d, 'dlq', 1).nodes.map((n) => n.id)).toEqual(['q:dlq', 'x:dlx'])
   })
 })
+
+describe('retry loops: what counts as a way out', () => {
+  const loop = (extra: Partial<Parameters<typeof snapshotOf>[0]> = {}) => ({
+    exchanges: [snapExchange('jobs'), snapExchange('jobs.retry'), ...(extra.exchanges ?? [])],
+    queues: [
+      snapQueue('jobs.work', { arguments: { 'x-dead-letter-exchange': 'jobs.retry' }, consumers: 1 }),
+      snapQueue('jobs.delay', { arguments: { 'x-dead-letter-exchange': 'jobs', 'x-message-ttl': 5000 } }),
+      ...(extra.queues ?? []),
+    ],
+    bindings: [snapBinding('jobs', 'jobs.work', 'job'), snapBinding('jobs.retry', 'jobs.delay', 'job'), ...(extra.bindings ?? [])],
+  })
+
+  it("is found when only another application's parking exchange leads to a DLQ", () => {
+    const d = run(loop({ exchanges: [snapExchange('billing.parking', 'fanout')], queues: [snapQueue('billing.dlq', { arguments: bounded })], bindings: [snapBinding('billing.parking', 'billing.dlq', '')] }))
+    expect(kindsOf(d).map(([kind]) => kind)).toContain('retry-loop-no-exit')
+  })
+
+  it("is not found when the loop's own DLX escalates some key to a DLQ", () => {
+    const d = run(loop({ queues: [snapQueue('parked', { arguments: bounded })], bindings: [snapBinding('jobs.retry', 'parked', 'job.exhausted')] }), [{ id: '1', queue: 'parked' }])
+    expect(kindsOf(d).map(([kind]) => kind)).not.toContain('retry-loop-no-exit')
+  })
+
+  it('is not found when stored letters came out of the loop into a drained DLQ', () => {
+    const evidence = { ...emptyEvidence(), deathQueues: [{ queue: 'jobs.work', maxCount: 3, letters: 12, sourceIds: ['1'] }] }
+    const d = diagnose({ snapshot: snapshotOf(loop()), evidence, sources: [] })
+    expect(kindsOf(d).map(([kind]) => kind)).not.toContain('retry-loop-no-exit')
+  })
+})

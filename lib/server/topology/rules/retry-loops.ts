@@ -10,9 +10,25 @@ import { check, exchangeRef, finding, messagesQuery, queueList, queueRef, settin
  *   broker drops a message that comes back to a queue with no rejection on the way (docs/rabbitmq.md#dead-lettering);
  * - otherwise a retry loop (work → DLX → delay → work). It needs an exit: the consumer, seeing the x-death count reach
  *   its limit, publishes the message to an exchange that leads to a terminal DLQ. Publishing is invisible to the
- *   broker, so the exit counted is any exchange (other than the default one and those the cycle runs through) whose
- *   bindings lead to a DLQ, or one of the `exitExchanges` given.
+ *   broker, so an exit is counted when one of these holds (or, with `exitExchanges`, only when one of those exists):
+ *   - an exchange of the loop itself routes some key (or its alternate exchange routes) to a DLQ outside the loop:
+ *     the builder's last tier escalates that way;
+ *   - an exchange that leads to a DLQ outside the loop belongs to the same application by name: it, or the DLQ, shares
+ *     the loop's queues' common name stem (`orders` for `orders.work` and `orders.retry.30s`). Another application's
+ *     parking exchange is no exit for this loop;
+ *   - stored letters prove it: a drained DLQ holds letters whose x-death names a queue of the loop.
  */
+
+/** The longest common prefix of the names, cut back to a separator: `orders` for `orders.work` and `orders.retry.5m`. */
+function nameStem(names: string[]): string {
+  let prefix = names[0] ?? ''
+  for (const name of names) while (!name.startsWith(prefix)) prefix = prefix.slice(0, -1)
+  const cut = Math.max(...['.', '-', '_', ':', '/'].map((s) => prefix.lastIndexOf(s)))
+  if (cut > 0) return prefix.slice(0, cut)
+  return names.every((n) => n === prefix) ? prefix : ''
+}
+
+const sameApplication = (stem: string, name: string) => stem !== '' && (name === stem || (name.startsWith(stem) && /^[.\-_:/]$/.test(name.charAt(stem.length))))
 
 /** Strongly connected components of the dead-letter flow graph with a cycle in them (Tarjan). */
 function cyclicComponents(graph: AnalysedGraph): AnalysedQueue[][] {
@@ -106,13 +122,19 @@ export function retryLoopsRule({ graph, evidence, thresholds, exitExchanges }: R
       )
       continue
     }
+    const stem = nameStem([...names])
+    const leadsOut = (exchange: string) => exchangeDlqs(exchange).filter((q) => !names.has(q))
     const exits = exitExchanges
       ? exitExchanges.filter((name) => graph.exchanges.has(name) && !graph.exchanges.get(name)?.missing)
-      : [...graph.exchanges.values()]
-          .filter((x) => !x.missing && x.exchange.name !== '' && !cycleExchanges.has(x.exchange.name))
-          .filter((x) => exchangeDlqs(x.exchange.name).some((q) => !names.has(q)))
-          .map((x) => x.exchange.name)
-    if (exits.length > 0) continue
+      : [
+          ...[...cycleExchanges].filter((x) => leadsOut(x).length > 0),
+          ...[...graph.exchanges.values()]
+            .filter((x) => !x.missing && x.exchange.name !== '' && !cycleExchanges.has(x.exchange.name))
+            .map((x) => x.exchange.name)
+            .filter((x) => sameApplication(stem, x) || leadsOut(x).some((q) => sameApplication(stem, q))),
+        ].filter((x) => leadsOut(x).length > 0)
+    const provenByLetters = !exitExchanges && evidence.deathQueues.some((d) => names.has(d.queue))
+    if (exits.length > 0 || provenByLetters) continue
     findings.push(
       finding(graph, {
         kind: 'retry-loop-no-exit',
@@ -120,7 +142,16 @@ export function retryLoopsRule({ graph, evidence, thresholds, exitExchanges }: R
         title: `Retry loop without exit: ${component.map((q) => `"${q.queue.name}"`).join(' → ')}`,
         why: 'Messages the consumer rejects go round this loop for ever: no exchange outside it leads to a terminal dead-letter queue, so a message that can never succeed never stops being retried, and never reaches anyone who could look at it.',
         fix: 'Declare a parking exchange bound to a terminal dead-letter queue (a quorum queue with max-length and overflow reject-publish), and have the consumer publish there, then ack, once the x-death count of the message reaches its retry limit.',
-        evidence: [...settings, ...consumers, { label: 'exits found', value: exitExchanges ? `none of ${exitExchanges.join(', ') || '(none given)'}` : 'no exchange outside the loop leads to a DLQ' }],
+        evidence: [
+          ...settings,
+          ...consumers,
+          {
+            label: 'exits found',
+            value: exitExchanges
+              ? `none of ${exitExchanges.join(', ') || '(none given)'}`
+              : `none: no exchange of the loop, and none named like it${stem ? ` ("${stem}…")` : ''}, leads to a DLQ outside it, and no stored letter came out of it`,
+          },
+        ],
         objects,
         cycle,
       }),
