@@ -16,6 +16,7 @@ const NAV: { href: string; label: string; match: (p: string) => boolean; permiss
   { href: '/pauses', label: 'Pauses', match: (p: string) => p.startsWith('/pauses') },
   { href: '/alerts', label: 'Alerts', match: (p: string) => p.startsWith('/alerts') },
   { href: '/audit', label: 'Audit', match: (p: string) => p.startsWith('/audit'), permission: 'audit:read' },
+  { href: '/topology', label: 'Topology', match: (p: string) => p.startsWith('/topology') },
   { href: '/sources', label: 'Sources', match: (p: string) => p.startsWith('/sources') },
   { href: '/settings', label: 'Settings', match: (p: string) => p.startsWith('/settings') && !p.startsWith('/settings/access'), permission: 'admin' },
 ]

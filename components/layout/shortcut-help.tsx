@@ -10,9 +10,11 @@ const SHORTCUTS: { keys: string[]; what: string; where: string }[] = [
   { keys: ['j', 'k'], what: 'Move the cursor down, up', where: 'Groups, messages, replays' },
   { keys: ['↵'], what: 'Open the row under the cursor', where: 'Groups, messages, replays' },
   { keys: ['x'], what: 'Select the row under the cursor', where: 'Messages' },
+  { keys: ['↑', '↓'], what: 'Move between findings (j, k too); ↵ opens one', where: 'Topology' },
   { keys: ['/'], what: 'Focus the search box', where: 'Pages with a search box' },
   { keys: ['↵'], what: 'Confirm', where: 'Dialogs' },
   { keys: ['Esc'], what: 'Close the dialog or menu; leave a search box', where: 'Everywhere' },
+  { keys: ['Esc'], what: 'Close the open finding, then the node’s panel', where: 'Topology' },
   { keys: ['?'], what: 'Show this help', where: 'Everywhere' },
 ]
 

@@ -1,5 +1,6 @@
 'use client'
 
+import Link from 'next/link'
 import { Fragment, useState } from 'react'
 import { Badge } from '@/components/ui/badge'
 import { Button } from '@/components/ui/button'
@@ -29,7 +30,7 @@ const COLUMNS: DataColumn[] = [
   { header: 'Guards', width: 'w-48', title: "Guards listening on the source's consumer queue (where most of its messages failed), and how many are up to date" },
   { header: 'Order', width: 'w-28' },
   { header: 'Replay target', width: 'w-40' },
-  { width: 'w-20' },
+  { width: 'w-32' },
 ]
 
 function targetText(target: SourceDto['defaultTarget']): string {
@@ -46,6 +47,7 @@ function State({ source }: { source: SourceDto }) {
 
 export function SourcesPage() {
   const isAdmin = useCan('admin')
+  const canTopology = useCan('topology:read')
   const { data, error, isPending, isFetching, refetch } = useSources()
   const [editing, setEditing] = useState<string | null>(null)
   const sources = data?.sources ?? []
@@ -108,12 +110,19 @@ export function SourcesPage() {
                   <td className="truncate text-xs text-zinc-700" title={targetText(s.defaultTarget)}>
                     {targetText(s.defaultTarget)}
                   </td>
-                  <td className="text-right">
-                    {isAdmin && (
-                      <Button variant="ghost" aria-expanded={editing === s.id} onClick={() => setEditing(editing === s.id ? null : s.id)}>
-                        {editing === s.id ? 'Close' : 'Edit'}
-                      </Button>
-                    )}
+                  <td>
+                    <div className="flex items-center justify-end gap-0.5">
+                      {canTopology && s.kind !== 'hold' && (
+                        <Link href={`/topology?source=${encodeURIComponent(s.id)}`} className="px-1 text-xs whitespace-nowrap text-brand hover:underline" title="This source's queue on the broker's graph, with the doctor's findings">
+                          Topology
+                        </Link>
+                      )}
+                      {isAdmin && (
+                        <Button variant="ghost" className="px-1.5" aria-expanded={editing === s.id} onClick={() => setEditing(editing === s.id ? null : s.id)}>
+                          {editing === s.id ? 'Close' : 'Edit'}
+                        </Button>
+                      )}
+                    </div>
                   </td>
                 </tr>
                 {s.error && (

@@ -77,3 +77,10 @@ export const accessKeys = {
 export const viewKeys = {
   all: ['views'] as const,
 }
+
+export const topologyKeys = {
+  all: ['topology'] as const,
+  /** GET /api/topology: one vhost's graph (the default vhost: null), or a source's part of it. */
+  graph: (vhost: string | null, source: string | null) => [...topologyKeys.all, 'graph', vhost, source] as const,
+  findings: (vhost: string | null, state: 'open' | 'all') => [...topologyKeys.all, 'findings', vhost, state] as const,
+}

@@ -32,6 +32,8 @@ const pages = () => [
   `/replays/${ids.replay}`,
   '/pauses',
   '/sources',
+  '/topology',
+  '/topology/builder',
   '/alerts',
   '/audit',
   '/settings',

@@ -48,6 +48,8 @@ export function hostAllowed(host: string | undefined, publicUrl: string | undefi
  * Content-Security-Policy with a fresh nonce per response. Next.js reads the nonce from the request's CSP header
  * and puts it on every script it renders; nothing else may run (no inline scripts, no eval outside `next dev`).
  * Inline styles stay allowed: React's style attributes need them and they cannot run code.
+ * Workers come from our own origin only (the topology page lays its graph out in a module worker, bundled as a file
+ * under /_next/static): `worker-src` would otherwise fall back to `script-src`, whose 'strict-dynamic' ignores 'self'.
  */
 export function contentSecurityPolicy(nonce: string, dev: boolean): string {
   return [
@@ -55,6 +57,7 @@ export function contentSecurityPolicy(nonce: string, dev: boolean): string {
     `script-src 'self' 'nonce-${nonce}' 'strict-dynamic'${dev ? " 'unsafe-eval'" : ''}`,
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data: blob:",
+    "worker-src 'self'",
     "font-src 'self' data:",
     `connect-src 'self'${dev ? ' ws: wss:' : ''}`,
     "object-src 'none'",
