@@ -171,8 +171,12 @@ export function parseSnapshot(vhost: string, answers: ManagementAnswers): Broker
   }
 }
 
-/** Reads one vhost's queues, exchanges, bindings, policies and operator policies (read-only). */
-export async function readBrokerSnapshot(options: { vhost: string; timeoutMs?: number }): Promise<BrokerSnapshot> {
+/**
+ * The management API calls a snapshot takes (read-only), their answers parsed from JSON and nothing else: paths and
+ * columns of one vhost's queues, exchanges, bindings, policies and operator policies. `npm run bench:topology`
+ * measures it alone as the bare pipeline a run is compared with.
+ */
+export async function readManagementAnswers(options: { vhost: string; timeoutMs?: number }): Promise<ManagementAnswers> {
   const timeoutMs = options.timeoutMs ?? 10_000
   const vhost = encodeURIComponent(options.vhost)
   const overview = await getJson('/api/overview?columns=rabbitmq_version', timeoutMs)
@@ -184,5 +188,10 @@ export async function readBrokerSnapshot(options: { vhost: string; timeoutMs?: n
     getJson(`/api/policies/${vhost}`, timeoutMs),
     getJson(`/api/operator-policies/${vhost}`, timeoutMs),
   ])
-  return parseSnapshot(options.vhost, { overview, queues, exchanges, bindings, policies, operatorPolicies })
+  return { overview, queues, exchanges, bindings, policies, operatorPolicies }
+}
+
+/** Reads one vhost's queues, exchanges, bindings, policies and operator policies (read-only), checked with zod. */
+export async function readBrokerSnapshot(options: { vhost: string; timeoutMs?: number }): Promise<BrokerSnapshot> {
+  return parseSnapshot(options.vhost, await readManagementAnswers(options))
 }
