@@ -60,7 +60,13 @@ function Header({ group }: { group: GroupDto }) {
           <CopyTicketButton kind="group" id={group.id} />
           <ExportMenu selection={{ groupId: group.id }} count={group.count} />
           <PauseLink label="Pause its entities" groupId={group.id} />
-          <ReplayActions selection={{ groupId: group.id }} subject={`group #${group.id}: ${title}`} replayLabel="Replay group…" resolveLabel="Resolve group…" />
+          <ReplayActions
+            selection={{ groupId: group.id }}
+            subject={`group #${group.id}: ${title}`}
+            replayLabel="Replay group…"
+            resolveLabel="Resolve group…"
+            restoreLabel={group.resolvedCount > 0 ? 'Restore resolved…' : undefined}
+          />
         </div>
       </div>
       <GroupOrigin group={group} className="text-xs leading-5" />

@@ -165,7 +165,14 @@ export function MessageDetail({ id }: { id: string }) {
             <CopyTicketButton kind="message" id={m.id} />
             <ExportMenu selection={{ ids: [m.id] }} />
             {m.entityKey && <PauseLink label="Pause this entity" sourceId={m.source.id} queue={m.origin.queue} entityKey={m.entityKey} />}
-            <ReplayActions selection={{ ids: [m.id] }} subject={`message #${m.id}`} replayLabel="Replay…" resolveLabel="Resolve…" disabled={!actionable} />
+            <ReplayActions
+              selection={{ ids: [m.id] }}
+              subject={`message #${m.id}`}
+              replayLabel="Replay…"
+              resolveLabel="Resolve…"
+              disabled={!actionable}
+              restoreLabel={m.status === 'resolved' ? 'Restore…' : undefined}
+            />
           </div>
         </div>
         <p className="text-xs text-zinc-500">

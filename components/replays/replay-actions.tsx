@@ -17,11 +17,13 @@ type ReplayActionsProps = {
   onResolved?: () => void
   variant?: 'default' | 'ghost'
   disabled?: boolean
+  /** Offers "Restore…" (resolved messages back to dead) with this label, e.g. on a resolved message. */
+  restoreLabel?: string
 }
 
 /** "Replay…" and "Resolve…" for a message, a selection or a group, each opening its dialog. */
-export function ReplayActions({ selection, subject, replayLabel, resolveLabel, onResolved, variant = 'default', disabled }: ReplayActionsProps) {
-  const [open, setOpen] = useState<'replay' | 'resolve' | null>(null)
+export function ReplayActions({ selection, subject, replayLabel, resolveLabel, onResolved, variant = 'default', disabled, restoreLabel }: ReplayActionsProps) {
+  const [open, setOpen] = useState<'replay' | 'resolve' | 'restore' | null>(null)
   // Viewers get neither button (the API would refuse them anyway).
   const canReplay = useCan('messages:replay')
   const canResolve = useCan('messages:resolve')
@@ -37,6 +39,12 @@ export function ReplayActions({ selection, subject, replayLabel, resolveLabel, o
           {resolveLabel}
         </Button>
       )}
+      {canResolve && restoreLabel && (
+        <Button variant={variant === 'ghost' ? 'ghost' : 'default'} onClick={() => setOpen('restore')} aria-haspopup="dialog">
+          {restoreLabel}
+        </Button>
+      )}
+      {open === 'restore' && <ResolveDialog mode="restore" selection={selection} subject={subject} onClose={() => setOpen(null)} />}
       {open === 'replay' && <ReplayPlanDialog selection={selection} subject={subject} onClose={() => setOpen(null)} />}
       {open === 'resolve' && (
         <ResolveDialog

@@ -8,7 +8,7 @@ import { InlineError } from '@/components/ui/states'
 import { ApiError } from '@/lib/client/api'
 import { cn } from '@/lib/client/cn'
 import { formatCount, plural, visibleText } from '@/lib/client/format'
-import { useResolve } from '@/lib/client/use-replays'
+import { useResolve, useRestore } from '@/lib/client/use-replays'
 import type { SelectionInput } from '@/lib/client/use-replays'
 
 type ResolveDialogProps = {
@@ -18,15 +18,28 @@ type ResolveDialogProps = {
   onClose: () => void
   /** After a successful resolve, when the operator dismisses the result. */
   onDone?: () => void
+  /** restore: resolved messages back to dead (the same reason and audit, the other direction). */
+  mode?: 'resolve' | 'restore'
 }
+
+const WORDS = {
+  resolve: { title: 'Resolve without replaying', done: 'Resolved', verb: 'Resolve', doing: 'Resolving…', marked: 'marked resolved', only: 'Only dead messages change.', hint: 'fixed by data migration' },
+  restore: { title: 'Restore to dead', done: 'Restored', verb: 'Restore', doing: 'Restoring…', marked: 'dead again', only: 'Only resolved messages change.', hint: 'resolved by mistake' },
+} as const
 
 const MAX_REASON = 2000
 
-/** Marks a selection resolved without replaying it. The reason is required and goes to the audit log. */
-export function ResolveDialog({ selection, subject, onClose, onDone }: ResolveDialogProps) {
+/**
+ * Marks a selection resolved without replaying it, or (`mode="restore"`) makes resolved messages dead again. The reason
+ * is required and goes to the audit log.
+ */
+export function ResolveDialog({ selection, subject, onClose, onDone, mode = 'resolve' }: ResolveDialogProps) {
   const [reason, setReason] = useState('')
-  const resolve = useResolve()
-  const result = resolve.data
+  const resolveMutation = useResolve()
+  const restoreMutation = useRestore()
+  const resolve = mode === 'resolve' ? resolveMutation : restoreMutation
+  const words = WORDS[mode]
+  const result = resolve.data ? { changed: 'resolved' in resolve.data ? resolve.data.resolved : resolve.data.restored, skipped: resolve.data.skipped, skippedReasons: resolve.data.skippedReasons } : undefined
   const valid = reason.trim().length > 0 && reason.length <= MAX_REASON
   const fieldError = resolve.error instanceof ApiError ? resolve.error.fieldErrors().reason : undefined
   const close = result ? (onDone ?? onClose) : onClose
@@ -34,7 +47,7 @@ export function ResolveDialog({ selection, subject, onClose, onDone }: ResolveDi
   if (result) {
     return (
       <Dialog
-        title="Resolved"
+        title={words.done}
         description={subject}
         onClose={close}
         onSubmit={close}
@@ -45,7 +58,7 @@ export function ResolveDialog({ selection, subject, onClose, onDone }: ResolveDi
         }
       >
         <p data-testid="resolve-result">
-          <strong className="tabular-nums">{plural(result.resolved, 'message')}</strong> marked resolved.
+          <strong className="tabular-nums">{plural(result.changed, 'message')}</strong> {words.marked}.
           {result.skipped > 0 && ` ${formatCount(result.skipped)} left as they were:`}
         </p>
         {result.skippedReasons.length > 0 && (
@@ -63,7 +76,7 @@ export function ResolveDialog({ selection, subject, onClose, onDone }: ResolveDi
 
   return (
     <Dialog
-      title="Resolve without replaying"
+      title={words.title}
       description={subject}
       onClose={onClose}
       onSubmit={() => resolve.mutate({ selection, reason: reason.trim() })}
@@ -71,16 +84,16 @@ export function ResolveDialog({ selection, subject, onClose, onDone }: ResolveDi
       footer={
         <>
           <span className="mr-auto min-w-0 truncate text-xs" aria-live="polite">
-            {resolve.error && !fieldError ? <InlineError error={resolve.error} /> : <span className="text-zinc-500">Only dead messages change.</span>}
+            {resolve.error && !fieldError ? <InlineError error={resolve.error} /> : <span className="text-zinc-500">{words.only}</span>}
           </span>
           <Button onClick={onClose}>Cancel</Button>
           <Button type="submit" variant="primary" disabled={!valid || resolve.isPending}>
-            {resolve.isPending ? 'Resolving…' : 'Resolve'}
+            {resolve.isPending ? words.doing : words.verb}
           </Button>
         </>
       }
     >
-      <Field label="Reason" error={fieldError} hint="Kept with each message and in the audit log, e.g. “fixed by data migration”. Shift+Enter for a new line.">
+      <Field label="Reason" error={fieldError} hint={`Kept with each message and in the audit log, e.g. “${words.hint}”. Shift+Enter for a new line.`}>
         <textarea
           data-autofocus
           required

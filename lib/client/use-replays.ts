@@ -14,7 +14,7 @@ import type {
   ReplayJobDto,
   ReplayListDto,
   ReplayPlanDto,
-  ResolveResultDto,
+  ResolveResultDto, RestoreResultDto,
 } from '@/lib/shared/schemas/replay'
 import type { selectionSchema } from '@/lib/shared/schemas/selection'
 import { apiGet, apiSend, toQueryString } from './api'
@@ -136,6 +136,15 @@ export function useRefreshAfterJob() {
     void client.invalidateQueries({ queryKey: replayKeys.lists() })
     void client.invalidateQueries({ queryKey: pauseKeys.all })
   }, [client])
+}
+
+/** POST /api/messages/restore: resolved messages back to dead, with a reason (issue 18, "Restore"). */
+export function useRestore() {
+  const client = useQueryClient()
+  return useMutation({
+    mutationFn: (input: { selection: SelectionInput; reason: string }) => apiSend<RestoreResultDto>('POST', '/api/messages/restore', input),
+    onSuccess: () => invalidateMessageViews(client),
+  })
 }
 
 export function useResolve() {

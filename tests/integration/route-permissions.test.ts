@@ -40,6 +40,7 @@ const EXPECTED: Record<string, Permission> = {
   'GET /api/messages': 'messages:read',
   'GET /api/messages/count': 'messages:read',
   'POST /api/messages/resolve': 'messages:resolve',
+  'POST /api/messages/restore': 'messages:resolve',
   'GET /api/messages/[id]': 'messages:read',
   'GET /api/messages/[id]/body': 'messages:raw',
   'GET /api/messages/[id]/ticket': 'messages:read',

@@ -5,7 +5,7 @@ import type { Db } from '@/lib/server/platform/db'
 import { MESSAGES_FROM, STATUS_SQL } from '@/lib/server/selection/message-filter-sql'
 import { addGroupCounts } from '@/lib/server/groups/groups-store'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
-import { describeSelection, selectionSql } from '@/lib/server/selection/selection-sql'
+import { describeSelection, selectionSql, selectionSubject } from '@/lib/server/selection/selection-sql'
 import type { ResolveResultDto, resolveSchema } from '@/lib/shared/schemas/replay'
 
 export type ResolveMessagesOptions = { db: Db; input: z.infer<typeof resolveSchema>; actor: string } & SourceScope
@@ -52,7 +52,7 @@ export async function resolveMessages({ db: { sql }, input, actor, ...scope }: R
       sql: tx,
       actor,
       action: 'messages.resolved',
-      subject: 'groupId' in input.selection ? { type: 'group', id: input.selection.groupId } : { type: 'message', id: 'ids' in input.selection && input.selection.ids.length === 1 ? input.selection.ids[0] : null },
+      subject: selectionSubject(input.selection),
       summary: `Resolved ${resolved} message${resolved === 1 ? '' : 's'} (${describeSelection(input.selection)}): ${input.reason.slice(0, 200)}`,
       details: { selection: input.selection, reason: input.reason, resolved, skipped: skippedCount, groups: [...new Set(moved.map((g) => g.group_id))] },
       outcome: resolved > 0 ? 'resolved' : 'nothing to resolve',

@@ -72,6 +72,12 @@ export function selectionFilter(selection: Selection): MessageFilter {
 }
 
 /** A one-line description of a selection for audit summaries. */
+/** What an audit entry about a selection is about: its group, its one message, or no single message. */
+export function selectionSubject(selection: Selection): { type: 'group' | 'message'; id: string | null } {
+  if ('groupId' in selection) return { type: 'group', id: selection.groupId }
+  return { type: 'message', id: 'ids' in selection && selection.ids.length === 1 ? selection.ids[0] : null }
+}
+
 export function describeSelection(selection: Selection): string {
   if ('ids' in selection) return selection.ids.length === 1 ? `message ${selection.ids[0]}` : `${selection.ids.length} selected messages`
   if ('groupId' in selection) return `group ${selection.groupId}`

@@ -6,6 +6,7 @@ export const AUDIT_ACTIONS = [
   'replay.cancelled',
   'replay.finished',
   'messages.resolved',
+  'messages.restored',
   'message.raw-viewed',
   'pause.created',
   'pause.resumed',

@@ -130,6 +130,7 @@ export type ReplayItemDto = {
 }
 
 export type ResolveResultDto = { resolved: number; skipped: number; skippedReasons: { reason: string; count: number }[] }
+export type RestoreResultDto = { restored: number; skipped: number; skippedReasons: { reason: string; count: number }[] }
 
 /** POST /api/replays: a dry run answers 200 {plan}; otherwise 201 {id, status, plan}. */
 export type ReplayDryRunDto = { plan: ReplayPlanDto }
