@@ -74,3 +74,11 @@ describe('effective settings', () => {
     expect(mergedPolicyDefinition({ policy, operatorPolicy })).toEqual({ 'max-length': 5, 'dead-letter-exchange': 'd', expires: 100 })
   })
 })
+
+describe('policy patterns', () => {
+  it('run on a linear-time engine: a backtracking pattern set on the broker cannot stall the doctor', () => {
+    // On V8's backtracking engine this test would not finish: (a|a)* tries 2^40 ways before failing on the missing b.
+    const policies = [snapPolicy('evil', '^(a|a)*b$', { 'max-length': 1 }), snapPolicy('plain', '^a+$', { 'max-length': 5 }, 0)]
+    expect(matchPolicy({ policies, name: 'a'.repeat(40), target: { kind: 'queue', type: 'classic' } })?.name).toBe('plain')
+  })
+})

@@ -1,4 +1,5 @@
 import 'server-only'
+import { RE2JS } from 're2js'
 import type { EffectiveSettingDto, SettingOrigin } from '@/lib/shared/schemas/topology'
 import type { BrokerSnapshot, JsonArguments, QueueType, SnapshotExchange, SnapshotPolicy, SnapshotQueue } from './broker-snapshot'
 
@@ -40,15 +41,16 @@ const policyFits = (applyTo: SnapshotPolicy['applyTo'], target: { kind: 'exchang
   return (applyTo === 'classic_queues' && target.type === 'classic') || (applyTo === 'quorum_queues' && target.type === 'quorum') || (applyTo === 'streams' && target.type === 'stream')
 }
 
-const patternCache = new Map<string, RegExp | null>()
-function patternOf(source: string): RegExp | null {
+const patternCache = new Map<string, RE2JS | null>()
+function patternOf(source: string): RE2JS | null {
   if (!patternCache.has(source)) {
-    // The broker's patterns are PCRE; JavaScript's RegExp agrees on everything policies use in practice. A pattern
-    // JavaScript cannot read matches nothing here (and the check against effective_policy_definition shows it).
-    let compiled: RegExp | null
+    // The broker's patterns are PCRE. They run here on RE2 (docs/decisions/0010-re2js-for-user-patterns.md): whoever
+    // can set a policy on the broker must not be able to stall the doctor with a backtracking pattern. RE2 agrees with
+    // PCRE on everything policies use in practice; a pattern it cannot read (a backreference, a lookaround) matches
+    // nothing here, and the check against effective_policy_definition shows it.
+    let compiled: RE2JS | null
     try {
-      // No `u` flag: PCRE accepts escapes such as `\-` that JavaScript's unicode mode rejects.
-      compiled = new RegExp(source)
+      compiled = RE2JS.compile(source)
     } catch {
       compiled = null
     }
@@ -66,7 +68,7 @@ export function matchPolicy(options: {
   let best: SnapshotPolicy | null = null
   for (const policy of options.policies) {
     if (!policyFits(policy.applyTo, options.target)) continue
-    if (!patternOf(policy.pattern)?.test(options.name)) continue
+    if (!patternOf(policy.pattern)?.matcher(options.name).find()) continue
     if (!best || policy.priority > best.priority || (policy.priority === best.priority && policy.name < best.name)) best = policy
   }
   return best
