@@ -15,6 +15,8 @@ describe('topology doctor while the management API is down', () => {
 
   beforeAll(async () => {
     db = await createTestDb()
+    // A vhost is watched when a source drains from it.
+    await db.sql.query(`INSERT INTO sources (vhost, queue, enabled) VALUES ('shop', 'shop.dlq', false)`)
     await saveSuccessfulRun({
       sql: db.sql,
       vhost: 'shop',
@@ -39,6 +41,14 @@ describe('topology doctor while the management API is down', () => {
 
     const read = await topologyRoute.GET(new Request('http://lazarus.test/api/topology?vhost=shop', { headers: ADMIN_AUTH }), { params: Promise.resolve({}) })
     expect(((await read.json()) as TopologyDto).error).toBe(body.error)
+  })
+
+  it('Run now refuses a vhost nobody watches, and leaves no row for it', async () => {
+    const request = new Request('http://lazarus.test/api/topology/runs', { method: 'POST', headers: { ...ADMIN_AUTH, 'content-type': 'application/json', origin: 'http://lazarus.test' }, body: JSON.stringify({ vhost: 'elsewhere' }) })
+    const response = await runsRoute.POST(request, { params: Promise.resolve({}) })
+    expect(response.status).toBe(422)
+    expect((await response.json()).error.message).toMatch(/"elsewhere" is not watched: the doctor reads .*shop/)
+    expect((await db.sql.query(`SELECT 1 FROM topology_runs WHERE vhost = 'elsewhere'`)).rowCount).toBe(0)
   })
 
   it('a vhost never read says so instead of showing an empty, clean graph', async () => {

@@ -1,5 +1,6 @@
 import 'server-only'
 import type { Db } from '@/lib/server/platform/db'
+import { AppError } from '@/lib/server/platform/errors/app-error'
 import type { TopologyDto } from '@/lib/shared/schemas/topology'
 import { getTopology } from './get-topology'
 import { runTopologyCheck } from './run-topology-check'
@@ -11,10 +12,15 @@ export type RunTopologyNowOptions = { db: Db; vhost?: string }
  * POST /api/topology/runs: the engine's run, on demand, then the page's view of its result. It runs on the background
  * pool, as the engine's does: it is the same work, and the request pool's statement timeout is sized for reads. A run
  * that cannot reach the management API is not an HTTP error: the answer carries it in `error`, next to the last good
- * graph, exactly as the page shows a failed scheduled run.
+ * graph, exactly as the page shows a failed scheduled run. Only watched vhosts are run: each run leaves a row, and an
+ * operator must not make Lazarus read (and keep) vhosts nobody configured.
  */
 export async function runTopologyNow({ db, vhost }: RunTopologyNowOptions): Promise<TopologyDto> {
-  const name = vhost ?? (await watchedVhosts({ sql: db.sql }))[0] ?? '/'
+  const watched = await watchedVhosts({ sql: db.sql })
+  if (vhost !== undefined && !watched.includes(vhost)) {
+    throw new AppError('unprocessable', `Vhost ${JSON.stringify(vhost.slice(0, 100))} is not watched: the doctor reads ${watched.join(', ')} (LAZARUS_TOPOLOGY_VHOSTS and the vhosts of sources).`)
+  }
+  const name = vhost ?? watched[0] ?? '/'
   await runTopologyCheck({ sql: db.background, vhost: name })
   return getTopology({ db, vhost: name })
 }
