@@ -269,6 +269,7 @@ function Editor({ message: m, revisions }: { message: MessageDetailDto; revision
               )}
             </tbody>
           </table>
+          <p className="px-2 py-1.5 text-[11px] text-zinc-500">x-death, x-first-death-*, x-last-death-* and x-lazarus-* are the broker&apos;s and Lazarus&apos; own: a replay never sends them back.</p>
         </Panel>
         <Panel title="Properties">
           <div className="grid grid-cols-[8rem_minmax(0,1fr)] items-center gap-x-2 gap-y-1 text-xs">
@@ -285,15 +286,19 @@ function Editor({ message: m, revisions }: { message: MessageDetailDto; revision
       <Panel
         title="Changes"
         actions={
-          <Tabs
-            label="Compare with"
-            value={compareTo}
-            onChange={setCompareTo}
-            tabs={[
-              { value: 'previous', label: base.revision === 0 ? 'Original' : `Revision ${base.revision}` },
-              { value: 'original', label: 'Original' },
-            ]}
-          />
+          base.revision === 0 ? (
+            <span className="text-xs text-zinc-500">against the original</span>
+          ) : (
+            <Tabs
+              label="Compare with"
+              value={compareTo}
+              onChange={setCompareTo}
+              tabs={[
+                { value: 'previous', label: `Revision ${base.revision}` },
+                { value: 'original', label: 'Original' },
+              ]}
+            />
+          )
         }
       >
         <div className="space-y-3">

@@ -4,7 +4,7 @@ import { diffLines } from 'diff'
 import { useMemo } from 'react'
 import { visibleText } from '@/lib/client/format'
 import type { RevisionDiffDto } from '@/lib/shared/schemas/revision'
-import { TypedValueView } from './typed-headers'
+import { typeName, TypedValueView } from './typed-headers'
 
 type Row = { left: string | null; right: string | null; kind: 'same' | 'changed' }
 
@@ -62,6 +62,16 @@ export function BodyDiff({ before, after }: { before: string; after: string }) {
   )
 }
 
+/** A header value with its AMQP type (a change of type alone is a change). */
+function Typed({ value }: { value: unknown }) {
+  if (value === undefined) return <span className="text-zinc-400">—</span>
+  return (
+    <>
+      <TypedValueView value={value} /> <span className="text-[10px] text-zinc-400">{typeName(value)}</span>
+    </>
+  )
+}
+
 const CHANGE_STYLE = { added: 'text-green-800', removed: 'text-red-800', changed: 'text-amber-800' } as const
 
 /** Header and property changes: name, before, after, each value with its AMQP type. */
@@ -83,8 +93,8 @@ export function FieldChanges({ diff }: { diff: Pick<RevisionDiffDto, 'headers' |
               {h.change === 'added' ? '+ ' : h.change === 'removed' ? '− ' : '~ '}
               {visibleText(h.name)}
             </td>
-            <td className="border-b border-zinc-100 px-2 py-1 font-mono break-all">{h.before === undefined ? <span className="text-zinc-400">—</span> : <TypedValueView value={h.before} />}</td>
-            <td className="border-b border-zinc-100 px-2 py-1 font-mono break-all">{h.after === undefined ? <span className="text-zinc-400">—</span> : <TypedValueView value={h.after} />}</td>
+            <td className="border-b border-zinc-100 px-2 py-1 font-mono break-all"><Typed value={h.before} /></td>
+            <td className="border-b border-zinc-100 px-2 py-1 font-mono break-all"><Typed value={h.after} /></td>
           </tr>
         ))}
         {diff.properties.map((p) => (
