@@ -17,11 +17,13 @@ import { AbsoluteTime, RelativeTime } from '@/components/ui/time'
 import { ApiError } from '@/lib/client/api'
 import { formatBytes, formatCount, visibleText } from '@/lib/client/format'
 import { useMessage } from '@/lib/client/use-messages'
+import { useCan } from '@/lib/client/use-session'
 import type { MessageDetailDto } from '@/lib/shared/schemas/message'
 import { BodyViewer } from './body-viewer'
 import { RelatedMessages } from './related-messages'
 import { HeadersTable, TypedValueView } from './typed-headers'
 import { XDeathTimeline } from './x-death-timeline'
+import { RevisionHistory } from './revision-history'
 
 const text = (value: string | null | undefined) => (value === null || value === undefined || value === '' ? null : visibleText(value))
 const clamped = (value: string | null | undefined, limit = 160) => {
@@ -127,6 +129,8 @@ function StatusNote({ message: m }: { message: MessageDetailDto }) {
 
 export function MessageDetail({ id }: { id: string }) {
   const { data: m, error, isPending, refetch } = useMessage(id)
+  const canEdit = useCan('messages:edit')
+  const canRaw = useCan('messages:raw')
   if (isPending) return <DetailSkeleton crumb="w-40" title="w-3/4" panels={['h-28', 'h-40', 'h-64']} />
   if (error instanceof ApiError && error.status === 404) {
     return (
@@ -165,6 +169,11 @@ export function MessageDetail({ id }: { id: string }) {
             <CopyTicketButton kind="message" id={m.id} />
             <ExportMenu selection={{ ids: [m.id] }} />
             {m.entityKey && <PauseLink label="Pause this entity" sourceId={m.source.id} queue={m.origin.queue} entityKey={m.entityKey} />}
+            {canEdit && (
+              <Link href={`/messages/${m.id}/edit`} className="inline-flex h-7 items-center rounded-md border border-zinc-300 bg-white px-2.5 text-[13px] font-medium text-zinc-800 hover:bg-zinc-50">
+                Edit…
+              </Link>
+            )}
             <ReplayActions
               selection={{ ids: [m.id] }}
               subject={`message #${m.id}`}
@@ -225,6 +234,12 @@ export function MessageDetail({ id }: { id: string }) {
           </Panel>
         </div>
       </div>
+
+      {canRaw && (
+        <Panel title="Revisions">
+          <RevisionHistory id={m.id} />
+        </Panel>
+      )}
 
       <Panel title="Replay history" bodyClassName={replays.length ? 'p-0!' : undefined}>
         <MessageReplays replays={replays} />

@@ -71,7 +71,10 @@ function Numbers({ plan, estimate }: { plan: ReplayPlanDto; estimate: number | n
     { label: 'Entities', value: formatCount(plan.entities.count), testId: 'plan-entities' },
     { label: 'Estimated time', value: formatDuration(estimate ?? plan.estimatedSeconds), testId: 'plan-estimate' },
   ]
+  // Plans frozen before edit and replay existed have no editedMessages.
+  const edited = plan.editedMessages ?? 0
   return (
+    <>
     <dl className="grid grid-cols-5 gap-px overflow-hidden rounded-md border border-zinc-200 bg-zinc-100" aria-label="Plan numbers">
       {items.map((i) => (
         <div key={i.label} className="min-w-0 bg-white px-3 py-2">
@@ -82,6 +85,12 @@ function Numbers({ plan, estimate }: { plan: ReplayPlanDto; estimate: number | n
         </div>
       ))}
     </dl>
+    {edited > 0 && (
+      <p className="mt-2 rounded-md border border-violet-200 bg-violet-50 px-3 py-1.5 text-xs text-violet-900" data-testid="plan-edited">
+        {plural(edited, 'message')} {edited === 1 ? 'goes' : 'go'} out as an edited revision (the newest one, frozen when the replay starts), never as the original.
+      </p>
+    )}
+    </>
   )
 }
 

@@ -18,6 +18,7 @@ export const messageKeys = {
   list: (params: QueryParams) => [...messageKeys.lists(), params] as const,
   count: (params: QueryParams) => [...messageKeys.all, 'count', params] as const,
   detail: (id: string) => [...messageKeys.all, 'detail', id] as const,
+  revisions: (id: string) => [...messageKeys.all, 'revisions', id] as const,
 }
 
 export const sourceKeys = {

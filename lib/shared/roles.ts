@@ -29,6 +29,8 @@ export const PERMISSIONS = {
   'messages:raw': 'operator',
   'messages:replay': 'operator',
   'messages:resolve': 'operator',
+  // Writing a revision of a message (edit and replay); the stored message itself never changes.
+  'messages:edit': 'operator',
   'groups:triage': 'operator',
   'pauses:read': 'viewer',
   'pauses:write': 'operator',
@@ -53,6 +55,7 @@ export const SOURCE_BOUND: ReadonlySet<Permission> = new Set([
   'messages:raw',
   'messages:replay',
   'messages:resolve',
+  'messages:edit',
   'groups:triage',
   'pauses:read',
   'pauses:write',

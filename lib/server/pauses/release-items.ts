@@ -80,6 +80,7 @@ function releasePlan(rows: HeldRow[], rate: number): ReplayPlanDto {
     canRun: true,
     confirmCount: null,
     largeJobMessages: DEFAULT_LARGE_JOB_MESSAGES,
+    editedMessages: 0,
   }
 }
 

@@ -137,9 +137,10 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
        GROUP BY 1, 2, 3 ORDER BY n DESC, 1, 2, 3 LIMIT ${MAX_TARGET_ROWS}`,
       params,
     ),
-    sql.query<{ id: string; queue: string; order_sensitive: boolean; messages: number; entities: number; keyless: number }>(
+    sql.query<{ id: string; queue: string; order_sensitive: boolean; messages: number; entities: number; keyless: number; edited: number }>(
       `SELECT s.id::text, s.queue, s.order_sensitive, count(*)::int AS messages, count(DISTINCT d.entity_key)::int AS entities,
-         (count(*) FILTER (WHERE d.entity_key IS NULL))::int AS keyless
+         (count(*) FILTER (WHERE d.entity_key IS NULL))::int AS keyless,
+         (count(*) FILTER (WHERE EXISTS (SELECT 1 FROM message_revisions r WHERE r.dead_letter_id = d.id)))::int AS edited
        FROM ${MESSAGES_FROM} JOIN sources s ON s.id = d.source_id WHERE ${eligibleWhere}
        GROUP BY s.id ORDER BY messages DESC`,
       params,
@@ -215,6 +216,7 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
     canRun,
     confirmCount: replayable >= largeJobMessages ? replayable : null,
     largeJobMessages,
+    editedMessages: sources.rows.reduce((sum, s) => sum + s.edited, 0),
   }
   return { plan, target, eligibleWhere, exchangeSql: t.exchange, routingKeySql: t.routingKey, params }
 }

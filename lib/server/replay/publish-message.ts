@@ -28,6 +28,7 @@ export const LAZARUS_HEADERS: ReadonlySet<string> = new Set([
   'x-lazarus-replay-count',
   'x-lazarus-replayed-by',
   'x-lazarus-release',
+  'x-lazarus-revision',
 ])
 /** What a pause guard adds to a message it holds (lib/guard/protocol.ts); never sent back. */
 const HELD_HEADER_PREFIX = 'x-lazarus-held-'
@@ -51,13 +52,13 @@ export type StoredMessage = {
 }
 
 /**
- * What a publish is: a replay of a dead letter (lineage headers added; x-lazarus-release too when its entity is
- * paused, so the pause guard lets it through, docs/ARCHITECTURE.md#pause-hold-release) or a release of a held message
+ * What a publish is: a replay of a dead letter or of its frozen revision (lineage headers added, x-lazarus-revision
+ * for a revision; x-lazarus-release too when its entity is paused, so the pause guard lets it through, docs/ARCHITECTURE.md#pause-hold-release) or a release of a held message
  * back to the queue it was taken from (x-lazarus-release added; x-death and the rest of its headers kept, since it
  * never died).
  */
 export type ReplayStamp =
-  | { kind: 'replay'; replayId: string; actor: string; pauseId?: string | null }
+  | { kind: 'replay'; replayId: string; actor: string; pauseId?: string | null; revision?: number | null }
   | { kind: 'release'; replayId: string; pauseId: string }
 
 const str = (v: string) => ({ t: 'S', v }) as const
@@ -77,6 +78,8 @@ export function replayHeaders(message: Pick<StoredMessage, 'id' | 'headers' | 'l
     out['x-lazarus-replay-count'] = { t: 'l', v: String(message.replayCount + 1) }
     out['x-lazarus-replayed-by'] = str(stamp.actor)
     if (stamp.pauseId) out['x-lazarus-release'] = str(stamp.pauseId)
+    // An edited message (docs/ARCHITECTURE.md#revisions): which revision went out instead of the original.
+    if (stamp.revision) out['x-lazarus-revision'] = { t: 'l', v: String(stamp.revision) }
   } else {
     out['x-lazarus-release'] = str(stamp.pauseId)
     out['x-lazarus-replay-id'] = str(stamp.replayId)

@@ -152,9 +152,11 @@ export async function takeMessagesIntoJob({ sql, planned, jobId, actor }: {
        WHERE st.status = 'dead'
        RETURNING st.dead_letter_id
      )
-     INSERT INTO replay_items (job_id, seq, dead_letter_id, kind, replay_id, status, exchange, routing_key)
+     INSERT INTO replay_items (job_id, seq, dead_letter_id, kind, replay_id, status, exchange, routing_key, revision)
      SELECT $${jobParam}::bigint, row_number() OVER (ORDER BY d.first_death_at NULLS LAST, d.failed_at, d.id)::int, d.id, 'replay',
-       gen_random_uuid()::text, 'pending', ${planned.exchangeSql}, ${planned.routingKeySql}
+       gen_random_uuid()::text, 'pending', ${planned.exchangeSql}, ${planned.routingKeySql},
+       -- The job sends the newest revision as of now, whatever edits come later (docs/ARCHITECTURE.md#revisions).
+       (SELECT max(r.revision) FROM message_revisions r WHERE r.dead_letter_id = d.id)
      FROM marked m JOIN dead_letters d ON d.id = m.dead_letter_id JOIN sources s ON s.id = d.source_id`,
     params,
   )

@@ -8,6 +8,9 @@ export const AUDIT_ACTIONS = [
   'messages.resolved',
   'messages.restored',
   'message.raw-viewed',
+  // Edit and replay: a revision of one message (details hold the diff), a bulk edit of a selection
+  'message.edited',
+  'messages.bulk-edited',
   'pause.created',
   'pause.resumed',
   'group.updated',

@@ -82,6 +82,11 @@ export type ReplayPlanDto = {
   confirmCount: number | null
   /** From how many messages a replay is large (Settings, GET /api/settings/replay-confirm). */
   largeJobMessages: number
+  /**
+   * How many of the replayable messages go out as an edited revision (their newest, frozen when the job is created)
+   * instead of the stored original (docs/ARCHITECTURE.md#revisions).
+   */
+  editedMessages: number
 }
 
 export type ReplayJobDto = {

@@ -94,6 +94,8 @@ export type ItemRow = {
   lineage_origin_id: string | null
   held_from: string | null
   pause_id: string | null
+  /** The message revision published instead of the original (x-lazarus-revision); null: the original. */
+  revision: number | null
 }
 
 /**
@@ -109,10 +111,10 @@ export async function claimItems(options: { sql: Sql; jobId: string; afterSeq: n
   const { sql } = options
   const { rows } = await sql.query<ItemRow>(
     `WITH next AS (
-       SELECT w.seq, w.kind, w.replay_id, w.exchange, w.routing_key, w.dead_letter_id FROM (
+       SELECT w.seq, w.kind, w.replay_id, w.exchange, w.routing_key, w.dead_letter_id, w.revision FROM (
          SELECT c.*, sum(d.body_size) OVER (ORDER BY c.seq) - d.body_size AS before
          FROM (
-           SELECT i.seq, i.kind, i.replay_id, i.exchange, i.routing_key, i.dead_letter_id FROM replay_items i
+           SELECT i.seq, i.kind, i.replay_id, i.exchange, i.routing_key, i.dead_letter_id, i.revision FROM replay_items i
            WHERE i.job_id = $1::bigint AND i.seq > $2::int AND i.seq <= $2::int + $5::int AND i.status IN ('pending', 'in_flight')
            ORDER BY i.seq LIMIT $3::int
          ) c
@@ -126,9 +128,12 @@ export async function claimItems(options: { sql: Sql; jobId: string; afterSeq: n
        RETURNING 1
      )
      SELECT m.seq, m.kind, m.replay_id, m.exchange, m.routing_key, m.dead_letter_id::text, d.group_id::text, d.source_id::text, coalesce(st.status, 'dead') AS row_status,
-       d.body, d.properties::text AS properties_json, d.headers::text AS headers_json, d.replay_count, d.lineage_origin_id, d.held_from, p.id AS pause_id
+       coalesce(r.body, d.body) AS body, coalesce(r.properties, d.properties)::text AS properties_json, coalesce(r.headers::text, d.headers::text) AS headers_json,
+       d.replay_count, d.lineage_origin_id, d.held_from, p.id AS pause_id, m.revision
      FROM next m
      JOIN dead_letters d ON d.id = m.dead_letter_id
+     -- The revision the job froze (docs/ARCHITECTURE.md#revisions): its message goes out instead of the original, never beside it.
+     LEFT JOIN message_revisions r ON m.revision IS NOT NULL AND r.dead_letter_id = m.dead_letter_id AND r.revision = m.revision
      LEFT JOIN dead_letter_states st ON st.dead_letter_id = m.dead_letter_id
      -- The pause a message goes out under (its x-lazarus-release): a release's pause, or the open pause of a replayed
      -- message's entity. Pauses are few; most jobs have none.
