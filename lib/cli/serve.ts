@@ -12,6 +12,7 @@ import { getConfigOrExit } from '@/lib/server/platform/config'
 import { openDb } from '@/lib/server/platform/db'
 import { createFront } from '@/lib/server/platform/http/front'
 import { MAX_JSON_BYTES } from '@/lib/server/platform/http/handle-route'
+import { REVISIONS_PATH, revisionRequestBytes } from '@/lib/server/messages/revision-request-limit'
 import { logger } from '@/lib/server/platform/log'
 import { listenAddress, refuseUnsafeListen } from './listen'
 
@@ -53,6 +54,7 @@ async function main() {
       trustedProxies: config.LAZARUS_TRUSTED_PROXIES,
       identityHeaders: [config.LAZARUS_PROXY_USER_HEADER, config.LAZARUS_PROXY_GROUPS_HEADER],
       maxBodyBytes: MAX_JSON_BYTES,
+      largeBodyRoutes: [{ path: REVISIONS_PATH, maxBytes: revisionRequestBytes(config.LAZARUS_REPLAY_MAX_BODY_BYTES) }],
       dev,
     }),
   )

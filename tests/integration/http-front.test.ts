@@ -7,6 +7,7 @@ import * as health from '@/app/api/health/route'
 import * as session from '@/app/api/auth/session/route'
 import * as sources from '@/app/api/sources/route'
 import { createFront } from '@/lib/server/platform/http/front'
+import { REVISIONS_PATH } from '@/lib/server/messages/revision-request-limit'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 import type { RouteModule } from '../helpers/call-route'
 
@@ -95,6 +96,7 @@ describe('the HTTP front', () => {
         trustedProxies: ['127.0.0.2'],
         identityHeaders: ['x-forwarded-email', 'x-forwarded-groups'],
         maxBodyBytes: 1024 * 1024,
+        largeBodyRoutes: [{ path: REVISIONS_PATH, maxBytes: 4 * 1024 * 1024 }],
         dev: false,
       }),
     )
@@ -195,6 +197,16 @@ describe('the HTTP front', () => {
     })
     expect(chunked.status).toBe(413)
     expect(JSON.parse(chunked.body).error.code).toBe('too_large')
+  })
+
+  it('lets a message body replacement through up to its own, larger limit, and no other route', async () => {
+    const upload = Buffer.alloc(2 * 1024 * 1024, 0x61)
+    const headers = { 'content-type': 'application/octet-stream', 'content-length': String(upload.length) }
+    // Past the front (no route answers /api/messages/1/revisions in this harness: 404, not 413).
+    expect((await send(port, { path: '/api/messages/1/revisions', method: 'POST', headers, body: upload })).status).toBe(404)
+    expect((await send(port, { path: '/api/messages/1/revisions/extra', method: 'POST', headers, body: upload })).status).toBe(413)
+    const over = Buffer.alloc(4 * 1024 * 1024 + 1, 0x61)
+    expect((await send(port, { path: '/api/messages/1/revisions', method: 'POST', headers: { ...headers, 'content-length': String(over.length) }, body: over })).status).toBe(413)
   })
 
   it('sets the security headers on every response, refusals included', async () => {

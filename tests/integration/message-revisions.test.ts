@@ -208,15 +208,15 @@ describe('edit and replay', () => {
     expect(rows[0].n).toBe(1)
   })
 
-  it('takes a binary replacement as a multipart upload', async () => {
-    const replacement = randomBytes(300)
+  it('takes a binary replacement as a multipart upload, larger than the 1 MiB every other request may send', async () => {
+    const replacement = randomBytes(1536 * 1024)
     const form = new FormData()
     form.set('file', new Blob([replacement]), 'replacement.bin')
     form.set('edit', JSON.stringify({ basedOn: 0 }))
     const response = await revisionsRoute.POST(request(`/api/messages/${ids.E}/revisions`, operator, { method: 'POST', body: form }), { params: Promise.resolve({ id: ids.E }) })
     expect(response.status).toBe(201)
     const { revision } = (await response.json()) as RevisionCreatedDto
-    expect(revision.diff.body).toMatchObject({ kind: 'binary', beforeSize: binary.length, afterSize: 300 })
+    expect(revision.diff.body).toMatchObject({ kind: 'binary', beforeSize: binary.length, afterSize: replacement.length })
     const listed = (await (await getRevisions(ids.E)).json()) as MessageRevisionsDto
     expect(Buffer.from(listed.latest!.body.base64, 'base64').equals(replacement)).toBe(true)
   })

@@ -15,6 +15,8 @@ export type FrontOptions = {
   identityHeaders: readonly string[]
   /** Request bodies with a larger Content-Length are refused unread (413). */
   maxBodyBytes: number
+  /** Routes that take larger bodies (a message body's replacement upload), by path; the route reads at most as much. */
+  largeBodyRoutes?: readonly { path: RegExp; maxBytes: number }[]
   /** `next dev` needs eval and a websocket for hot reloading. */
   dev: boolean
 }
@@ -130,9 +132,10 @@ export function createFront(next: NextHandler, options: FrontOptions): (req: Inc
       return refuse(res, 421, 'misdirected', 'This Lazarus does not answer to that Host; use its address (LAZARUS_PUBLIC_URL)')
     }
     const declared = Number(req.headers['content-length'] ?? 0)
-    if (declared > options.maxBodyBytes) {
+    const maxBodyBytes = options.largeBodyRoutes?.find((r) => r.path.test(path))?.maxBytes ?? options.maxBodyBytes
+    if (declared > maxBodyBytes) {
       res.setHeader('Connection', 'close')
-      return refuse(res, 413, 'too_large', `Request body is larger than ${options.maxBodyBytes} bytes`)
+      return refuse(res, 413, 'too_large', `Request body is larger than ${maxBodyBytes} bytes`)
     }
     Promise.resolve(next(req, res)).catch((error: unknown) => {
       log.error('request failed', { path, error: (error as Error)?.message })

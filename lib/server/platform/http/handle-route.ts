@@ -187,31 +187,9 @@ function describe(permission: Permission): string {
   return role ? `${permission} (${role})` : permission
 }
 
-/**
- * Reads a JSON body of at most `maxBytes` and parses it with `schema`. A declared Content-Length over the limit is
- * refused before reading; a chunked body is read only up to the limit.
- */
+/** Reads a JSON body of at most `maxBytes` (see readBody) and parses it with `schema`. */
 export async function readJson<S extends z.ZodType>(request: Request, schema: S, { maxBytes = MAX_JSON_BYTES } = {}): Promise<z.infer<S>> {
-  const declared = Number(request.headers.get('content-length') ?? NaN)
-  if (declared > maxBytes) throw tooLarge(maxBytes)
-  let text = ''
-  if (request.body) {
-    const reader = request.body.getReader()
-    const decoder = new TextDecoder('utf-8', { fatal: false })
-    let size = 0
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) break
-      size += value.byteLength
-      if (size > maxBytes) {
-        // The body is refused either way; a stream that errored cannot be cancelled and needs nothing more.
-        await reader.cancel().catch(() => {})
-        throw tooLarge(maxBytes)
-      }
-      text += decoder.decode(value, { stream: true })
-    }
-    text += decoder.decode()
-  }
+  const text = new TextDecoder('utf-8', { fatal: false }).decode(await readBody(request, maxBytes))
   let body: unknown
   try {
     body = JSON.parse(text)
@@ -219,6 +197,31 @@ export async function readJson<S extends z.ZodType>(request: Request, schema: S,
     throw new AppError('invalid', 'Request body must be valid JSON')
   }
   return schema.parse(body)
+}
+
+/**
+ * Reads a request body of at most `maxBytes`. A declared Content-Length over the limit is refused before reading; a
+ * chunked body is read only up to the limit.
+ */
+export async function readBody(request: Request, maxBytes: number): Promise<Buffer<ArrayBuffer>> {
+  const declared = Number(request.headers.get('content-length') ?? NaN)
+  if (declared > maxBytes) throw tooLarge(maxBytes)
+  if (!request.body) return Buffer.alloc(0)
+  const chunks: Uint8Array[] = []
+  const reader = request.body.getReader()
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > maxBytes) {
+      // The body is refused either way; a stream that errored cannot be cancelled and needs nothing more.
+      await reader.cancel().catch(() => {})
+      throw tooLarge(maxBytes)
+    }
+    chunks.push(value)
+  }
+  return Buffer.concat(chunks)
 }
 
 const tooLarge = (maxBytes: number) => new AppError('too_large', `Request body is larger than ${maxBytes} bytes`, { maxBytes })

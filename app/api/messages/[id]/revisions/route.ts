@@ -1,4 +1,5 @@
-import { json, readJson, route } from '@/lib/server/platform/http/handle-route'
+import { json, readBody, readJson, route } from '@/lib/server/platform/http/handle-route'
+import { revisionRequestBytes } from '@/lib/server/messages/revision-request-limit'
 import { AppError } from '@/lib/server/platform/errors/app-error'
 import { createRevision } from '@/lib/server/messages/create-revision'
 import { listRevisions } from '@/lib/server/messages/list-revisions'
@@ -12,16 +13,18 @@ export const GET = route<{ id: string }>({ permission: 'messages:raw' }, async (
 // POST /api/messages/{id}/revisions – a new revision: JSON {body?, headers?, properties?, basedOn?}, or multipart with
 // the replacement body as the part "file" and the rest as JSON in the part "edit"
 export const POST = route<{ id: string }>({ permission: 'messages:edit' }, async ({ request, db, actor, config, sourceIds, params: { id } }) => {
-  const input = (request.headers.get('content-type') ?? '').startsWith('multipart/form-data') ? await readMultipart(request) : await readJson(request, createRevisionSchema)
+  const maxBytes = revisionRequestBytes(config.LAZARUS_REPLAY_MAX_BODY_BYTES)
+  const input = (request.headers.get('content-type') ?? '').startsWith('multipart/form-data') ? await readMultipart(request, maxBytes) : await readJson(request, createRevisionSchema, { maxBytes })
   const created = await createRevision({ db, id, input, actor, maxBodyBytes: config.LAZARUS_REPLAY_MAX_BODY_BYTES, sourceIds: await sourceIds() })
   return json(created, { status: 201 })
 })
 
-/** The front caps every request body (lib/cli/serve.ts), so the form is read whole. */
-async function readMultipart(request: Request): Promise<CreateRevisionInput> {
+/** The form is read whole, but never more than `maxBytes` of it (a chunked body has no declared length to refuse). */
+async function readMultipart(request: Request, maxBytes: number): Promise<CreateRevisionInput> {
+  const bytes = await readBody(request, maxBytes)
   let form: FormData
   try {
-    form = await request.formData()
+    form = await new Response(bytes, { headers: { 'content-type': request.headers.get('content-type') ?? '' } }).formData()
   } catch {
     throw new AppError('invalid', 'The multipart body could not be read')
   }
