@@ -64,7 +64,7 @@ export function AddRuleForm() {
   const [cooldownMinutes, setCooldownMinutes] = useState('30')
   const [tried, setTried] = useState(false)
 
-  const rate = kind !== 'new-group' && kind !== 'new-finding'
+  const rate = kind !== 'new-group' && kind !== 'new-finding' && kind !== 'replay-halted'
   const [minSeverity, setMinSeverity] = useState<FindingSeverity>('warning')
   const subjectKey = kind === 'source-rate' ? 'sourceId' : 'groupId'
   const fields = create.error instanceof ApiError ? create.error.fieldErrors() : {}
@@ -78,7 +78,7 @@ export function AddRuleForm() {
     setTried(true)
     if (rate && !threshold.trim()) return
     const input = (
-      kind === 'new-group'
+      kind === 'new-group' || kind === 'replay-halted'
         ? { kind }
         : kind === 'new-finding'
           ? { kind, minSeverity }
@@ -135,7 +135,7 @@ export function AddRuleForm() {
         ) : kind === 'group-rate' ? (
           <GroupSelect label="Group" value={subject} onChange={setSubject} invalid={Boolean(subjectError)} />
         ) : (
-          <Select aria-label="Source" value="" options={[]} placeholder="Any new error group" disabled className="max-w-none" />
+          <Select aria-label="Source" value="" options={[]} placeholder={kind === 'replay-halted' ? 'Any staged replay' : 'Any new error group'} disabled className="max-w-none" />
         )}
       </Field>
       <Field label="Threshold (per min)" error={local.threshold ?? fields.thresholdPerMinute} className="w-40">

@@ -8,9 +8,10 @@ export const KIND_LABELS: Record<AlertRuleDto['kind'], string> = {
   'group-rate': 'group rate',
   'new-group': 'new group',
   'new-finding': 'new topology finding',
+  'replay-halted': 'replay halted',
 }
 
-const KIND_TONES: Record<AlertRuleDto['kind'], Tone> = { 'source-rate': 'blue', 'group-rate': 'violet', 'new-group': 'sky', 'new-finding': 'orange' }
+const KIND_TONES: Record<AlertRuleDto['kind'], Tone> = { 'source-rate': 'blue', 'group-rate': 'violet', 'new-group': 'sky', 'new-finding': 'orange', 'replay-halted': 'red' }
 
 export function AlertKindBadge({ kind }: { kind: string }) {
   return <Badge tone={KIND_TONES[kind as AlertRuleDto['kind']] ?? 'zinc'}>{KIND_LABELS[kind as AlertRuleDto['kind']] ?? visibleText(kind)}</Badge>
@@ -36,6 +37,7 @@ export function thresholdText(perMinute: number | null): string {
 export function RuleSubject({ rule }: { rule: AlertRuleDto }) {
   if (rule.kind === 'new-group') return <span className="text-zinc-500">any new error group</span>
   if (rule.kind === 'new-finding') return <span className="text-zinc-500">a new topology finding, {rule.minSeverity ?? 'warning'} or worse</span>
+  if (rule.kind === 'replay-halted') return <span className="text-zinc-500">any staged replay that halts</span>
   if (rule.kind === 'source-rate') {
     if (!rule.source) return <span className="text-zinc-500">every source</span>
     return (
@@ -82,7 +84,7 @@ export function EventSubject({ subject }: { subject: AlertEventDto['subject'] })
 
 /** "3.6/min ≥ 2/min", with the measured rate in front; a new-group event has no rate. */
 export function RateVsThreshold({ event }: { event: Pick<AlertEventDto, 'ratePerMinute' | 'thresholdPerMinute' | 'state' | 'kind'> }) {
-  if (event.ratePerMinute === null) return <span className="text-zinc-500">{event.kind === 'new-group' ? 'new group' : event.kind === 'new-finding' ? 'new finding' : '—'}</span>
+  if (event.ratePerMinute === null) return <span className="text-zinc-500">{event.kind === 'new-group' ? 'new group' : event.kind === 'new-finding' ? 'new finding' : event.kind === 'replay-halted' ? 'halted' : '—'}</span>
   const over = event.state === 'firing'
   return (
     <span className="tabular-nums" title={`${event.ratePerMinute} dead letters/min; threshold ${event.thresholdPerMinute ?? '—'}/min`}>

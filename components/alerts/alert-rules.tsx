@@ -27,6 +27,7 @@ const COLUMNS: DataColumn[] = [
 export function ruleName(rule: AlertRuleDto): string {
   if (rule.kind === 'new-group') return 'new error groups'
   if (rule.kind === 'new-finding') return `new topology findings (${rule.minSeverity ?? 'warning'} or worse)`
+  if (rule.kind === 'replay-halted') return 'halted replays'
   const subject = rule.kind === 'source-rate' ? (rule.source ? visibleText(rule.source.queue) : 'every source') : rule.group ? visibleText(rule.group.title) : 'every group'
   return `${KIND_LABELS[rule.kind]} of ${subject}`
 }

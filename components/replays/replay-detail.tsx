@@ -23,6 +23,7 @@ import { useUrlState } from '@/lib/client/use-url-state'
 import { REPLAY_ITEM_STATUSES, type ReplayItemDto, type ReplayJobDetailDto } from '@/lib/shared/schemas/replay'
 import { exchangeText, exclusionLabel, formatDuration, ItemStatusBadge, JobStatusBadge, PublishedTo, publishedToText, selectionText, targetText } from './replay-format'
 import { ReplayProgress } from './replay-progress'
+import { HaltedBanner, StagingPanel } from './replay-stages'
 
 const ITEM_KEYS = ['status'] as const
 
@@ -325,6 +326,8 @@ export function ReplayDetail({ id }: { id: string }) {
         </p>
       </header>
 
+      <HaltedBanner job={job} onCancel={() => setCancelling(true)} />
+
       {job.error && (
         <p role="alert" className="rounded-md border border-red-200 bg-red-50 px-3 py-2 break-words text-red-800">
           {visibleText(job.error)}
@@ -335,6 +338,8 @@ export function ReplayDetail({ id }: { id: string }) {
         <ReplayProgress job={job} note={etaSeconds(job) === null ? null : `~${formatDuration(etaSeconds(job))} left`} />
         <Numbers job={job} />
       </Panel>
+
+      <StagingPanel job={job} />
 
       <div className="grid gap-3 lg:grid-cols-2">
         <Panel title="Plan">

@@ -74,7 +74,7 @@ export function formatDuration(seconds: number | null | undefined): string {
   return `${h} h${m ? ` ${m} min` : ''}`
 }
 
-const JOB_TONES: Record<string, Tone> = { pending: 'zinc', running: 'blue', completed: 'green', cancelled: 'amber', failed: 'red' }
+const JOB_TONES: Record<string, Tone> = { pending: 'zinc', running: 'blue', halted: 'red', completed: 'green', cancelled: 'amber', failed: 'red' }
 const ITEM_TONES: Record<string, Tone> = {
   pending: 'zinc',
   in_flight: 'blue',

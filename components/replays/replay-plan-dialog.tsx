@@ -16,6 +16,7 @@ import { formatCount, plural, visibleText } from '@/lib/client/format'
 import { useCreateReplay, useReplayPlan, type ReplayRequest, type SelectionInput } from '@/lib/client/use-replays'
 import type { ReplayPlanDto, ReplayPlanTargetDto, ReplayTarget } from '@/lib/shared/schemas/replay'
 import { exchangeText, exclusionLabel, formatDuration } from './replay-format'
+import { EMPTY_STAGING_DRAFT, parseStagingDraft, PlanStaging, type StagingDraft } from './plan-staging'
 
 type TargetType = ReplayTarget['type']
 
@@ -232,6 +233,15 @@ export function ReplayPlanDialog({ selection, subject, onClose }: ReplayPlanDial
   const rate = rateText === null ? null : parseRate(rateText)
   const settledRate = useSettled(rate)
 
+  // Staging: offered switched on from the admin's size (the plan's stagingSuggested); null follows that offer.
+  const [stagedChoice, setStagedChoice] = useState<boolean | null>(null)
+  const [stagingDraft, setStagingDraft] = useState<StagingDraft>(EMPTY_STAGING_DRAFT)
+  const settledDraft = useSettled(stagingDraft)
+  const [suggested, setSuggested] = useState(false)
+  const staged = stagedChoice ?? suggested
+  const parsedStaging = useMemo(() => parseStagingDraft(settledDraft), [settledDraft])
+  const stagingInvalid = staged && Object.keys(parseStagingDraft(stagingDraft).errors).length > 0
+
   const request = useMemo<ReplayRequest>(() => {
     const r: ReplayRequest = { selection }
     if (targetType === 'custom') r.target = { type: 'custom', exchange: custom.exchange.trim(), routingKey: custom.routingKey }
@@ -239,17 +249,21 @@ export function ReplayPlanDialog({ selection, subject, onClose }: ReplayPlanDial
     if (settledRate !== null) r.ratePerSecond = settledRate
     if (pauseEntities !== null) r.pauseEntities = pauseEntities
     if (allowFanOut) r.allowFanOut = true
+    if (staged && Object.keys(parsedStaging.errors).length === 0) r.staging = parsedStaging.input
     return r
-  }, [selection, targetType, custom, settledRate, pauseEntities, allowFanOut])
+  }, [selection, targetType, custom, settledRate, pauseEntities, allowFanOut, staged, parsedStaging])
 
   const planQuery = useReplayPlan(request)
   // A re-plan that fails (a custom target the API refuses) keeps the last plan on screen, so the choice can be fixed.
   const [lastPlan, setLastPlan] = useState<ReplayPlanDto | undefined>(undefined)
-  if (planQuery.data && !planQuery.isPlaceholderData && planQuery.data !== lastPlan) setLastPlan(planQuery.data)
+  if (planQuery.data && !planQuery.isPlaceholderData && planQuery.data !== lastPlan) {
+    setLastPlan(planQuery.data)
+    if (Boolean(planQuery.data.stagingSuggested) !== suggested) setSuggested(Boolean(planQuery.data.stagingSuggested))
+  }
   const plan = planQuery.data ?? lastPlan
   const replanError = plan && planQuery.error ? planQuery.error : null
   const refusal = targetRefusal(planQuery.error)
-  const settling = (rateText !== null && rate !== settledRate) || (targetType === 'custom' && (custom.exchange !== exchange || custom.routingKey !== routingKey))
+  const settling = stagingDraft !== settledDraft || (rateText !== null && rate !== settledRate) || (targetType === 'custom' && (custom.exchange !== exchange || custom.routingKey !== routingKey))
   const current = Boolean(planQuery.data) && !planQuery.error && !planQuery.isPlaceholderData && !planQuery.isFetching && !settling
   const rateInvalid = rateText !== null && rate === null
   const effectiveType: TargetType = targetType ?? plan?.target.type ?? 'source'
@@ -259,7 +273,7 @@ export function ReplayPlanDialog({ selection, subject, onClose }: ReplayPlanDial
   // A large replay (the admin's threshold, Settings) starts only once its count is typed; the API checks it too.
   const confirmCount = plan?.confirmCount ?? null
   const countConfirmed = confirmCount === null || typedCount.trim() === String(confirmCount)
-  const canConfirm = Boolean(plan?.canRun) && current && !rateInvalid && !create.isPending && (plan?.replayable ?? 0) > 0 && countConfirmed
+  const canConfirm = Boolean(plan?.canRun) && current && !rateInvalid && !stagingInvalid && staged === Boolean(plan?.staging) && !create.isPending && (plan?.replayable ?? 0) > 0 && countConfirmed
 
   const confirm = () => {
     if (!canConfirm) return
@@ -430,6 +444,10 @@ export function ReplayPlanDialog({ selection, subject, onClose }: ReplayPlanDial
                 ))}
               </ul>
             )}
+          </Section>
+
+          <Section title="Stages" label="Stages">
+            <PlanStaging plan={plan} staged={staged} onStaged={setStagedChoice} draft={stagingDraft} onDraft={setStagingDraft} errors={parseStagingDraft(stagingDraft).errors} />
           </Section>
 
           {confirmCount !== null && plan.canRun && (

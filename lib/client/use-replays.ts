@@ -14,6 +14,7 @@ import type {
   ReplayJobDto,
   ReplayListDto,
   ReplayPlanDto,
+  ReplayRefailuresDto,
   ResolveResultDto, RestoreResultDto,
 } from '@/lib/shared/schemas/replay'
 import type { selectionSchema } from '@/lib/shared/schemas/selection'
@@ -90,7 +91,30 @@ export function useReplay(id: string) {
   return useQuery({
     queryKey: replayKeys.detail(id),
     queryFn: ({ signal }) => apiGet<ReplayJobDetailDto>(`/api/replays/${encodeURIComponent(id)}`, { signal }),
-    refetchInterval: (query) => (isActiveJob(query.state.data) || query.state.data?.pauses.some((p) => p.status === 'releasing') ? 1_000 : false),
+    // A halted job is watched too: its re-failures keep coming in, and another operator may resume it.
+    refetchInterval: (query) => (isActiveJob(query.state.data) || query.state.data?.pauses.some((p) => p.status === 'releasing') ? 1_000 : query.state.data?.status === 'halted' ? 2_000 : false),
+  })
+}
+
+/** GET /api/replays/{id}/refailures: replayed copies that failed again; polled while the job runs or is halted. */
+export function useReplayRefailures(id: string, options: { live: boolean }) {
+  return useQuery({
+    queryKey: replayKeys.refailures(id),
+    queryFn: ({ signal }) => apiGet<ReplayRefailuresDto>(`/api/replays/${encodeURIComponent(id)}/refailures`, { signal }),
+    refetchInterval: options.live ? 2_000 : false,
+  })
+}
+
+/** POST /api/replays/{id}/resume: a halted staged replay goes on. */
+export function useResumeReplay(id: string) {
+  const client = useQueryClient()
+  return useMutation({
+    mutationFn: () => apiSend<ReplayJobDto>('POST', `/api/replays/${encodeURIComponent(id)}/resume`),
+    onSettled: () => {
+      void client.invalidateQueries({ queryKey: auditKeys.all })
+      void client.invalidateQueries({ queryKey: replayKeys.detail(id) })
+      void client.invalidateQueries({ queryKey: replayKeys.lists() })
+    },
   })
 }
 

@@ -37,6 +37,7 @@ export const replayKeys = {
   details: () => [...replayKeys.all, 'detail'] as const,
   detail: (id: string) => [...replayKeys.details(), id] as const,
   items: (id: string, params: QueryParams) => [...replayKeys.detail(id), 'items', params] as const,
+  refailures: (id: string) => [...replayKeys.detail(id), 'refailures'] as const,
   /** A dry run: the request body is the key, so changing the target or rate re-plans. */
   plan: (input: unknown) => [...replayKeys.all, 'plan', input] as const,
 }

@@ -32,6 +32,8 @@ const ALLOWANCES: Allowances = {
     dead_letter_states_retention_idx: "partial: WHERE status IN ('replayed', 'resolved')",
     dead_letter_states_held_idx: "partial: WHERE status = 'held'",
     replay_jobs_active_idx: "partial: WHERE status IN ('pending', 'running')",
+    replay_jobs_halted_idx: "partial: WHERE status = 'halted'",
+    dead_letters_lineage_replay_idx: 'partial: WHERE lineage_replay_id IS NOT NULL',
     pauses_active_key: "unique over coalesce(entity_key, ''), partial: WHERE status <> 'resumed'",
     pauses_job_idx: 'partial: WHERE replay_job_id IS NOT NULL',
     alert_events_delivery_idx: 'partial: WHERE next_delivery_at IS NOT NULL',
@@ -47,6 +49,8 @@ const ALLOWANCES: Allowances = {
   nullableLists: {
     'dead_letters.origin_routing_keys': 'nullable since the first migration; ingestion writes [] without x-death, and readers take NULL as []',
     'replay_jobs.source_ids': 'NULL for release jobs, which only unlimited users see',
+    'replay_jobs.stage_bounds': 'NULL for an unstaged job',
+    'replay_jobs.group_ids': 'NULL until the job is created (release jobs keep it NULL)',
   },
 }
 

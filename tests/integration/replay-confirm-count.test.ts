@@ -43,7 +43,7 @@ describe('confirming the count of a large replay', () => {
 
   it('reads the default of 100, and lets only admins change it, audited', async () => {
     const read = await confirmSettings.GET(new Request(base + '/api/settings/replay-confirm', { headers: { authorization: operator.authorization } }), ctx)
-    expect(await read.json()).toEqual({ largeJobMessages: 100, updatedAt: null, updatedBy: null })
+    expect(await read.json()).toEqual({ largeJobMessages: 100, stagedFromMessages: 1000, updatedAt: null, updatedBy: null })
     expect((await confirmSettings.PUT(send('PUT', '/api/settings/replay-confirm', { largeJobMessages: 3 }, operator.authorization), ctx)).status).toBe(403)
     expect((await confirmSettings.PUT(send('PUT', '/api/settings/replay-confirm', { largeJobMessages: 0 }, ADMIN_AUTH.authorization), ctx)).status).toBe(400)
     expect((await confirmSettings.PUT(send('PUT', '/api/settings/replay-confirm', { largeJobMessages: 2.5 }, ADMIN_AUTH.authorization), ctx)).status).toBe(400)
@@ -51,7 +51,7 @@ describe('confirming the count of a large replay', () => {
     expect(saved.status).toBe(200)
     expect(await saved.json()).toMatchObject({ largeJobMessages: 3, updatedBy: expect.any(String) })
     const { rows } = await db.sql.query<{ details: { before: unknown; after: unknown } }>(`SELECT details FROM audit_log WHERE action = 'settings.updated' AND subject_id = 'replay-confirm'`)
-    expect(rows.map((r) => r.details)).toEqual([{ before: { largeJobMessages: 100 }, after: { largeJobMessages: 3 } }])
+    expect(rows.map((r) => r.details)).toEqual([{ before: { largeJobMessages: 100, stagedFromMessages: 1000 }, after: { largeJobMessages: 3, stagedFromMessages: 1000 } }])
   })
 
   it('asks for the count from the threshold on, and refuses a missing or different one with the number to send', async () => {

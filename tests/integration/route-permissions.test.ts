@@ -57,6 +57,8 @@ const EXPECTED: Record<string, Permission> = {
   'GET /api/replays/[id]': 'messages:read',
   'POST /api/replays/[id]/cancel': 'messages:replay',
   'GET /api/replays/[id]/items': 'messages:read',
+  'GET /api/replays/[id]/refailures': 'messages:read',
+  'POST /api/replays/[id]/resume': 'messages:replay',
   'GET /api/settings/redaction': 'admin',
   'PUT /api/settings/redaction': 'admin',
   'POST /api/settings/redaction/preview': 'admin',

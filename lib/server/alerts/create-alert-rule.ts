@@ -8,7 +8,7 @@ import { insertAlertRule, rowExists, selectAlertRules } from './alerts-store'
 export async function createAlertRule({ db, input, actor }: { db: Db; input: CreateAlertRuleInput; actor: string }): Promise<AlertRuleDto> {
   const sourceId = input.kind === 'source-rate' ? (input.sourceId ?? null) : null
   const groupId = input.kind === 'group-rate' ? (input.groupId ?? null) : null
-  const rate = input.kind === 'new-group' || input.kind === 'new-finding' ? null : input
+  const rate = input.kind === 'new-group' || input.kind === 'new-finding' || input.kind === 'replay-halted' ? null : input
   return db.sql.transaction(async (sql) => {
     if (sourceId && !(await rowExists({ sql, table: 'sources', id: sourceId }))) throw new AppError('unprocessable', `source ${sourceId} does not exist`)
     if (groupId && !(await rowExists({ sql, table: 'error_groups', id: groupId }))) throw new AppError('unprocessable', `group ${groupId} does not exist`)

@@ -82,6 +82,8 @@ const configSchema = z.object({
   LAZARUS_REPLAY_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   /** How often an idle executor looks for replay jobs, in milliseconds (jobs created in the same process start at once). */
   LAZARUS_REPLAY_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
+  /** A staged replay halted by its re-failures and neither resumed nor cancelled for this many minutes is cancelled. */
+  LAZARUS_REPLAY_HALT_TIMEOUT_MIN: z.coerce.number().min(0.05).max(43_200).default(60),
   /**
    * Exchanges a custom replay target may name, comma-separated patterns with `*` as the wildcard, e.g.
    * `orders.*,billing.retry`. Added to the allow-list an admin edits at /api/settings/replay-targets, for

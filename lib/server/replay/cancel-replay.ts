@@ -9,13 +9,15 @@ import { signalReplayWork } from './replay-signal'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import { lockJobForCancel, requestCancel, selectJob } from './replay-store'
 import { toReplayJobDto } from './to-replay-dto'
+import { endHalt } from './stage-store'
 
 export type CancelReplayOptions = { db: Db; id: string; actor: string } & SourceScope
 
 /**
  * POST /api/replays/{id}/cancel. The executor running the job sees the request within its heartbeat (200 ms) and stops
  * publishing; the messages not yet published go back to dead ("replay cancelled"), the entities' held messages are
- * still released and the pauses resumed. A job no executor has started yet (and that paused nothing) ends at once.
+ * still released and the pauses resumed. A job no executor has started yet (and that paused nothing) ends at once. A
+ * halted job is handed back to the executor, which does the same.
  */
 export async function cancelReplay({ db, id, actor, ...scope }: CancelReplayOptions): Promise<ReplayJobDto> {
   const jobId = parseId(id, 'replay').toString()
@@ -23,10 +25,11 @@ export async function cancelReplay({ db, id, actor, ...scope }: CancelReplayOpti
   await db.sql.transaction(async (tx) => {
     const job = await lockJobForCancel({ sql: tx, id: jobId, sourceIds })
     if (!job) throw notFound(`replay ${id}`)
-    if (!['pending', 'running'].includes(job.status)) throw new AppError('conflict', `replay ${id} has already ${job.status === 'failed' ? 'failed' : `been ${job.status}`}`)
+    if (!['pending', 'running', 'halted'].includes(job.status)) throw new AppError('conflict', `replay ${id} has already ${job.status === 'failed' ? 'failed' : `been ${job.status}`}`)
     if (job.kind === 'release') throw new AppError('conflict', `release ${id} cannot be cancelled: it sends held messages back so their pause can end`)
     if (job.cancel_requested_at !== null) return
     await requestCancel({ sql: tx, id: jobId, actor })
+    if (job.status === 'halted') await endHalt({ sql: tx, jobId, actor, outcome: 'cancelled' })
     let outcome = 'requested'
     if (job.status === 'pending' && job.unleased && job.pauses === 0) {
       await closeOpenItems({ sql: tx, jobId, actor, status: 'cancelled', reason: 'replay cancelled', kinds: ['replay', 'release'] })

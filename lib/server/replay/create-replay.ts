@@ -9,6 +9,7 @@ import { planReplay } from './plan-replay'
 import { replaySettings, type ReplaySettings } from './replay-settings'
 import { freezeJobPlan, insertReplayJob, recordJobSources, selectJobEntities, takeMessagesIntoJob } from './replay-store'
 import { signalReplayWork } from './replay-signal'
+import { setJobStaging } from './stage-store'
 import { describeSelection } from '@/lib/server/selection/selection-sql'
 
 export type CreateReplayOptions = {
@@ -44,7 +45,8 @@ export async function createReplay(options: CreateReplayOptions): Promise<Replay
       throw new AppError('conflict', `The selection now holds ${total} replayable messages, more than the ${input.confirmCount} confirmed: plan again and confirm the new count`, { confirmCount: { required: total, given: input.confirmCount } })
     }
     await recordJobSources({ sql: tx, jobId })
-    const frozen: ReplayPlanDto = total === plan.replayable ? plan : { ...plan, replayable: total, estimatedSeconds: Math.ceil(total / plan.ratePerSecond) }
+    let frozen: ReplayPlanDto = total === plan.replayable ? plan : { ...plan, replayable: total, estimatedSeconds: Math.ceil(total / plan.ratePerSecond) }
+    if (plan.staging) frozen = { ...frozen, staging: await setJobStaging({ sql: tx, jobId, total, staging: plan.staging }) }
     await freezeJobPlan({ sql: tx, jobId, total, plan: frozen })
 
     let pauses: PauseDto[] = []
@@ -68,7 +70,7 @@ export async function createReplay(options: CreateReplayOptions): Promise<Replay
       details: {
         selection: input.selection, target: planned.target, ratePerSecond: plan.ratePerSecond, total, matched: plan.matched,
         excluded: plan.excluded.map((e) => ({ reason: e.reason, count: e.count })), pauseEntities: plan.pauseEntities,
-        pauses: pauses.map((p) => p.id), allowFanOut: input.allowFanOut ?? false, warnings: plan.warnings,
+        pauses: pauses.map((p) => p.id), allowFanOut: input.allowFanOut ?? false, warnings: plan.warnings, staging: frozen.staging ?? null,
       },
       outcome: 'pending',
     })

@@ -11,6 +11,7 @@ import { routeKey, type ExchangeNode } from './route-match'
 import { MESSAGES_FROM, STATUS_SQL } from '@/lib/server/selection/message-filter-sql'
 import { selectionSql } from '@/lib/server/selection/selection-sql'
 import { getReplayConfirmSettings } from './replay-confirm-settings'
+import { planStaging } from './stage-plan'
 import { loadTopology, type Topology } from './topology'
 import { assertCustomTargetAllowed, loadTargetRules, refusedTargetSql } from './target-policy'
 
@@ -105,7 +106,7 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
   const { where: selection } = selectionSql({ selection: input.selection, params, sourceIds: options.sourceIds })
   const target = input.target ?? (await defaultTarget({ sql, selection, params }))
   // Before anything reads the broker: a refused custom target must not get as far as a topology lookup.
-  const [rules, { largeJobMessages }] = await Promise.all([loadTargetRules({ db: options.db, settings }), getReplayConfirmSettings({ db: options.db })])
+  const [rules, { largeJobMessages, stagedFromMessages }] = await Promise.all([loadTargetRules({ db: options.db, settings }), getReplayConfirmSettings({ db: options.db })])
   assertCustomTargetAllowed(target, rules)
   const bigHeaders = await oversizedHeaderIds({ sql, selection, params, actor })
   const t = targetSql(target, params)
@@ -197,6 +198,7 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
   }
   if (replayable === 0) warnings.push(matched === 0 ? 'The selection matches no messages.' : 'None of the selected messages can be replayed.')
 
+  const { staging, defaults: stagingDefaults, suggested: stagingSuggested } = await planStaging({ sql, input: input.staging, replayable, stagedFromMessages, sourceIds: sources.rows.map((s) => s.id) })
   const canRun = replayable > 0 && (fansOut.length === 0 || input.allowFanOut === true) && (targets.length === 0 || reachable > 0)
   const plan: ReplayPlanDto = {
     matched,
@@ -217,6 +219,10 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
     confirmCount: replayable >= largeJobMessages ? replayable : null,
     largeJobMessages,
     editedMessages: sources.rows.reduce((sum, s) => sum + s.edited, 0),
+    staging,
+    stagingDefaults,
+    stagingSuggested,
+    stagedFromMessages,
   }
   return { plan, target, eligibleWhere, exchangeSql: t.exchange, routingKeySql: t.routingKey, params }
 }

@@ -3,6 +3,7 @@ import { recordConfigChange } from '@/lib/server/audit/record-config-change'
 import type { Db } from '@/lib/server/platform/db'
 import { crudTransaction } from '@/lib/server/platform/db/crud-transaction'
 import type { Prisma } from '@/lib/generated/prisma/client'
+import { DEFAULT_STAGED_FROM_MESSAGES } from '@/lib/shared/replay-stages'
 import { DEFAULT_LARGE_JOB_MESSAGES, type ReplayConfirmSettingsDto, type UpdateReplayConfirmSettingsInput } from '@/lib/shared/schemas/replay-confirm'
 
 
@@ -11,8 +12,8 @@ const ROW = { id: 1 }
 async function read(prisma: Prisma.TransactionClient): Promise<ReplayConfirmSettingsDto> {
   const row = await prisma.replayConfirmSettings.findUnique({ where: ROW })
   return row
-    ? { largeJobMessages: row.largeJobMessages, updatedAt: row.updatedAt.toISOString(), updatedBy: row.updatedBy }
-    : { largeJobMessages: DEFAULT_LARGE_JOB_MESSAGES, updatedAt: null, updatedBy: null }
+    ? { largeJobMessages: row.largeJobMessages, stagedFromMessages: row.stagedFromMessages, updatedAt: row.updatedAt.toISOString(), updatedBy: row.updatedBy }
+    : { largeJobMessages: DEFAULT_LARGE_JOB_MESSAGES, stagedFromMessages: DEFAULT_STAGED_FROM_MESSAGES, updatedAt: null, updatedBy: null }
 }
 
 /** GET /api/settings/replay-confirm; also read for every plan, so an edit applies to the next replay in every process. */
@@ -26,7 +27,7 @@ export type UpdateReplayConfirmSettingsOptions = { db: Db; input: UpdateReplayCo
 export function updateReplayConfirmSettings({ db, input, actor }: UpdateReplayConfirmSettingsOptions): Promise<ReplayConfirmSettingsDto> {
   return crudTransaction(db, async ({ prisma, sql }) => {
     const before = await read(prisma)
-    const written = { largeJobMessages: input.largeJobMessages, updatedAt: new Date(), updatedBy: actor }
+    const written = { largeJobMessages: input.largeJobMessages, stagedFromMessages: input.stagedFromMessages ?? before.stagedFromMessages, updatedAt: new Date(), updatedBy: actor }
     await prisma.replayConfirmSettings.upsert({ where: ROW, create: { ...ROW, ...written }, update: written })
     const after = await read(prisma)
     await recordConfigChange({
@@ -34,9 +35,9 @@ export function updateReplayConfirmSettings({ db, input, actor }: UpdateReplayCo
       actor,
       action: 'settings.updated',
       subject: { type: 'settings', id: 'replay-confirm' },
-      summary: `Replays of ${after.largeJobMessages} messages or more need their count confirmed`,
-      before: { largeJobMessages: before.largeJobMessages },
-      after: { largeJobMessages: after.largeJobMessages },
+      summary: `Replays of ${after.largeJobMessages} messages or more need their count confirmed; from ${after.stagedFromMessages} they are staged by default`,
+      before: { largeJobMessages: before.largeJobMessages, stagedFromMessages: before.stagedFromMessages },
+      after: { largeJobMessages: after.largeJobMessages, stagedFromMessages: after.stagedFromMessages },
     })
     return after
   })

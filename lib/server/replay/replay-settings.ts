@@ -12,6 +12,8 @@ export type ReplaySettings = {
   confirmTimeoutMs: number
   concurrency: number
   pollMs: number
+  /** LAZARUS_REPLAY_HALT_TIMEOUT_MIN in milliseconds: a halted job is cancelled after this long. */
+  haltTimeoutMs: number
   amqpUrl: string
   /** The user the executor publishes as: a message's userId property is kept only when it equals this. */
   amqpUser: string
@@ -35,6 +37,7 @@ export function replaySettings(config: Config = getConfig(), overrides: Partial<
     confirmTimeoutMs: config.LAZARUS_REPLAY_CONFIRM_TIMEOUT_MS,
     concurrency: config.LAZARUS_REPLAY_CONCURRENCY,
     pollMs: config.LAZARUS_REPLAY_POLL_MS,
+    haltTimeoutMs: Math.round(config.LAZARUS_REPLAY_HALT_TIMEOUT_MIN * 60_000),
     amqpUrl: config.AMQP_URL,
     // amqplib's default credentials are guest/guest.
     amqpUser: url.username ? decodeURIComponent(url.username) : 'guest',

@@ -14,7 +14,9 @@ import type { ItemDtoRow, JobDtoRow } from './to-replay-dto'
 
 const JOB_COLUMNS = `j.id::text, j.kind, j.status, j.total, j.published, j.confirmed, j.unroutable, j.failed, j.skipped, j.released,
   j.cancelled, j.rate_per_second, j.current_rate, j.rate_sampled_at > now() - interval '10 seconds' AS rate_fresh, j.target, j.selection,
-  j.pause_entities, j.cancel_requested_at, j.error, j.created_by, j.created_at, j.started_at, j.finished_at`
+  j.pause_entities, j.cancel_requested_at, j.error, j.created_by, j.created_at, j.started_at, j.finished_at,
+  j.stage_bounds, j.stage, j.stage_published_at, j.window_ms, j.halt_share, j.halt_min, j.stage_log,
+  (SELECT row_to_json(h) FROM replay_halts h WHERE h.job_id = j.id ORDER BY h.id DESC LIMIT 1) AS last_halt`
 
 /**
  * A job a user limited to some sources may see: every message of it is of those sources (`param` is their ids as a
@@ -109,7 +111,13 @@ export async function lockJobForCancel({ sql, id, sourceIds }: { sql: Sql; id: s
 }
 
 export async function requestCancel({ sql, id, actor }: { sql: Sql; id: string; actor: string }): Promise<void> {
-  await sql.query('UPDATE replay_jobs SET cancel_requested_at = now(), cancel_requested_by = $2, updated_at = now() WHERE id = $1::bigint', [id, actor])
+  // A halted job, or one observing a stage's window, is handed back to the executor at once to close its items.
+  await sql.query(
+    `UPDATE replay_jobs SET cancel_requested_at = now(), cancel_requested_by = $2, updated_at = now(), not_before = NULL,
+       status = CASE WHEN status = 'halted' THEN 'running' ELSE status END
+     WHERE id = $1::bigint`,
+    [id, actor],
+  )
 }
 
 export type NewReplayJob = { selection: Selection; target: ReplayTarget; plan: ReplayPlanDto; actor: string }
@@ -163,10 +171,16 @@ export async function takeMessagesIntoJob({ sql, planned, jobId, actor }: {
   return rowCount
 }
 
-/** Records which sources the job's messages are of: users limited to some sources see a job only when all are theirs. */
+/**
+ * Records which sources the job's messages are of (users limited to some sources see a job only when all are theirs)
+ * and their error groups.
+ */
 export async function recordJobSources({ sql, jobId }: { sql: Sql; jobId: string }): Promise<void> {
   await sql.query(
-    `UPDATE replay_jobs SET source_ids = ARRAY(SELECT DISTINCT d.source_id FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id WHERE i.job_id = $1::bigint ORDER BY 1)
+    // group_ids: what "failed again in a new group" compares with (docs/ARCHITECTURE.md#stages-and-halts).
+    `UPDATE replay_jobs SET (source_ids, group_ids) = (
+       SELECT array_agg(DISTINCT d.source_id ORDER BY d.source_id), array_agg(DISTINCT d.group_id ORDER BY d.group_id)
+       FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id WHERE i.job_id = $1::bigint)
      WHERE id = $1::bigint`,
     [jobId],
   )

@@ -2,13 +2,14 @@ import 'server-only'
 import { replayTargetSchema } from '@/lib/shared/schemas/source'
 import type { ReplayItemDto, ReplayJobDto } from '@/lib/shared/schemas/replay'
 import type { Selection } from '@/lib/shared/schemas/selection'
+import { toStagingDto, type StagingColumns } from './stage-dto'
 
 export type JobDtoRow = {
   id: string; kind: ReplayJobDto['kind']; status: ReplayJobDto['status']; total: number; published: number; confirmed: number
   unroutable: number; failed: number; skipped: number; released: number; cancelled: number; rate_per_second: number
   current_rate: number | null; rate_fresh: boolean | null; target: unknown; selection: Selection; pause_entities: boolean
   cancel_requested_at: Date | null; error: string | null; created_by: string; created_at: Date; started_at: Date | null; finished_at: Date | null
-}
+} & StagingColumns
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null)
 
@@ -38,6 +39,7 @@ export function toReplayJobDto(row: JobDtoRow): ReplayJobDto {
     createdAt: iso(row.created_at)!,
     startedAt: iso(row.started_at),
     finishedAt: iso(row.finished_at),
+    staging: toStagingDto(row, row.started_at),
   }
 }
 

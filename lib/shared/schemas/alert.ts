@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { idSchema as id, isInt8Id, text } from './fields'
 import { FINDING_SEVERITIES, type FindingSeverity } from './topology'
 
-export const ALERT_KINDS = ['source-rate', 'group-rate', 'new-group', 'new-finding'] as const
+export const ALERT_KINDS = ['source-rate', 'group-rate', 'new-group', 'new-finding', 'replay-halted'] as const
 
 // POST /api/alerts/rules
 export const createAlertRuleSchema = z
@@ -29,6 +29,8 @@ export const createAlertRuleSchema = z
       /** The topology doctor opened a finding this severe or worse (docs/topology.md#alerts). */
       minSeverity: z.enum(FINDING_SEVERITIES).default('warning'),
     }).strict(),
+    /** A staged replay halted on its re-failures (docs/operations.md#staged-replays). */
+    z.object({ kind: z.literal('replay-halted') }).strict(),
   ])
 export type CreateAlertRuleInput = z.infer<typeof createAlertRuleSchema>
 
@@ -71,7 +73,7 @@ export type AlertEventDto = {
   ruleId: string | null
   kind: string
   state: 'firing' | 'recovered'
-  subject: { type: 'source' | 'group' | 'finding'; id: string | null; label: string }
+  subject: { type: 'source' | 'group' | 'finding' | 'replay'; id: string | null; label: string }
   ratePerMinute: number | null
   thresholdPerMinute: number | null
   text: string

@@ -6,7 +6,11 @@ export const MAX_LARGE_JOB_MESSAGES = 10_000_000
 
 // PUT /api/settings/replay-confirm
 export const updateReplayConfirmSettingsSchema = z
-  .object({ largeJobMessages: z.number().int().min(1).max(MAX_LARGE_JOB_MESSAGES) })
+  .object({
+    largeJobMessages: z.number().int().min(1).max(MAX_LARGE_JOB_MESSAGES),
+    /** From this many messages the plan stages a replay by default (canary, window, ramps); absent: unchanged. */
+    stagedFromMessages: z.number().int().min(1).max(MAX_LARGE_JOB_MESSAGES).optional(),
+  })
   .strict()
 export type UpdateReplayConfirmSettingsInput = z.infer<typeof updateReplayConfirmSettingsSchema>
 
@@ -14,6 +18,8 @@ export type UpdateReplayConfirmSettingsInput = z.infer<typeof updateReplayConfir
 export type ReplayConfirmSettingsDto = {
   /** A replay of at least this many messages needs its count confirmed. */
   largeJobMessages: number
+  /** A replay of at least this many messages is staged by default (canary, observation window, ramps). */
+  stagedFromMessages: number
   /** Null while the default applies (never saved). */
   updatedAt: string | null
   updatedBy: string | null

@@ -2,11 +2,13 @@ import { z } from 'zod'
 import { text } from './fields'
 import { selectionSchema, type Selection } from './selection'
 import { replayTargetSchema } from './source'
+import { stagingInputSchema } from '../replay-stages'
 
 export { replayTargetSchema }
 export type ReplayTarget = z.infer<typeof replayTargetSchema>
 
-export const REPLAY_JOB_STATUSES = ['pending', 'running', 'completed', 'cancelled', 'failed'] as const
+/** 'halted': a staged job stopped by its re-failures; it waits for resume or cancel (docs/operations.md#staged-replays). */
+export const REPLAY_JOB_STATUSES = ['pending', 'running', 'halted', 'completed', 'cancelled', 'failed'] as const
 export const REPLAY_ITEM_STATUSES = ['pending', 'in_flight', 'confirmed', 'unroutable', 'failed', 'skipped', 'cancelled'] as const
 
 // POST /api/replays
@@ -26,6 +28,12 @@ export const createReplaySchema = z
      * is refused (422), so a job never publishes more than was confirmed. Dry runs ignore it.
      */
     confirmCount: z.number().int().min(0).max(100_000_000).optional(),
+    /**
+     * Canary, observation window and ramp stages: an object stages the job, with these values over the defaults
+     * (`{}`: the defaults). Absent or false: published straight through. The plan's `stagingSuggested` says when the
+     * dialog offers staging switched on (at least the admin's `stagedFromMessages`).
+     */
+    staging: z.union([z.literal(false), stagingInputSchema]).optional(),
   })
   .strict()
 export type CreateReplayInput = z.infer<typeof createReplaySchema>
@@ -87,6 +95,83 @@ export type ReplayPlanDto = {
    * instead of the stored original (docs/ARCHITECTURE.md#revisions).
    */
   editedMessages: number
+  // The three staging fields are always in a plan POST /api/replays answers; absent from plans frozen before staged
+  // replays existed, and from release jobs.
+  /** How the job would be staged; null: published straight through, as a small job is by default. */
+  staging?: ReplayStagingPlanDto | null
+  /** The defaults the dialog offers, whether or not this job is staged. */
+  stagingDefaults?: ReplayStagingPlanDto
+  /** True when the replayable count reaches the admin's `stagedFromMessages`: the dialog offers staging switched on. */
+  stagingSuggested?: boolean
+  /** From how many messages a replay is staged by default (Settings). */
+  stagedFromMessages?: number
+}
+
+export type ReplayStagingPlanDto = {
+  canaryCount: number | null
+  canaryPercent: number | null
+  rampPercents: number[]
+  windowSeconds: number
+  /** Where the window came from: the request, the source's retry tiers in the topology doctor's last run (+ 2 min), or 2 min alone. */
+  windowFrom: 'request' | 'topology' | 'default'
+  /** The sum of the retry tiers' message TTLs the doctor found, in seconds; null when none. */
+  retryTtlSeconds: number | null
+  haltPercent: number
+  haltMinMessages: number
+  /** The last item of each stage, for the replayable count (the job freezes them for what it takes). */
+  stages: { throughSeq: number; size: number }[]
+}
+
+export type ReplayHaltDto = {
+  id: string
+  /** 0 is the canary. */
+  stage: number
+  reason: 'share' | 'new-group'
+  /** What the decision saw: counts, the share and threshold, the new groups. */
+  evidence: { published: number; refailed: number; sharePercent: number; haltPercent: number; haltMinMessages: number; newGroups: { id: string; title: string; count: number }[] }
+  decidedAt: string
+  outcome: 'resumed' | 'cancelled' | 'timed-out' | null
+  endedAt: string | null
+  endedBy: string | null
+}
+
+export type ReplayJobStagingDto = {
+  stages: { index: number; throughSeq: number; size: number; startedAt: string | null; publishedAt: string | null }[]
+  /** The stage being published or observed (0 is the canary). */
+  current: number
+  windowSeconds: number
+  haltPercent: number
+  haltMinMessages: number
+  /** When the current stage's observation window ends (null while it is still publishing, and in the last stage). */
+  nextStageAt: string | null
+  /** The halt in force (status 'halted'), else the latest one, or null. */
+  halt: ReplayHaltDto | null
+}
+
+/** GET /api/replays/{id}/refailures: replayed copies that dead-lettered again (linked by x-lazarus-replay-id). */
+export type ReplayRefailuresDto = {
+  /** Copies that came back dead, in all. */
+  total: number
+  /** Those that count toward a halt (after the last resume). */
+  counted: number
+  groups: { id: string; title: string; count: number; newGroup: boolean }[]
+  /** Seconds from the publish to the copy being stored again. */
+  within: { min: number; median: number; max: number } | null
+  /** Per stage, for a staged job. */
+  stages: { index: number; published: number; refailed: number }[] | null
+  /** Each canary message (first 200), for a staged job. */
+  canary: ReplayCanaryItemDto[] | null
+}
+
+export type ReplayCanaryItemDto = {
+  seq: number
+  messageId: string
+  entityKey: string | null
+  publishedAt: string | null
+  state: 'failed-again' | 'no-news' | 'window-passed' | 'not-published'
+  /** The dead letter the copy became, when it failed again. */
+  refailedMessageId: string | null
+  failedAfterSeconds: number | null
 }
 
 export type ReplayJobDto = {
@@ -114,6 +199,8 @@ export type ReplayJobDto = {
   createdAt: string
   startedAt: string | null
   finishedAt: string | null
+  /** Null for a job published straight through. */
+  staging: ReplayJobStagingDto | null
 }
 
 export type ReplayJobDetailDto = ReplayJobDto & { plan: ReplayPlanDto; pauses: { id: string; queue: string; entityKey: string | null; status: string }[] }

@@ -18,7 +18,7 @@ export type AlertRule = {
   window_minutes: number; cooldown_minutes: number
 }
 /** A rule's subject (a source, a group) with its arrival rate per minute over the rule's window. */
-export type Measured = { key: string; type: 'source' | 'group' | 'finding'; id: string; label: string; rate: number }
+export type Measured = { key: string; type: 'source' | 'group' | 'finding' | 'replay'; id: string; label: string; rate: number }
 export type AlertState = { subject_key: string; firing: boolean; last_notified: Date | null }
 export type NewGroup = { id: string; title: string; sources: string[]; signature: string }
 export type NewAlertEvent = {
@@ -94,6 +94,21 @@ export async function takeNewGroups({ sql }: { sql: Sql }): Promise<NewGroup[]> 
     [groups[groups.length - 1].id],
   )
   return groups
+}
+
+export type NewHalt = { id: string; job_id: string; stage: number; reason: 'share' | 'new-group'; evidence: { published: number; refailed: number; sharePercent: number; newGroups: { title: string }[] } }
+
+/** Halts of staged replays recorded since the last evaluation (replay_halts), moving the cursor past them. */
+export async function takeNewHalts({ sql }: { sql: Sql }): Promise<NewHalt[]> {
+  const { rows: cursor } = await sql.query<{ last: string }>('SELECT last_halt_id::text AS last FROM alert_cursor WHERE id = 1 FOR UPDATE')
+  const last = cursor[0]?.last ?? '0'
+  const { rows } = await sql.query<NewHalt>('SELECT id::text, job_id::text, stage, reason, evidence FROM replay_halts WHERE id > $1::bigint ORDER BY id LIMIT 500', [last])
+  if (rows.length === 0) return []
+  await sql.query(
+    `INSERT INTO alert_cursor (id, last_group_id, last_halt_id) VALUES (1, 0, $1::bigint) ON CONFLICT (id) DO UPDATE SET last_halt_id = excluded.last_halt_id`,
+    [rows[rows.length - 1].id],
+  )
+  return rows
 }
 
 /** Records an event; one to notify is due for delivery at once. */

@@ -14,6 +14,7 @@ import {
   markRecovered,
   sourceRates,
   takeNewGroups,
+  takeNewHalts,
   tryLockEvaluation,
   type AlertRule,
   type Measured,
@@ -45,12 +46,13 @@ export async function evaluateAlerts({ db, now = new Date(), publicUrl, deliver 
     const rules = await enabledRules({ sql: tx })
     const pending: NewAlertEvent[] = []
     for (const rule of rules) {
-      if (rule.kind === 'new-group' || rule.kind === 'new-finding') continue
+      if (rule.kind === 'new-group' || rule.kind === 'new-finding' || rule.kind === 'replay-halted') continue
       const measured = rule.kind === 'source-rate' ? await sourceRates({ sql: tx, rule, now }) : await groupRates({ sql: tx, rule, now })
       pending.push(...(await transitions({ sql: tx, rule, measured, now, publicUrl })))
     }
     pending.push(...(await newGroups({ sql: tx, rules: rules.filter((r) => r.kind === 'new-group'), publicUrl })))
     pending.push(...(await newFindings({ sql: tx, rules: rules.filter((r) => r.kind === 'new-finding'), publicUrl })))
+    pending.push(...(await newHalts({ sql: tx, rules: rules.filter((r) => r.kind === 'replay-halted'), publicUrl })))
     const events: AlertEventRow[] = []
     for (const event of pending) events.push(await insertAlertEvent({ sql: tx, event, now }))
     return events
@@ -120,6 +122,24 @@ async function newFindings({ sql: tx, rules, publicUrl }: { sql: Sql; rules: Ale
       const subject: Measured = { key: `finding:${f.id}`, type: 'finding', id: f.id, label: f.title, rate: 0 }
       const vhost = f.vhost === '/' ? '' : `&vhost=${encodeURIComponent(f.vhost)}`
       pending.push({ ruleId: rule.id, kind: rule.kind, state: 'firing', subject, rate: null, threshold: null, notify: true, text: `New topology finding (${f.severity}) on vhost ${f.vhost}: ${f.title}.${link(publicUrl, `/topology?finding=${f.id}${vhost}`)}` })
+    }
+  }
+  return pending
+}
+
+/** One alert per halt of a staged replay (docs/operations.md#staged-replays). */
+async function newHalts({ sql: tx, rules, publicUrl }: { sql: Sql; rules: AlertRule[]; publicUrl?: string }): Promise<NewAlertEvent[]> {
+  // The cursor moves even with no rule, as for findings.
+  const halts = await takeNewHalts({ sql: tx })
+  const pending: NewAlertEvent[] = []
+  for (const rule of rules) {
+    for (const h of halts) {
+      const stage = h.stage === 0 ? 'the canary' : `stage ${h.stage + 1}`
+      const why = h.reason === 'new-group'
+        ? `a replayed copy failed again in a new error group (${h.evidence.newGroups.map((g) => `“${g.title}”`).join(', ')})`
+        : `${h.evidence.refailed} of ${h.evidence.published} replayed messages failed again (${h.evidence.sharePercent} %)`
+      const subject: Measured = { key: `replay:${h.job_id}`, type: 'replay', id: h.job_id, label: `replay ${h.job_id}`, rate: 0 }
+      pending.push({ ruleId: rule.id, kind: rule.kind, state: 'firing', subject, rate: null, threshold: null, notify: true, text: `Replay ${h.job_id} halted in ${stage}: ${why}. Resume or cancel it.${link(publicUrl, `/replays/${h.job_id}`)}` })
     }
   }
   return pending

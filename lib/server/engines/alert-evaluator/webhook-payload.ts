@@ -25,6 +25,7 @@ export function webhookPayload(rows: AlertEventRow[], redactor: Redactor): { tex
 function digestHeading(kind: string, n: number): string {
   if (kind === 'new-group') return `${n} new error groups`
   if (kind === 'new-finding') return `${n} new topology findings`
+  if (kind === 'replay-halted') return `${n} replays halted`
   if (kind === 'source-rate') return `${n} sources over one alert rule's threshold`
   return `${n} error groups over one alert rule's threshold`
 }

@@ -10,6 +10,7 @@ import { replaySettings, type ReplaySettings } from '@/lib/server/replay/replay-
 import { claimJob, releaseLease, type JobRow } from './job-store'
 import { JobRun } from './job-run'
 import { onReplayWork } from '@/lib/server/replay/replay-signal'
+import { haltSweeper } from './stage-control'
 
 /**
  * The replay executor, and why a crash loses or doubles nothing (docs/ARCHITECTURE.md#where-crash-safety-comes-from).
@@ -83,6 +84,8 @@ export function startReplayExecutor(options: StartReplayExecutorOptions): Replay
   let timer: NodeJS.Timeout | null = null
   let ticking: Promise<void> | null = null
   let again = false
+  // Halted jobs nobody resumed or cancelled within LAZARUS_REPLAY_HALT_TIMEOUT_MIN are cancelled (stage-control.ts).
+  const sweepHalts = haltSweeper({ sql, timeoutMs: settings.haltTimeoutMs, log })
 
   // The executor's own connection, never the drainer's: RabbitMQ blocks a publishing connection under a resource
   // alarm, and draining must go on meanwhile. Opened by the first job's first channel.
@@ -107,6 +110,7 @@ export function startReplayExecutor(options: StartReplayExecutorOptions): Replay
     ticking = (async () => {
       do {
         again = false
+        if (!stopped) await sweepHalts()
         while (!stopped && runs.size < settings.concurrency) {
           const now = Date.now()
           for (const [id, until] of backoff) if (until <= now) backoff.delete(id)

@@ -13,6 +13,7 @@ import { OutcomeWriter } from './outcome-writer'
 import { Publisher } from './publisher'
 import { RunControl, RunStopped } from './run-control'
 import { RateMeter } from './token-bucket'
+import { StageControl } from './stage-control'
 
 export type JobRunContext = { db: Db; settings: ReplaySettings; owner: string; broker: BrokerConnection; log: Logger }
 
@@ -52,6 +53,8 @@ export class JobRun {
   private readonly lease: LeaseKeeper
   private readonly outcomes: OutcomeWriter
   private readonly publisher: Publisher
+  /** A staged job's stage, windows and halts; null when the job is published straight through. */
+  private stages: StageControl | null = null
   private done: Promise<void> | null = null
 
   constructor(
@@ -99,8 +102,13 @@ export class JobRun {
         await this.fail(`gave up after ${job.run_failures} failed attempts`)
         return
       }
-      await this.publishAll()
-      await this.checkpoint()
+      if (job.staged) this.stages = await StageControl.load({ sql, jobId, owner: this.ctx.owner, control, log: this.ctx.log })
+      if (this.stages && !control.cancelRequested) {
+        if (!(await this.publishStages(this.stages))) return
+      } else {
+        await this.publishAll()
+        await this.checkpoint()
+      }
       if (control.cancelRequested) {
         await sql.transaction((tx) => closeOpenItems({ sql: tx, jobId, actor: job.created_by, status: 'cancelled', reason: 'replay cancelled', kinds: ['replay'] }))
       }
@@ -136,6 +144,29 @@ export class JobRun {
     this.ctx.log.info('replay job finished', { job: this.job.id, status })
   }
 
+  /**
+   * Publishes a staged job stage by stage (stage-control.ts). True when every stage is out (or a cancel came); false
+   * when the run ends here: the job halted, or it observes a window without holding the lease.
+   */
+  private async publishStages(stages: StageControl): Promise<boolean> {
+    const { control } = this
+    for (;;) {
+      const step = await stages.step()
+      if (step.kind === 'deferred') return false
+      if (step.kind === 'done' || control.cancelRequested) return true
+      if (step.kind === 'publish') {
+        await this.publishAll(stages.bound())
+        await this.checkpoint()
+      }
+      if (control.halted) {
+        await this.lease.giveBack()
+        return false
+      }
+      if (control.cancelRequested) return true
+      await stages.published()
+    }
+  }
+
   /** A job that keeps failing: its open items fail (their messages stay dead), its pauses end. */
   private async fail(reason: string): Promise<void> {
     const { sql } = this
@@ -150,14 +181,15 @@ export class JobRun {
    * of publishing at the job's rate (at most CHUNK_ITEMS); claims run back to back, up to CLAIMS_AHEAD chunks ahead of
    * the one going out, so a slow claim does not stall publishing.
    */
-  private async publishAll(): Promise<void> {
+  private async publishAll(through = Number.POSITIVE_INFINITY): Promise<void> {
     const { sql, control } = this
     const jobId = this.job.id
     const limit = Math.min(CHUNK_ITEMS, Math.max(MIN_CHUNK_ITEMS, this.job.rate_per_second))
-    const span = limit * 8
-    const last = await control.retry('read replay items', () => lastSeq({ sql, jobId }))
+    // `through`: a staged job's stage ends there, and no claim reaches past it.
+    const last = Math.min(through, await control.retry('read replay items', () => lastSeq({ sql, jobId })))
     type Claimed = { rows: ItemRow[]; cursor: number }
     const claim = async (after: number): Promise<Claimed> => {
+      const span = Math.min(limit * 8, last - after)
       const rows = await control.retry('read replay items', () => claimItems({ sql, jobId, afterSeq: after, span, limit, maxBytes: CHUNK_BYTES }))
       // An empty span (items a previous run finished) moves the cursor past it.
       return { rows, cursor: rows.length > 0 ? rows[rows.length - 1].seq : after + span }
@@ -179,6 +211,7 @@ export class JobRun {
       if (claimed === null || control.mustStopPublishing()) break
       refill()
       if (claimed.rows.length > 0) await this.publisher.publishChunk(claimed.rows)
+      if (this.stages && !control.mustStopPublishing()) await this.stages.checkWhilePublishing()
       if (control.mustStopPublishing()) break
     }
     // Chunks claimed but not published stay in flight: a cancel closes them, another run publishes them.

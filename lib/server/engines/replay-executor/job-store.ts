@@ -15,11 +15,16 @@ export type JobRow = {
   created_by: string
   cancel_requested_at: Date | null
   run_failures: number
+  /** A staged job (stage-control.ts). */
+  staged: boolean
 }
 
-const JOB_RETURNING = 'id::text, kind, status, rate_per_second, created_by, cancel_requested_at, run_failures'
+const JOB_RETURNING = 'id::text, kind, status, rate_per_second, created_by, cancel_requested_at, run_failures, stage_bounds IS NOT NULL AS staged'
 
-/** Claims the oldest runnable job whose lease is free or expired (a crashed worker's), for `leaseMs`. */
+/**
+ * Claims the oldest runnable job whose lease is free or expired (a crashed worker's), for `leaseMs`. A staged job
+ * observing a stage's window is not runnable before its not_before.
+ */
 export async function claimJob(options: { sql: Sql; owner: string; leaseMs: number; skip: string[] }): Promise<JobRow | null> {
   const { sql } = options
   const { rows } = await sql.query<JobRow>(
@@ -29,6 +34,7 @@ export async function claimJob(options: { sql: Sql; owner: string; leaseMs: numb
      WHERE j.id = (
        SELECT id FROM replay_jobs
        WHERE status IN ('pending', 'running') AND (lease_expires_at IS NULL OR lease_expires_at < now()) AND NOT (id = ANY($3::bigint[]))
+         AND (not_before IS NULL OR not_before <= now())
        ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED
      )
      RETURNING ${JOB_RETURNING}`,

@@ -26,6 +26,8 @@ export class RunControl {
   /** Another worker holds the job now: stop at once. */
   leaseLost = false
   cancelRequested: boolean
+  /** A staged job halted by its re-failures (stage-control.ts): stop publishing, write what is owed, give the job back. */
+  halted = false
   /** Cleared once the replay items are done: a cancelled job's release items still go out (its pauses end either way). */
   honourCancel = true
   private readonly waiters = new Set<() => void>()
@@ -35,7 +37,7 @@ export class RunControl {
   }
 
   mustStopPublishing(): boolean {
-    return this.stopping || this.leaseLost || (this.honourCancel && this.cancelRequested)
+    return this.stopping || this.leaseLost || this.halted || (this.honourCancel && this.cancelRequested)
   }
 
   /** Whether the run must end without finishing the job. */

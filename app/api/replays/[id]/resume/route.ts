@@ -1,0 +1,7 @@
+import { json, route } from '@/lib/server/platform/http/handle-route'
+import { resumeReplay } from '@/lib/server/replay/resume-replay'
+
+type Params = { id: string }
+
+// POST /api/replays/{id}/resume – a halted staged replay goes on publishing
+export const POST = route<Params>({ permission: 'messages:replay' }, async ({ db, actor, sourceIds, params: { id } }) => json(await resumeReplay({ db, id, actor, sourceIds: await sourceIds() })))
