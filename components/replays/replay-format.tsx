@@ -14,6 +14,7 @@ export const EXCLUSION_LABELS: Record<ExclusionReason, string> = {
   'no-origin': 'original exchange unknown: choose the failed queue or a custom target',
   'unknown-source': 'its source no longer exists',
   'target-refused': 'target not allowed: an amq.* or Lazarus exchange, or another queue than the one it failed in',
+  superseded: 'superseded: a newer version of its entity is in the selection (resolved, not published)',
 }
 
 export const exclusionLabel = (reason: string) => EXCLUSION_LABELS[reason as ExclusionReason] ?? visibleText(reason)

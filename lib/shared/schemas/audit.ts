@@ -7,6 +7,8 @@ export const AUDIT_ACTIONS = [
   'replay.finished',
   'messages.resolved',
   'messages.restored',
+  'messages.superseded',
+  'replay.item-superseded',
   'message.raw-viewed',
   'pause.created',
   'pause.resumed',
