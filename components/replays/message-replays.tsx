@@ -5,7 +5,8 @@ import { DataTable, type DataColumn } from '@/components/ui/data-table'
 import { AbsoluteTime } from '@/components/ui/time'
 import { visibleText } from '@/lib/client/format'
 import type { MessageReplayDto, ReplayedFromDto } from '@/lib/shared/schemas/replay'
-import { ItemStatusBadge, PublishedTo, publishedToText } from './replay-format'
+import { ItemStatusBadge, PublishedTo, publishedToText, SupersededBadge } from './replay-format'
+import { cn } from '@/lib/client/cn'
 
 /** "Failed again after replay": this copy died again; it links to the copy it was replayed from. */
 export function FailedAgainNotice({ failedAgain }: { failedAgain: ReplayedFromDto }) {
@@ -98,8 +99,9 @@ export function MessageReplays({ replays }: { replays: MessageReplayDto[] }) {
               </Link>
               {r.kind === 'release' && <span className="ml-1 text-zinc-500">release</span>}
             </td>
-            <td>
+            <td className="truncate">
               <ItemStatusBadge status={r.status} />
+              <SupersededBadge note={r.supersededNote} />
             </td>
             <td className="truncate text-xs text-zinc-600 tabular-nums" data-column="when">
               <AbsoluteTime iso={r.finishedAt ?? r.publishedAt ?? r.createdAt} />
@@ -110,8 +112,8 @@ export function MessageReplays({ replays }: { replays: MessageReplayDto[] }) {
             <td className="truncate font-mono text-xs text-zinc-700" title={to}>
               <PublishedTo exchange={r.exchange} routingKey={r.routingKey} />
             </td>
-            <td className="truncate text-xs text-red-700" title={r.error ? visibleText(r.error) : undefined}>
-              {r.error ? visibleText(r.error) : <span className="text-zinc-400">—</span>}
+            <td className={cn('truncate text-xs', r.error ? 'text-red-700' : 'text-violet-800')} title={r.error ? visibleText(r.error) : r.supersededNote ? visibleText(r.supersededNote) : undefined}>
+              {r.error ? visibleText(r.error) : r.supersededNote ? visibleText(r.supersededNote) : <span className="text-zinc-400">—</span>}
             </td>
           </tr>
         )

@@ -21,7 +21,7 @@ import { doneCount } from '@/lib/client/replay-outcome'
 import { useCan } from '@/lib/client/use-session'
 import { useUrlState } from '@/lib/client/use-url-state'
 import { REPLAY_ITEM_STATUSES, type ReplayItemDto, type ReplayJobDetailDto } from '@/lib/shared/schemas/replay'
-import { exchangeText, exclusionLabel, formatDuration, ItemStatusBadge, JobStatusBadge, PublishedTo, publishedToText, selectionText, targetText } from './replay-format'
+import { exchangeText, exclusionLabel, formatDuration, ItemStatusBadge, JobStatusBadge, PublishedTo, publishedToText, selectionText, SupersededBadge, targetText } from './replay-format'
 import { ReplayProgress } from './replay-progress'
 
 const ITEM_KEYS = ['status'] as const
@@ -165,8 +165,9 @@ function PlanSummary({ job }: { job: ReplayJobDetailDto }) {
 function ItemRow({ item }: { item: ReplayItemDto }) {
   const to = publishedToText(item.exchange, item.routingKey)
   const error = item.error ? visibleText(item.error) : null
+  const note = item.supersededNote ? visibleText(item.supersededNote) : null
   return (
-    <tr data-item-status={item.status} data-message-id={item.messageId}>
+    <tr data-item-status={item.status} data-message-id={item.messageId} data-superseded={note ? 'true' : undefined}>
       <td className="text-right text-xs text-zinc-500 tabular-nums">{item.id}</td>
       <td className="font-mono text-xs">
         <Link href={`/messages/${item.messageId}`} className="text-brand hover:underline">
@@ -184,14 +185,15 @@ function ItemRow({ item }: { item: ReplayItemDto }) {
       <td className="truncate font-mono text-xs text-zinc-700" title={item.entityKey ? visibleText(item.entityKey) : undefined}>
         {item.entityKey ? visibleText(item.entityKey) : '—'}
       </td>
-      <td>
+      <td className="truncate">
         <ItemStatusBadge status={item.status} />
+        <SupersededBadge note={item.supersededNote} />
       </td>
       <td className="truncate font-mono text-xs text-zinc-600" title={to}>
         <PublishedTo exchange={item.exchange} routingKey={item.routingKey} />
       </td>
-      <td className={cn('truncate text-xs', error ? 'text-red-700' : 'text-zinc-400')} title={error ?? undefined}>
-        {error ?? '—'}
+      <td className={cn('truncate text-xs', error ? 'text-red-700' : note ? 'text-violet-800' : 'text-zinc-400')} title={error ?? note ?? undefined}>
+        {error ?? note ?? '—'}
       </td>
       <td className="truncate text-xs text-zinc-600 tabular-nums" data-column="at">
         <AbsoluteTime iso={item.finishedAt ?? item.publishedAt} />

@@ -16,6 +16,7 @@ import { formatCount, plural, visibleText } from '@/lib/client/format'
 import { useCreateReplay, useReplayPlan, type ReplayRequest, type SelectionInput } from '@/lib/client/use-replays'
 import type { ReplayPlanDto, ReplayPlanTargetDto, ReplayTarget } from '@/lib/shared/schemas/replay'
 import { exchangeText, exclusionLabel, formatDuration } from './replay-format'
+import { PlanVersions } from './plan-versions'
 
 type TargetType = ReplayTarget['type']
 
@@ -216,6 +217,7 @@ export function ReplayPlanDialog({ selection, subject, onClose }: ReplayPlanDial
   const [rateText, setRateText] = useState<string | null>(null)
   const [pauseEntities, setPauseEntities] = useState<boolean | null>(null)
   const [allowFanOut, setAllowFanOut] = useState(false)
+  const [onlyNewest, setOnlyNewest] = useState(false)
   const [typedCount, setTypedCount] = useState('')
   const create = useCreateReplay()
 
@@ -230,8 +232,9 @@ export function ReplayPlanDialog({ selection, subject, onClose }: ReplayPlanDial
     if (settledRate !== null) r.ratePerSecond = settledRate
     if (pauseEntities !== null) r.pauseEntities = pauseEntities
     if (allowFanOut) r.allowFanOut = true
+    if (onlyNewest) r.onlyNewestPerEntity = true
     return r
-  }, [selection, targetType, custom, settledRate, pauseEntities, allowFanOut])
+  }, [selection, targetType, custom, settledRate, pauseEntities, allowFanOut, onlyNewest])
 
   const planQuery = useReplayPlan(request)
   // A re-plan that fails (a custom target the API refuses) keeps the last plan on screen, so the choice can be fixed.
@@ -422,6 +425,12 @@ export function ReplayPlanDialog({ selection, subject, onClose }: ReplayPlanDial
               </ul>
             )}
           </Section>
+
+          {plan.versions && (
+            <Section title="Versions" label="Entity versions">
+              <PlanVersions versions={plan.versions} onlyNewest={onlyNewest} onOnlyNewest={setOnlyNewest} />
+            </Section>
+          )}
 
           {confirmCount !== null && plan.canRun && (
             <Section title="Confirm" label="Confirm the count">

@@ -71,14 +71,14 @@ describe('entity versions', () => {
     const routes: Record<string, RouteModule> = { '/api/pauses': pausesRoute, '/api/guard/superseded': guardSuperseded }
     lazarus = createServer(async (req, res) => {
       const url = new URL(req.url ?? '/', 'http://127.0.0.1')
-      const module = routes[url.pathname]
-      if (!module) return void res.writeHead(404).end()
+      const target = routes[url.pathname]
+      if (!target) return void res.writeHead(404).end()
       const chunks: Buffer[] = []
       for await (const chunk of req) chunks.push(chunk as Buffer)
       const headers = new Headers()
       for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value)
       const request = new Request(`${base}${url.pathname}${url.search}`, { method: req.method, headers, body: req.method === 'POST' ? Buffer.concat(chunks) : undefined })
-      const response = await callRoute(module, req.method as 'GET', request, {}, { anonymous: true })
+      const response = await callRoute(target, req.method as 'GET', request, {}, { anonymous: true })
       res.writeHead(response.status, { 'content-type': 'application/json' }).end(await response.text())
     })
     await new Promise<void>((resolve) => lazarus.listen(0, '127.0.0.1', resolve))
