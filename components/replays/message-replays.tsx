@@ -5,7 +5,7 @@ import { DataTable, type DataColumn } from '@/components/ui/data-table'
 import { AbsoluteTime } from '@/components/ui/time'
 import { visibleText } from '@/lib/client/format'
 import type { MessageReplayDto, ReplayedFromDto } from '@/lib/shared/schemas/replay'
-import { ItemStatusBadge, PublishedTo, publishedToText, SupersededBadge } from './replay-format'
+import { ItemStatusBadge, PublishedTo, publishedToText } from './replay-format'
 import { cn } from '@/lib/client/cn'
 
 /** "Failed again after replay": this copy died again; it links to the copy it was replayed from. */
@@ -99,9 +99,8 @@ export function MessageReplays({ replays }: { replays: MessageReplayDto[] }) {
               </Link>
               {r.kind === 'release' && <span className="ml-1 text-zinc-500">release</span>}
             </td>
-            <td className="truncate">
+            <td>
               <ItemStatusBadge status={r.status} />
-              <SupersededBadge note={r.supersededNote} />
             </td>
             <td className="truncate text-xs text-zinc-600 tabular-nums" data-column="when">
               <AbsoluteTime iso={r.finishedAt ?? r.publishedAt ?? r.createdAt} />

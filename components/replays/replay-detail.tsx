@@ -21,7 +21,7 @@ import { doneCount } from '@/lib/client/replay-outcome'
 import { useCan } from '@/lib/client/use-session'
 import { useUrlState } from '@/lib/client/use-url-state'
 import { REPLAY_ITEM_STATUSES, type ReplayItemDto, type ReplayJobDetailDto } from '@/lib/shared/schemas/replay'
-import { exchangeText, exclusionLabel, formatDuration, ItemStatusBadge, JobStatusBadge, PublishedTo, publishedToText, selectionText, SupersededBadge, targetText } from './replay-format'
+import { exchangeText, exclusionLabel, formatDuration, ItemStatusBadge, JobStatusBadge, PublishedTo, publishedToText, selectionText, targetText } from './replay-format'
 import { ReplayProgress } from './replay-progress'
 
 const ITEM_KEYS = ['status'] as const
@@ -185,9 +185,8 @@ function ItemRow({ item }: { item: ReplayItemDto }) {
       <td className="truncate font-mono text-xs text-zinc-700" title={item.entityKey ? visibleText(item.entityKey) : undefined}>
         {item.entityKey ? visibleText(item.entityKey) : '—'}
       </td>
-      <td className="truncate">
+      <td>
         <ItemStatusBadge status={item.status} />
-        <SupersededBadge note={item.supersededNote} />
       </td>
       <td className="truncate font-mono text-xs text-zinc-600" title={to}>
         <PublishedTo exchange={item.exchange} routingKey={item.routingKey} />

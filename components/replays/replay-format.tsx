@@ -95,15 +95,3 @@ export function ItemStatusBadge({ status }: { status: string }) {
   return <Badge tone={ITEM_TONES[status] ?? 'zinc'}>{status.replace('_', ' ')}</Badge>
 }
 
-/**
- * A replayed copy a guard dropped because it had processed a newer version of the entity
- * (docs/ARCHITECTURE.md#entity-versions): a badge beside the item's status, the note as its title.
- */
-export function SupersededBadge({ note }: { note: string | null | undefined }) {
-  if (!note) return null
-  return (
-    <Badge tone="violet" className="ml-1.5" title={visibleText(note)}>
-      superseded
-    </Badge>
-  )
-}

@@ -35,7 +35,8 @@ export async function recordSuperseded({ db, input, actor, guardQueue }: RecordS
     if (!reached || item.vhost !== input.vhost) throw new AppError('unprocessable', `replay ${input.replayId} did not go to queue "${input.queue}"`)
     const rule = entityVersionRuleSchema.safeParse(item.rule)
     const type = rule.success ? rule.data.type : 'number'
-    const note = `superseded by version ${formatVersion(input.supersededBy, type)}: guard ${input.instance} on ${input.queue} had processed it, and dropped this copy (version ${formatVersion(input.version, type)})`
+    // Short, for the job's item list; which guard dropped which version is in the audit entry's details.
+    const note = `superseded by version ${formatVersion(input.supersededBy, type)}`
     const recorded = await markItemSuperseded({ sql: tx, jobId: item.job_id, seq: item.seq, version: input.supersededBy, note })
     if (recorded) {
       await recordAudit({
@@ -44,7 +45,7 @@ export async function recordSuperseded({ db, input, actor, guardQueue }: RecordS
         action: 'replay.item-superseded',
         subject: { type: 'replay', id: item.job_id },
         summary: `A guard on ${input.queue} dropped message ${item.dead_letter_id} of replay ${item.job_id}: superseded by version ${formatVersion(input.supersededBy, type)}`,
-        details: { ...input, jobId: item.job_id, messageId: item.dead_letter_id },
+        details: { ...input, jobId: item.job_id, messageId: item.dead_letter_id, droppedVersion: formatVersion(input.version, type) },
         outcome: 'superseded',
       })
     }

@@ -166,7 +166,7 @@ export type ReplayItemDto = {
   errorType: string | null
   /** A guard dropped the published copy: it had processed this higher version of the entity (epoch ms for a time rule). */
   supersededByVersion: number | null
-  /** What happened, for people: "superseded by version V", which guard, when (the version formatted for its rule). */
+  /** For people: "superseded by version V" (the version formatted for its rule; the audit entry names the guard). */
   supersededNote: string | null
 }
 
