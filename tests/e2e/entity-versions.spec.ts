@@ -140,7 +140,8 @@ test('versions in the plan, only the newest per entity, and a superseded item on
     // The message's replay history says so too; the two older versions are resolved as superseded.
     await row.getByRole('link').first().click()
     await expect(page.getByRole('table', { name: 'Replay history' }).locator(`tr[data-job-id="${jobId}"]`)).toContainText('superseded by version 5')
-    const resolved = (await (await request.get(`/api/messages?q=${RUN}&status=resolved&limit=10`)).json()) as { messages: unknown[] }
+    // (The page's own session: the token client's connection has been idle since the job started.)
+    const resolved = (await (await page.request.get(`/api/messages?q=${RUN}&status=resolved&limit=10`)).json()) as { messages: unknown[] }
     expect(resolved.messages).toHaveLength(2)
     await shots(page, 'message-superseded')
   } finally {
