@@ -6,6 +6,7 @@ import { AbsoluteTime } from '@/components/ui/time'
 import { visibleText } from '@/lib/client/format'
 import type { MessageReplayDto, ReplayedFromDto } from '@/lib/shared/schemas/replay'
 import { ItemStatusBadge, PublishedTo, publishedToText } from './replay-format'
+import { cn } from '@/lib/client/cn'
 
 /** "Failed again after replay": this copy died again; it links to the copy it was replayed from. */
 export function FailedAgainNotice({ failedAgain }: { failedAgain: ReplayedFromDto }) {
@@ -110,8 +111,8 @@ export function MessageReplays({ replays }: { replays: MessageReplayDto[] }) {
             <td className="truncate font-mono text-xs text-zinc-700" title={to}>
               <PublishedTo exchange={r.exchange} routingKey={r.routingKey} />
             </td>
-            <td className="truncate text-xs text-red-700" title={r.error ? visibleText(r.error) : undefined}>
-              {r.error ? visibleText(r.error) : <span className="text-zinc-400">—</span>}
+            <td className={cn('truncate text-xs', r.error ? 'text-red-700' : 'text-violet-800')} title={r.error ? visibleText(r.error) : r.supersededNote ? visibleText(r.supersededNote) : undefined}>
+              {r.error ? visibleText(r.error) : r.supersededNote ? visibleText(r.supersededNote) : <span className="text-zinc-400">—</span>}
             </td>
           </tr>
         )

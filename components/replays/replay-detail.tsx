@@ -166,8 +166,9 @@ function PlanSummary({ job }: { job: ReplayJobDetailDto }) {
 function ItemRow({ item }: { item: ReplayItemDto }) {
   const to = publishedToText(item.exchange, item.routingKey)
   const error = item.error ? visibleText(item.error) : null
+  const note = item.supersededNote ? visibleText(item.supersededNote) : null
   return (
-    <tr data-item-status={item.status} data-message-id={item.messageId}>
+    <tr data-item-status={item.status} data-message-id={item.messageId} data-superseded={note ? 'true' : undefined}>
       <td className="text-right text-xs text-zinc-500 tabular-nums">{item.id}</td>
       <td className="font-mono text-xs">
         <Link href={`/messages/${item.messageId}`} className="text-brand hover:underline">
@@ -191,8 +192,8 @@ function ItemRow({ item }: { item: ReplayItemDto }) {
       <td className="truncate font-mono text-xs text-zinc-600" title={to}>
         <PublishedTo exchange={item.exchange} routingKey={item.routingKey} />
       </td>
-      <td className={cn('truncate text-xs', error ? 'text-red-700' : 'text-zinc-400')} title={error ?? undefined}>
-        {error ?? '—'}
+      <td className={cn('truncate text-xs', error ? 'text-red-700' : note ? 'text-violet-800' : 'text-zinc-400')} title={error ?? note ?? undefined}>
+        {error ?? note ?? '—'}
       </td>
       <td className="truncate text-xs text-zinc-600 tabular-nums" data-column="at">
         <AbsoluteTime iso={item.finishedAt ?? item.publishedAt} />

@@ -14,6 +14,7 @@ export const EXCLUSION_LABELS: Record<ExclusionReason, string> = {
   'no-origin': 'original exchange unknown: choose the failed queue or a custom target',
   'unknown-source': 'its source no longer exists',
   'target-refused': 'target not allowed: an amq.* or Lazarus exchange, or another queue than the one it failed in',
+  superseded: 'superseded: a newer version of its entity is in the selection (resolved, not published)',
 }
 
 export const exclusionLabel = (reason: string) => EXCLUSION_LABELS[reason as ExclusionReason] ?? visibleText(reason)
@@ -93,3 +94,4 @@ export function JobStatusBadge({ status, cancelRequested }: { status: ReplayJobD
 export function ItemStatusBadge({ status }: { status: string }) {
   return <Badge tone={ITEM_TONES[status] ?? 'zinc'}>{status.replace('_', ' ')}</Badge>
 }
+

@@ -17,6 +17,7 @@ import { useCreateReplay, useReplayPlan, type ReplayRequest, type SelectionInput
 import type { ReplayPlanDto, ReplayPlanTargetDto, ReplayTarget } from '@/lib/shared/schemas/replay'
 import { exchangeText, exclusionLabel, formatDuration } from './replay-format'
 import { EMPTY_STAGING_DRAFT, parseStagingDraft, PlanStaging, type StagingDraft } from './plan-staging'
+import { PlanVersions } from './plan-versions'
 
 type TargetType = ReplayTarget['type']
 
@@ -226,6 +227,7 @@ export function ReplayPlanDialog({ selection, subject, onClose }: ReplayPlanDial
   const [rateText, setRateText] = useState<string | null>(null)
   const [pauseEntities, setPauseEntities] = useState<boolean | null>(null)
   const [allowFanOut, setAllowFanOut] = useState(false)
+  const [onlyNewest, setOnlyNewest] = useState(false)
   const [typedCount, setTypedCount] = useState('')
   const create = useCreateReplay()
 
@@ -250,8 +252,9 @@ export function ReplayPlanDialog({ selection, subject, onClose }: ReplayPlanDial
     if (pauseEntities !== null) r.pauseEntities = pauseEntities
     if (allowFanOut) r.allowFanOut = true
     if (staged && Object.keys(parsedStaging.errors).length === 0) r.staging = parsedStaging.input
+    if (onlyNewest) r.onlyNewestPerEntity = true
     return r
-  }, [selection, targetType, custom, settledRate, pauseEntities, allowFanOut, staged, parsedStaging])
+  }, [selection, targetType, custom, settledRate, pauseEntities, allowFanOut, staged, parsedStaging, onlyNewest])
 
   const planQuery = useReplayPlan(request)
   // A re-plan that fails (a custom target the API refuses) keeps the last plan on screen, so the choice can be fixed.
@@ -446,6 +449,11 @@ export function ReplayPlanDialog({ selection, subject, onClose }: ReplayPlanDial
             )}
           </Section>
 
+          {plan.versions && (
+            <Section title="Versions" label="Entity versions">
+              <PlanVersions versions={plan.versions} onlyNewest={onlyNewest} onOnlyNewest={setOnlyNewest} />
+            </Section>
+          )}
           <Section title="Stages" label="Stages">
             <PlanStaging plan={plan} staged={staged} onStaged={setStagedChoice} draft={stagingDraft} onDraft={setStagingDraft} errors={parseStagingDraft(stagingDraft).errors} />
           </Section>

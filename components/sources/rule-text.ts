@@ -8,3 +8,8 @@ export function ruleText(rule: SourceDto['entityKey']): string {
   if (rule.kind === 'header') return `header ${visibleText(rule.name)}`
   return `body ${visibleText(rule.pointer)}`
 }
+
+/** A source's version rule in a few words, e.g. "version: body /rev (number)"; null without one. */
+export function versionRuleText(rule: SourceDto['entityVersion']): string | null {
+  return rule ? `version: ${ruleText(rule)} (${rule.type === 'time' ? 'ISO time' : 'number'})` : null
+}

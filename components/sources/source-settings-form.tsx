@@ -5,13 +5,15 @@ import { Button } from '@/components/ui/button'
 import { Checkbox, Field, Input, Select } from '@/components/ui/fields'
 import { ApiError, errorMessage } from '@/lib/client/api'
 import { useUpdateSource } from '@/lib/client/use-sources'
-import { ENTITY_KEY_PROPERTIES, type EntityKeyRule, type SourceDto, type UpdateSourceInput } from '@/lib/shared/schemas/source'
+import { ENTITY_KEY_PROPERTIES, type EntityKeyRule, type EntityVersionRule, type SourceDto, type UpdateSourceInput } from '@/lib/shared/schemas/source'
+
+/** Where a rule reads (an entity key's, or a version's): a property, a header or a JSON pointer. */
+type RuleDraft = { kind: '' | EntityKeyRule['kind']; propertyName: string; headerName: string; pointer: string }
 
 type Draft = {
-  entityKind: '' | EntityKeyRule['kind']
-  propertyName: string
-  headerName: string
-  pointer: string
+  entity: RuleDraft
+  version: RuleDraft
+  versionType: EntityVersionRule['type']
   orderSensitive: boolean
   targetType: SourceDto['defaultTarget']['type']
   exchange: string
@@ -19,14 +21,27 @@ type Draft = {
   enabled: boolean
 }
 
-function draftOf(source: SourceDto): Draft {
-  const rule = source.entityKey
-  const target = source.defaultTarget
+function ruleDraft(rule: EntityKeyRule | null): RuleDraft {
   return {
-    entityKind: rule?.kind ?? '',
+    kind: rule?.kind ?? '',
     propertyName: rule?.kind === 'property' ? rule.name : 'correlationId',
     headerName: rule?.kind === 'header' ? rule.name : '',
     pointer: rule?.kind === 'jsonPointer' ? rule.pointer : '',
+  }
+}
+
+function ruleOf(d: RuleDraft): EntityKeyRule | null {
+  if (d.kind === '') return null
+  if (d.kind === 'property') return { kind: 'property', name: d.propertyName as (typeof ENTITY_KEY_PROPERTIES)[number] }
+  return d.kind === 'header' ? { kind: 'header', name: d.headerName } : { kind: 'jsonPointer', pointer: d.pointer }
+}
+
+function draftOf(source: SourceDto): Draft {
+  const target = source.defaultTarget
+  return {
+    entity: ruleDraft(source.entityKey),
+    version: ruleDraft(source.entityVersion),
+    versionType: source.entityVersion?.type ?? 'number',
     orderSensitive: source.orderSensitive,
     targetType: target.type,
     exchange: target.type === 'custom' ? target.exchange : '',
@@ -36,16 +51,53 @@ function draftOf(source: SourceDto): Draft {
 }
 
 function toInput(d: Draft): UpdateSourceInput {
-  const entityKey =
-    d.entityKind === ''
-      ? null
-      : d.entityKind === 'property'
-        ? { kind: 'property' as const, name: d.propertyName as (typeof ENTITY_KEY_PROPERTIES)[number] }
-        : d.entityKind === 'header'
-          ? { kind: 'header' as const, name: d.headerName }
-          : { kind: 'jsonPointer' as const, pointer: d.pointer }
+  const version = ruleOf(d.version)
   const defaultTarget = d.targetType === 'custom' ? { type: 'custom' as const, exchange: d.exchange, routingKey: d.routingKey } : { type: d.targetType }
-  return { entityKey, orderSensitive: d.orderSensitive, defaultTarget, enabled: d.enabled }
+  return { entityKey: ruleOf(d.entity), entityVersion: version && { ...version, type: d.versionType }, orderSensitive: d.orderSensitive, defaultTarget, enabled: d.enabled }
+}
+
+/** The fields of one rule: where it reads from, then the property, header name or pointer. */
+function RuleFields({ what, labelPrefix, value, onChange, error, placeholder }: {
+  what: string
+  /** Before the fields' accessible names ("Version " → "Version JSON pointer"); the entity key's have none. */
+  labelPrefix: string
+  value: RuleDraft
+  onChange: (changes: Partial<RuleDraft>) => void
+  error?: string
+  placeholder: string
+}) {
+  return (
+    <>
+      <Field label="From" className="w-40">
+        <Select
+          aria-label={`${what} source`}
+          value={value.kind}
+          onChange={(e) => onChange({ kind: e.target.value as RuleDraft['kind'] })}
+          options={[
+            { value: '', label: 'None' },
+            { value: 'property', label: 'AMQP property' },
+            { value: 'header', label: 'Header' },
+            { value: 'jsonPointer', label: 'JSON pointer' },
+          ]}
+        />
+      </Field>
+      {value.kind === 'property' && (
+        <Field label="Property" error={error} className="w-40">
+          <Select aria-label={`${labelPrefix}Property name`} value={value.propertyName} onChange={(e) => onChange({ propertyName: e.target.value })} options={ENTITY_KEY_PROPERTIES.map((p) => ({ value: p, label: p }))} invalid={Boolean(error)} />
+        </Field>
+      )}
+      {value.kind === 'header' && (
+        <Field label="Header name" error={error} className="min-w-40 flex-1">
+          <Input aria-label={`${labelPrefix}Header name`} value={value.headerName} onChange={(e) => onChange({ headerName: e.target.value })} placeholder={`x-${placeholder.replaceAll('/', '-').replace(/^-/, '')}`} invalid={Boolean(error)} />
+        </Field>
+      )}
+      {value.kind === 'jsonPointer' && (
+        <Field label="JSON pointer" error={error} hint={`RFC 6901, e.g. ${placeholder}`} className="min-w-40 flex-1">
+          <Input aria-label={`${labelPrefix}JSON pointer`} value={value.pointer} onChange={(e) => onChange({ pointer: e.target.value })} placeholder={placeholder} invalid={Boolean(error)} className="font-mono" />
+        </Field>
+      )}
+    </>
+  )
 }
 
 /** Inline editor of a source's settings; validation comes from the API and is shown by the field. */
@@ -53,10 +105,11 @@ export function SourceSettingsForm({ source, onDone }: { source: SourceDto; onDo
   const [draft, setDraft] = useState(() => draftOf(source))
   const update = useUpdateSource(source.id)
   const fields = update.error instanceof ApiError ? update.error.fieldErrors() : {}
-  const known = ['entityKey', 'entityKey.kind', 'entityKey.name', 'entityKey.pointer', 'defaultTarget', 'defaultTarget.exchange', 'defaultTarget.routingKey', 'orderSensitive', 'enabled']
+  const known = ['entityKey', 'entityKey.kind', 'entityKey.name', 'entityKey.pointer', 'entityVersion', 'entityVersion.kind', 'entityVersion.name', 'entityVersion.pointer', 'entityVersion.type', 'defaultTarget', 'defaultTarget.exchange', 'defaultTarget.routingKey', 'orderSensitive', 'enabled']
   const other = update.error && !Object.keys(fields).some((k) => known.includes(k)) ? errorMessage(update.error) : null
   const set = (changes: Partial<Draft>) => setDraft((d) => ({ ...d, ...changes }))
   const entityError = fields['entityKey.pointer'] ?? fields['entityKey.name'] ?? fields['entityKey.kind'] ?? fields.entityKey
+  const versionError = fields['entityVersion.pointer'] ?? fields['entityVersion.name'] ?? fields['entityVersion.kind'] ?? fields.entityVersion
   // Enabling was refused: the queue looks like a work queue (or could not be checked). The admin may insist, explicitly.
   const confirmable = update.error instanceof ApiError && (update.error.details as { confirmWith?: unknown } | undefined)?.confirmWith === 'confirmNotWorkQueue'
 
@@ -72,40 +125,30 @@ export function SourceSettingsForm({ source, onDone }: { source: SourceDto; onDo
       <fieldset className="min-w-0 space-y-2">
         <legend className="mb-1 text-xs font-semibold text-zinc-700">Entity key</legend>
         <div className="flex flex-wrap items-start gap-2">
-          <Field label="From" className="w-40">
-            <Select
-              aria-label="Entity key source"
-              value={draft.entityKind}
-              onChange={(e) => set({ entityKind: e.target.value as Draft['entityKind'] })}
-              options={[
-                { value: '', label: 'None' },
-                { value: 'property', label: 'AMQP property' },
-                { value: 'header', label: 'Header' },
-                { value: 'jsonPointer', label: 'JSON pointer' },
-              ]}
-            />
-          </Field>
-          {draft.entityKind === 'property' && (
-            <Field label="Property" error={entityError} className="w-40">
-              <Select aria-label="Property name" value={draft.propertyName} onChange={(e) => set({ propertyName: e.target.value })} options={ENTITY_KEY_PROPERTIES.map((p) => ({ value: p, label: p }))} invalid={Boolean(entityError)} />
-            </Field>
-          )}
-          {draft.entityKind === 'header' && (
-            <Field label="Header name" error={entityError} className="min-w-40 flex-1">
-              <Input aria-label="Header name" value={draft.headerName} onChange={(e) => set({ headerName: e.target.value })} placeholder="x-order-id" invalid={Boolean(entityError)} />
-            </Field>
-          )}
-          {draft.entityKind === 'jsonPointer' && (
-            <Field label="JSON pointer" error={entityError} hint="RFC 6901, e.g. /order/id" className="min-w-40 flex-1">
-              <Input aria-label="JSON pointer" value={draft.pointer} onChange={(e) => set({ pointer: e.target.value })} placeholder="/order/id" invalid={Boolean(entityError)} className="font-mono" />
-            </Field>
-          )}
+          <RuleFields what="Entity key" labelPrefix="" value={draft.entity} onChange={(c) => set({ entity: { ...draft.entity, ...c } })} error={entityError} placeholder="/order/id" />
         </div>
         <label className="flex items-center gap-2 text-[13px]">
           <Checkbox checked={draft.orderSensitive} onChange={(e) => set({ orderSensitive: e.target.checked })} />
           Order-sensitive <span className="text-xs text-zinc-500">(replays pause the entity first)</span>
         </label>
         {fields.orderSensitive && <p className="text-xs text-red-700">{fields.orderSensitive}</p>}
+        <div className="mt-1 text-xs font-semibold text-zinc-700">Entity version <span className="font-normal text-zinc-500">(old must not overwrite new)</span></div>
+        <div className="flex flex-wrap items-start gap-2">
+          <RuleFields what="Entity version" labelPrefix="Version " value={draft.version} onChange={(c) => set({ version: { ...draft.version, ...c } })} error={versionError} placeholder="/order/version" />
+          {draft.version.kind !== '' && (
+            <Field label="Read as" error={fields['entityVersion.type']} className="w-36">
+              <Select
+                aria-label="Entity version type"
+                value={draft.versionType}
+                onChange={(e) => set({ versionType: e.target.value as Draft['versionType'] })}
+                options={[
+                  { value: 'number', label: 'Number' },
+                  { value: 'time', label: 'ISO 8601 time' },
+                ]}
+              />
+            </Field>
+          )}
+        </div>
       </fieldset>
 
       <fieldset className="min-w-0 space-y-2">

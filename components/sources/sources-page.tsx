@@ -17,7 +17,7 @@ import { useCan } from '@/lib/client/use-session'
 import { GuardCount } from '@/components/pauses/guard-count'
 import { AddSourceForm } from './add-source-form'
 import { SourceActions } from './source-actions'
-import { ruleText } from './rule-text'
+import { ruleText, versionRuleText } from './rule-text'
 import { SourceSettingsForm } from './source-settings-form'
 
 const COLUMNS: DataColumn[] = [
@@ -92,8 +92,9 @@ export function SourcesPage() {
                   <td className="text-zinc-600">
                     <RelativeTime iso={s.lastDrainAt} />
                   </td>
-                  <td className="truncate font-mono text-xs text-zinc-700" title={ruleText(s.entityKey)}>
+                  <td className="truncate font-mono text-xs text-zinc-700" title={[ruleText(s.entityKey), versionRuleText(s.entityVersion)].filter(Boolean).join('\n')}>
                     {ruleText(s.entityKey)}
+                    {s.entityVersion && <div className="truncate text-[11px] text-zinc-500">{versionRuleText(s.entityVersion)}</div>}
                   </td>
                   <td className="truncate" title={guards.get(s.id) ? `consumer queue ${visibleText(guards.get(s.id)!.queue)}` : undefined}>
                     {s.kind === 'hold' ? (

@@ -93,23 +93,30 @@ function parseBody(message: KeyedMessage): { value: unknown } | null {
 }
 
 /**
+ * The raw value a rule points at (a property, a header, or a JSON pointer into the body); undefined when there is
+ * none. Entity keys and entity versions (entity-version.ts) read their rules through it.
+ */
+export function ruleValue(rule: EntityKeyRule, message: KeyedMessage): unknown {
+  switch (rule.kind) {
+    case 'property':
+      return ownField(message.properties, rule.name)
+    case 'header':
+      return ownField(message.properties.headers, rule.name)
+    case 'jsonPointer': {
+      const tokens = parseJsonPointer(rule.pointer)
+      if (!tokens) return undefined
+      const parsed = parseBody(message)
+      return parsed ? resolveJsonPointer(parsed.value, tokens) : undefined
+    }
+    default:
+      return undefined
+  }
+}
+
+/**
  * The entity key of a message under a rule; null when the rule finds nothing usable. A null rule means the
  * source has none: Lazarus then reads the `x-entity-key` header, and so does the guard.
  */
 export function extractEntityKey(rule: EntityKeyRule | null, message: KeyedMessage): string | null {
-  const effective: EntityKeyRule = rule ?? { kind: 'header', name: DEFAULT_ENTITY_HEADER }
-  switch (effective.kind) {
-    case 'property':
-      return keyText(ownField(message.properties, effective.name))
-    case 'header':
-      return keyText(ownField(message.properties.headers, effective.name))
-    case 'jsonPointer': {
-      const tokens = parseJsonPointer(effective.pointer)
-      if (!tokens) return null
-      const parsed = parseBody(message)
-      return parsed ? keyText(resolveJsonPointer(parsed.value, tokens)) : null
-    }
-    default:
-      return null
-  }
+  return keyText(ruleValue(rule ?? { kind: 'header', name: DEFAULT_ENTITY_HEADER }, message))
 }

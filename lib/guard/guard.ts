@@ -10,9 +10,11 @@ import { pauseView } from './pause-view'
 import { guardToken, newInstanceId, pollRequest } from './poll-request'
 import { CONTROL_EXCHANGE, HOLD_EXCHANGE, RELEASE_HEADER, REPLAY_ID_HEADER, type GuardPause } from './protocol'
 import { PauseRegistry } from './registry'
+import { versionGuard, type GuardVersionOptions, type SupersededEvent } from './version-guard'
 
 export type { GuardedConsumer } from './guarded-consumer'
 export type { HoldEvent } from './hold-queue'
+export type { GuardVersionOptions, SupersededEvent } from './version-guard'
 
 /** What the guard needs from an amqplib connection (a ChannelModel, or amqplib 2.x's recovering one). */
 export type GuardConnection = {
@@ -64,6 +66,15 @@ export type GuardOptions = {
   onError?: (error: Error) => void
   /** Called after a message was held (published to lazarus.hold, confirmed, and the original acked). */
   onHold?: (event: HoldEvent) => void
+  /**
+   * Old must not overwrite new (README, "Entity versions"): with a version rule, the guard remembers per entity the
+   * highest version it let through, in a bounded window, and acks a replayed or released message with a lower version
+   * without handing it to the handler, then reports it to Lazarus (POST /api/guard/superseded, with `token`).
+   * Ordinary messages are never dropped.
+   */
+  versions?: GuardVersionOptions
+  /** Called after a replayed or released message was dropped as superseded (acked, not handed to the handler). */
+  onSuperseded?: (event: SupersededEvent) => void
   fetch?: typeof fetch
 }
 
@@ -157,15 +168,26 @@ export function createGuard(options: GuardOptions): Guard {
   pauses.start()
   const publisher = holdPublisher({ connection, queue, exchange: options.holdExchange ?? HOLD_EXCHANGE, confirmTimeoutMs, report })
   const holds = holdQueue({ publisher, queue, retryDelayMs, closedChannels, report, onHold: options.onHold, isClosed })
+  const versions = options.versions
+    ? versionGuard({
+        versions: options.versions, queue, vhost, baseUrl, instanceId, token, requestHeaders: options.requestHeaders, fetch: options.fetch ?? fetch,
+        retryDelayMs, report, onSuperseded: options.onSuperseded,
+      })
+    : null
+  /** What reaches the handler passes the version check first (which also remembers its version). */
+  const deliver = (channel: Channel, handler: MessageHandler, message: ConsumeMessage) => {
+    if (versions?.dropIfSuperseded(channel, message)) return
+    handler(message)
+  }
 
   function wrap(channel: Channel, handler: MessageHandler): (message: ConsumeMessage | null) => void {
     closedChannels.watch(channel)
     return (message) => {
       if (message === null || closed) return void handler(message)
       const headers = message.properties.headers
-      if (headers && (headers[RELEASE_HEADER] !== undefined || headers[REPLAY_ID_HEADER] !== undefined)) return void handler(message)
+      if (headers && (headers[RELEASE_HEADER] !== undefined || headers[REPLAY_ID_HEADER] !== undefined)) return deliver(channel, handler, message)
       const match = registry.match(message)
-      if (!match) return void handler(message)
+      if (!match) return deliver(channel, handler, message)
       holds.add({ channel, message, pauseId: match.pause.id, entityKey: match.entityKey, heldId: randomUUID() })
     }
   }

@@ -2,7 +2,8 @@
  * Lazarus' pause guard for Node amqplib consumers (see the README, "Pausing entities: the guard").
  * No Next.js and no Lazarus server code: an application imports this folder and passes its own amqplib connection.
  */
-export { createGuard, type Guard, type GuardConnection, type GuardOptions, type GuardedConsumer, type HoldEvent, type MessageHandler } from './guard'
+export { createGuard, type Guard, type GuardConnection, type GuardOptions, type GuardedConsumer, type GuardVersionOptions, type HoldEvent, type MessageHandler, type SupersededEvent } from './guard'
+export { extractEntityVersion, formatVersion, versionOf, VersionWindow, type VersionValue, type VersionWindowOptions } from './entity-version'
 export { extractEntityKey, parseJsonPointer, MAX_ENTITY_KEY_LENGTH, type KeyedMessage } from './entity-key'
 export { PauseRegistry } from './registry'
 export { GUARD_VERSION } from './version'

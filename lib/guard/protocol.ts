@@ -40,6 +40,31 @@ export type EntityKeyRule =
   | { kind: 'header'; name: string }
   | { kind: 'jsonPointer'; pointer: string }
 
+/** How a version is read: a number, or an ISO 8601 time compared as epoch milliseconds. */
+export const ENTITY_VERSION_TYPES = ['number', 'time'] as const
+
+/**
+ * Where a message's entity version lives (a source's rule, docs/ARCHITECTURE.md#entity-versions): the same places as
+ * an entity key, plus how the value reads. Versions compare numerically; a value that does not read as its type is no
+ * version (Lazarus flags it `entity-version-unparsable`).
+ */
+export type EntityVersionRule = EntityKeyRule & { type: (typeof ENTITY_VERSION_TYPES)[number] }
+
+/**
+ * POST /api/guard/superseded: a guard dropped a replayed or released message because it had already let a higher
+ * version of the entity through. `replayId` is the message's x-lazarus-replay-id, which replayed and released
+ * messages both carry: it names the job's item.
+ */
+export type SupersededReport = {
+  queue: string
+  vhost: string
+  instance: string
+  replayId: string
+  entityKey: string
+  version: number
+  supersededBy: number
+}
+
 /** A pause as guards need it: a subset of GET /api/pauses items. */
 export type GuardPause = {
   id: string

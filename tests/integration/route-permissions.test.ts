@@ -32,6 +32,7 @@ const EXPECTED: Record<string, Permission> = {
   'POST /api/auth/sign-in': 'public',
   'POST /api/auth/sign-out': 'public',
   'GET /api/export': 'messages:read',
+  'POST /api/guard/superseded': 'guard',
   'GET /api/groups': 'messages:read',
   'GET /api/groups/[id]': 'messages:read',
   'PATCH /api/groups/[id]': 'groups:triage',

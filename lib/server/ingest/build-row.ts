@@ -5,7 +5,7 @@ import { getTooDeepHeaders, getTypedHeaders, getTypedHeadersError, typedTableToP
 import { asHeldRow } from './held-delivery'
 import { normaliseDelivery } from './normalise/normalise-delivery'
 import { PREVIEW_CHARS, type IngestRow } from './types'
-import type { EntityKeyRule } from '@/lib/shared/schemas/source'
+import type { EntityKeyRule, EntityVersionRule } from '@/lib/shared/schemas/source'
 import type { AmqpProperties, DeliveryView, DerivedFailure } from './types'
 
 /** Error texts are kept whole in the stored headers; the derived columns are capped for display and search. */
@@ -15,6 +15,7 @@ export type BuildRowOptions = {
   queue: string
   message: Pick<ConsumeMessage, 'content' | 'fields' | 'properties'>
   entityKeyRule?: EntityKeyRule | null
+  entityVersionRule?: EntityVersionRule | null
   maxBodyBytes: number
   status?: 'dead' | 'held'
   now?: Date
@@ -135,6 +136,7 @@ export function buildRow(options: BuildRowOptions): IngestRow {
     headers: typedTableToPlain(typedHeaders),
     body,
     entityKeyRule: options.entityKeyRule ?? null,
+    entityVersionRule: options.entityVersionRule ?? null,
   })
   for (const flag of derived.flags) flags.add(flag)
   const now = options.now ?? new Date()
@@ -167,6 +169,7 @@ export function buildRow(options: BuildRowOptions): IngestRow {
     serviceVersion: pgText(derived.serviceVersion, 128),
     framework: derived.framework,
     entityKey: pgText(derived.entityKey, 1024),
+    entityVersion: derived.entityVersion ?? null,
     signature: derived.signature,
     title: pgText(derived.title, 300) ?? '',
     messagePattern: pgText(derived.messagePattern, 1024),

@@ -3,7 +3,7 @@
  * Pure types and constants: safe to import anywhere on the server.
  */
 import type { PlainValue } from '@/lib/server/platform/broker/typed-fields'
-import type { EntityKeyRule } from '@/lib/shared/schemas/source'
+import type { EntityKeyRule, EntityVersionRule } from '@/lib/shared/schemas/source'
 
 /** Headers as the normaliser sees them (PlainValue: the typed codec's lossy view). */
 export type PlainHeaders = Record<string, PlainValue>
@@ -37,6 +37,8 @@ export type DeliveryView = {
   headers: PlainHeaders
   body: Buffer
   entityKeyRule?: EntityKeyRule | null
+  /** The source's entity-version rule (docs/ARCHITECTURE.md#entity-versions); absent or null: none. */
+  entityVersionRule?: EntityVersionRule | null
 }
 
 export type FailureKind =
@@ -107,6 +109,8 @@ export type DerivedFailure = {
    * replayId is absent unless the delivery carries one.
    */
   lineage: { originId: string | null; replayCount: number; replayId?: string }
+  /** The entity version the source's rule found (epoch ms for a time); absent or null: none. */
+  entityVersion?: number | null
 }
 
 /** One dead letter as the drainer stores it: a dead_letters row and what its group and status rows need. */
@@ -136,6 +140,8 @@ export type IngestRow = {
   serviceVersion: string | null
   framework: string
   entityKey: string | null
+  /** dead_letters.entity_version; absent or null: none. */
+  entityVersion?: number | null
   signature: string
   title: string
   messagePattern: string | null

@@ -76,8 +76,10 @@ async function replayHistory({ sql, id }: { sql: Sql; id: string }): Promise<Mes
   const { rows } = await sql.query<{
     job_id: string; kind: MessageReplayDto['kind']; replay_id: string; status: MessageReplayDto['status']; exchange: string | null
     routing_key: string | null; error: string | null; created_by: string; created_at: Date; published_at: Date | null; finished_at: Date | null
+    superseded_by_version: number | null; superseded_note: string | null
   }>(
-    `SELECT i.job_id::text, i.kind, i.replay_id, ${ITEM_STATUS_SQL} AS status, i.exchange, i.routing_key, i.error, j.created_by, j.created_at, i.published_at, i.finished_at
+    `SELECT i.job_id::text, i.kind, i.replay_id, ${ITEM_STATUS_SQL} AS status, i.exchange, i.routing_key, i.error, j.created_by, j.created_at, i.published_at, i.finished_at,
+       i.superseded_by_version, i.superseded_note
      FROM replay_items i JOIN replay_jobs j ON j.id = i.job_id
      WHERE i.dead_letter_id = $1::bigint ORDER BY i.job_id LIMIT ${REPLAY_HISTORY_LIMIT}`,
     [id],
@@ -86,6 +88,7 @@ async function replayHistory({ sql, id }: { sql: Sql; id: string }): Promise<Mes
   return rows.map((r) => ({
     jobId: r.job_id, kind: r.kind, replayId: r.replay_id, status: r.status, exchange: r.exchange, routingKey: r.routing_key, error: r.error,
     createdBy: r.created_by, createdAt: iso(r.created_at)!, publishedAt: iso(r.published_at), finishedAt: iso(r.finished_at),
+    supersededByVersion: r.superseded_by_version, supersededNote: r.superseded_note,
   }))
 }
 

@@ -1,13 +1,15 @@
 import 'server-only'
 import { recordAudit } from '@/lib/server/audit/record-audit'
 import type { Db } from '@/lib/server/platform/db'
+import type { Sql } from '@/lib/server/platform/db/sql'
 import { AppError } from '@/lib/server/platform/errors/app-error'
 import { createJobPauses, publishControlEvents, toControlEvents } from '@/lib/server/pauses/job-pauses'
 import type { PauseDto } from '@/lib/shared/schemas/pause'
 import type { CreateReplayInput, ReplayCreatedDto, ReplayDryRunDto, ReplayPlanDto } from '@/lib/shared/schemas/replay'
 import { planReplay } from './plan-replay'
 import { replaySettings, type ReplaySettings } from './replay-settings'
-import { freezeJobPlan, insertReplayJob, recordJobSources, selectJobEntities, takeMessagesIntoJob } from './replay-store'
+import { freezeJobPlan, insertReplayJob, recordJobSources, resolveSupersededMessages, selectJobEntities, takeMessagesIntoJob } from './replay-store'
+import { addGroupCounts } from '@/lib/server/groups/groups-store'
 import { signalReplayWork } from './replay-signal'
 import { setJobStaging } from './stage-store'
 import { describeSelection } from '@/lib/server/selection/selection-sql'
@@ -45,6 +47,7 @@ export async function createReplay(options: CreateReplayOptions): Promise<Replay
       throw new AppError('conflict', `The selection now holds ${total} replayable messages, more than the ${input.confirmCount} confirmed: plan again and confirm the new count`, { confirmCount: { required: total, given: input.confirmCount } })
     }
     await recordJobSources({ sql: tx, jobId })
+    const superseded = await resolveSuperseded({ tx, jobId, ids: planned.supersededIds, actor })
     let frozen: ReplayPlanDto = total === plan.replayable ? plan : { ...plan, replayable: total, estimatedSeconds: Math.ceil(total / plan.ratePerSecond) }
     if (plan.staging) frozen = { ...frozen, staging: await setJobStaging({ sql: tx, jobId, total, staging: plan.staging }) }
     await freezeJobPlan({ sql: tx, jobId, total, plan: frozen })
@@ -66,11 +69,12 @@ export async function createReplay(options: CreateReplayOptions): Promise<Replay
       actor,
       action: 'replay.created',
       subject: { type: 'replay', id: jobId },
-      summary: `Replay ${jobId} of ${total} message${total === 1 ? '' : 's'} (${describeSelection(input.selection)}) to ${target} at ${plan.ratePerSecond}/s${pauses.length ? `, ${pauses.length} entities paused` : ''}`,
+      summary: `Replay ${jobId} of ${total} message${total === 1 ? '' : 's'} (${describeSelection(input.selection)}) to ${target} at ${plan.ratePerSecond}/s${pauses.length ? `, ${pauses.length} entities paused` : ''}${superseded ? `, ${superseded} older versions resolved as superseded` : ''}`,
       details: {
         selection: input.selection, target: planned.target, ratePerSecond: plan.ratePerSecond, total, matched: plan.matched,
         excluded: plan.excluded.map((e) => ({ reason: e.reason, count: e.count })), pauseEntities: plan.pauseEntities,
         pauses: pauses.map((p) => p.id), allowFanOut: input.allowFanOut ?? false, warnings: plan.warnings, staging: frozen.staging ?? null,
+        onlyNewestPerEntity: plan.onlyNewestPerEntity ?? false, superseded,
       },
       outcome: 'pending',
     })
@@ -80,6 +84,29 @@ export async function createReplay(options: CreateReplayOptions): Promise<Replay
   await publishControlEvents(toControlEvents('pause', pauses))
   signalReplayWork()
   return { id: jobId, status: 'pending', plan: frozen }
+}
+
+/**
+ * The older versions "only the newest per entity" left out become resolved ("superseded by version V"), in the job's
+ * transaction, with their groups' counters and an audit entry of their own (docs/ARCHITECTURE.md#entity-versions).
+ */
+async function resolveSuperseded({ tx, jobId, ids, actor }: { tx: Sql; jobId: string; ids: string[]; actor: string }): Promise<number> {
+  if (ids.length === 0) return 0
+  const moved = await resolveSupersededMessages({ sql: tx, jobId, ids, actor })
+  await addGroupCounts({ sql: tx, column: 'resolved_count', moved })
+  const resolved = moved.reduce((sum, g) => sum + g.n, 0)
+  if (resolved > 0) {
+    await recordAudit({
+      sql: tx,
+      actor,
+      action: 'messages.superseded',
+      subject: { type: 'replay', id: jobId },
+      summary: `Resolved ${resolved} older version${resolved === 1 ? '' : 's'} as superseded by replay ${jobId} (only the newest per entity)`,
+      details: { jobId, resolved, planned: ids.length, sampleIds: ids.slice(0, 20) },
+      outcome: 'resolved',
+    })
+  }
+  return resolved
 }
 
 /**

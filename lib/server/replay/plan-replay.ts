@@ -4,7 +4,7 @@ import type { Sql } from '@/lib/server/platform/db/sql'
 import { logger } from '@/lib/server/platform/log'
 import type { TypedTable } from '@/lib/server/platform/broker/typed-fields'
 import { replayTargetSchema } from '@/lib/shared/schemas/source'
-import type { CreateReplayInput, ExclusionReason, ReplayPlanDto, ReplayPlanTargetDto, ReplayTarget } from '@/lib/shared/schemas/replay'
+import type { CreateReplayInput, ExclusionReason, ReplayPlanDto, ReplayPlanTargetDto, ReplayPlanVersionsDto, ReplayTarget } from '@/lib/shared/schemas/replay'
 import { MAX_HEADER_TABLE_BYTES, replayHeaderBytes } from './publish-message'
 import { replaySettings, type ReplaySettings } from './replay-settings'
 import { routeKey, type ExchangeNode } from './route-match'
@@ -14,6 +14,7 @@ import { getReplayConfirmSettings } from './replay-confirm-settings'
 import { planStaging } from './stage-plan'
 import { loadTopology, type Topology } from './topology'
 import { assertCustomTargetAllowed, loadTargetRules, refusedTargetSql } from './target-policy'
+import { planEntityVersions } from './entity-versions'
 
 const log = logger('replay')
 
@@ -41,6 +42,8 @@ export type PlannedReplay = {
   exchangeSql: string
   routingKeySql: string
   params: unknown[]
+  /** With onlyNewestPerEntity: the selected messages below their entity's newest version, resolved as superseded. */
+  supersededIds: string[]
 }
 
 /** Headers whose JSON text is below this cannot encode to 64 KiB (every typed value's JSON is longer than its bytes). */
@@ -49,7 +52,7 @@ const MAX_TARGET_ROWS = 200
 const MAX_TARGETS_SHOWN = 50
 const MAX_QUEUE_NAMES = 20
 
-const EXCLUSIONS: ExclusionReason[] = ['unknown-source', 'not-dead', 'replay-cap', 'too-large', 'headers-too-large', 'no-origin', 'target-refused']
+const EXCLUSIONS: ExclusionReason[] = ['unknown-source', 'not-dead', 'replay-cap', 'too-large', 'headers-too-large', 'no-origin', 'target-refused', 'superseded']
 
 function targetSql(target: ReplayTarget, params: unknown[]): { exchange: string; routingKey: string; noOrigin: string } {
   if (target.type === 'queue') return { exchange: `''`, routingKey: 'd.origin_queue', noOrigin: 'd.origin_queue IS NULL' }
@@ -113,6 +116,14 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
   const refused = refusedTargetSql(t.exchange, t.routingKey, rules, params)
   params.push(settings.cap, settings.maxBodyBytes, bigHeaders)
   const [cap, maxBody, big] = [params.length - 2, params.length - 1, params.length].map((n) => `$${n}`)
+  const publishable = `${selection} AND s.id IS NOT NULL AND ${STATUS_SQL} = 'dead' AND d.replay_count < ${cap}::int
+    AND d.body_size <= ${maxBody}::int AND NOT (d.id = ANY(${big}::bigint[])) AND NOT ${t.noOrigin} AND NOT ${refused}`
+  // Entity versions (docs/ARCHITECTURE.md#entity-versions): what "only the newest per entity" leaves out is excluded
+  // as 'superseded', after every other reason.
+  const onlyNewest = input.onlyNewestPerEntity === true
+  const { versions, olderIds } = await planEntityVersions({ sql, eligibleWhere: publishable, params, withOlderIds: onlyNewest })
+  params.push(olderIds)
+  const older = `$${params.length}::bigint[]`
   const reasonSql = `CASE
       WHEN s.id IS NULL THEN 'unknown-source'
       WHEN st.status <> 'dead' THEN 'not-dead'
@@ -121,9 +132,9 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
       WHEN d.id = ANY(${big}::bigint[]) THEN 'headers-too-large'
       WHEN ${t.noOrigin} THEN 'no-origin'
       WHEN ${refused} THEN 'target-refused'
+      WHEN d.id = ANY(${older}) THEN 'superseded'
     END`
-  const eligibleWhere = `${selection} AND s.id IS NOT NULL AND ${STATUS_SQL} = 'dead' AND d.replay_count < ${cap}::int
-    AND d.body_size <= ${maxBody}::int AND NOT (d.id = ANY(${big}::bigint[])) AND NOT ${t.noOrigin} AND NOT ${refused}`
+  const eligibleWhere = `${publishable} AND NOT (d.id = ANY(${older}))`
 
   const [reasons, routes, sources] = await Promise.all([
     sql.query<{ reason: ExclusionReason | null; n: number; sample: string[] | null }>(
@@ -196,6 +207,7 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
   } else if (orderSensitiveSources.length > 0) {
     warnings.push(`${orderSensitiveSources.map((s) => s.queue).join(', ')} ${orderSensitiveSources.length === 1 ? 'is' : 'are'} order-sensitive and the entities will not be paused: newer messages may be overtaken by the replayed ones.`)
   }
+  if (versions) warnings.push(...versionWarnings(versions, onlyNewest))
   if (replayable === 0) warnings.push(matched === 0 ? 'The selection matches no messages.' : 'None of the selected messages can be replayed.')
 
   const { staging, defaults: stagingDefaults, suggested: stagingSuggested } = await planStaging({ sql, input: input.staging, replayable, stagedFromMessages, sourceIds: sources.rows.map((s) => s.id) })
@@ -223,8 +235,23 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
     stagingDefaults,
     stagingSuggested,
     stagedFromMessages,
+    versions,
+    onlyNewestPerEntity: onlyNewest,
   }
-  return { plan, target, eligibleWhere, exchangeSql: t.exchange, routingKeySql: t.routingKey, params }
+  return { plan, target, eligibleWhere, exchangeSql: t.exchange, routingKeySql: t.routingKey, params, supersededIds: olderIds }
+}
+
+function versionWarnings(v: ReplayPlanVersionsDto, onlyNewest: boolean): string[] {
+  const out: string[] = []
+  const n = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`
+  if (v.entitiesWithNewerStored > 0) {
+    out.push(`${n(v.entitiesWithNewerStored, 'entity has', 'entities have')} a newer version among the stored dead letters than any selected: replaying may put an old version over a newer one.`)
+  }
+  if (v.older > 0 && !onlyNewest) {
+    out.push(`${n(v.entitiesWithSeveral, 'entity has', 'entities have')} several versions in the selection (${n(v.older, 'older message')}): "only the newest per entity" would publish the newest alone and resolve the others as superseded.`)
+  }
+  if (v.unparsable > 0) out.push(`${n(v.unparsable, 'message has', 'messages have')} a version that does not parse (flag entity-version-unparsable): no version check applies to ${v.unparsable === 1 ? 'it' : 'them'}.`)
+  return out
 }
 
 type RouteRow = { exchange: string; routing_key: string; origin_queue: string | null; n: number }

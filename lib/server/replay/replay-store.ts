@@ -87,7 +87,7 @@ export async function selectItemPage({ sql, jobId, afterSeq, limit, status }: { 
   }
   const { rows } = await sql.query<ItemDtoRow>(
     `SELECT i.seq, i.dead_letter_id::text, i.kind, i.replay_id, ${ITEM_STATUS_SQL} AS status, i.exchange, i.routing_key, i.error, i.published_at,
-       i.finished_at, d.entity_key, d.error_type
+       i.finished_at, d.entity_key, d.error_type, i.superseded_by_version, i.superseded_note
      FROM replay_items i JOIN replay_jobs j ON j.id = i.job_id LEFT JOIN dead_letters d ON d.id = i.dead_letter_id
      WHERE i.job_id = $1::bigint AND i.seq > $2::int ${statusSql}
      ORDER BY i.seq LIMIT $3`,
@@ -249,4 +249,67 @@ export async function finishJob(options: { sql: Sql; jobId: string; owner: strin
     [options.jobId, options.owner, options.status, options.error ?? null],
   )
   return rows[0] ?? null
+}
+
+/**
+ * SQL text of a version as people read it: an ISO time (UTC, milliseconds) for a source whose version rule reads
+ * times, else the number. `v` is a double precision expression; `rule` the source's entity_version rule.
+ */
+const versionTextSql = (v: string, rule: string) =>
+  `CASE WHEN ${rule}->>'type' = 'time' THEN to_char(to_timestamp(${v} / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') ELSE ${v}::text END`
+
+/**
+ * "Only the newest per entity" (docs/ARCHITECTURE.md#entity-versions): of `ids` (the plan's older versions), the
+ * messages still dead whose entity the job holds at a higher version become 'resolved' with the reason "superseded by
+ * version V", in the job's transaction. One left behind because its newer version went elsewhere meanwhile (another
+ * job took it) stays dead. Returns the moved messages per group and source, for the counters.
+ */
+export async function resolveSupersededMessages({ sql, jobId, ids, actor }: { sql: Sql; jobId: string; ids: string[]; actor: string }): Promise<{ group_id: string; source_id: string; n: number }[]> {
+  const { rows } = await sql.query<{ group_id: string; source_id: string; n: number }>(
+    `WITH newest AS (
+       SELECT d.source_id, d.entity_key, max(d.entity_version) AS v FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id
+       WHERE i.job_id = $1::bigint AND i.kind = 'replay' AND d.entity_key IS NOT NULL AND d.entity_version IS NOT NULL GROUP BY 1, 2
+     ),
+     resolved AS (
+       INSERT INTO dead_letter_states AS st (dead_letter_id, status, status_reason, status_changed_at, status_changed_by, failed_at)
+       SELECT d.id, 'resolved', 'superseded by version ' || ${versionTextSql('n.v', 's.entity_version')}, now(), $3, d.failed_at
+       FROM dead_letters d JOIN newest n ON n.source_id = d.source_id AND n.entity_key = d.entity_key JOIN sources s ON s.id = d.source_id
+       LEFT JOIN dead_letter_states cur ON cur.dead_letter_id = d.id
+       WHERE d.id = ANY($2::bigint[]) AND d.entity_version < n.v AND coalesce(cur.status, 'dead') = 'dead'
+       ON CONFLICT (dead_letter_id) DO UPDATE SET status = 'resolved', status_reason = excluded.status_reason,
+         status_changed_at = excluded.status_changed_at, status_changed_by = excluded.status_changed_by
+       WHERE st.status = 'dead'
+       RETURNING st.dead_letter_id
+     )
+     SELECT d.group_id::text, d.source_id::text, count(*)::int AS n FROM resolved r JOIN dead_letters d ON d.id = r.dead_letter_id GROUP BY 1, 2 ORDER BY 1, 2`,
+    [jobId, ids, actor],
+  )
+  return rows
+}
+
+export type SupersededItem = {
+  job_id: string; seq: number; dead_letter_id: string; exchange: string | null; routing_key: string | null
+  origin_queue: string | null; held_from: string | null; vhost: string | null; rule: unknown
+}
+
+/** The item that published `replayId` (replay_items_replay_id_idx), with where its message went and its source's rule. */
+export async function findItemByReplayId({ sql, replayId }: { sql: Sql; replayId: string }): Promise<SupersededItem | undefined> {
+  const { rows } = await sql.query<SupersededItem>(
+    `SELECT i.job_id::text, i.seq, i.dead_letter_id::text, i.exchange, i.routing_key, d.origin_queue, d.held_from, coalesce(s.vhost, '/') AS vhost,
+       s.entity_version AS rule
+     FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id LEFT JOIN sources s ON s.id = d.source_id
+     WHERE i.replay_id = $1 LIMIT 1`,
+    [replayId],
+  )
+  return rows[0]
+}
+
+/** Records a guard's "superseded by version V" on an item, unless it holds that version or a higher one already. */
+export async function markItemSuperseded({ sql, jobId, seq, version, note }: { sql: Sql; jobId: string; seq: number; version: number; note: string }): Promise<boolean> {
+  const { rowCount } = await sql.query(
+    `UPDATE replay_items SET superseded_by_version = $3, superseded_note = $4, superseded_at = now()
+     WHERE job_id = $1::bigint AND seq = $2 AND (superseded_by_version IS NULL OR superseded_by_version < $3)`,
+    [jobId, seq, version, note],
+  )
+  return rowCount > 0
 }

@@ -46,7 +46,7 @@ export function toReplayJobDto(row: JobDtoRow): ReplayJobDto {
 export type ItemDtoRow = {
   seq: number; dead_letter_id: string; kind: ReplayItemDto['kind']; replay_id: string; status: ReplayItemDto['status']
   exchange: string | null; routing_key: string | null; error: string | null; published_at: Date | null; finished_at: Date | null
-  entity_key: string | null; error_type: string | null
+  entity_key: string | null; error_type: string | null; superseded_by_version: number | null; superseded_note: string | null
 }
 
 export function toReplayItemDto(row: ItemDtoRow): ReplayItemDto {
@@ -63,5 +63,7 @@ export function toReplayItemDto(row: ItemDtoRow): ReplayItemDto {
     finishedAt: iso(row.finished_at),
     entityKey: row.entity_key,
     errorType: row.error_type,
+    supersededByVersion: row.superseded_by_version,
+    supersededNote: row.superseded_note,
   }
 }

@@ -29,6 +29,7 @@ export function insertSource({ prisma, input }: SourcesPrisma & { input: CreateS
       vhost: input.vhost,
       queue: input.queue,
       entityKey: input.entityKey ?? undefined,
+      entityVersion: input.entityVersion ?? undefined,
       orderSensitive: input.orderSensitive ?? false,
       defaultTarget: input.defaultTarget ?? { type: 'source' },
       enabled: input.enabled ?? true,
@@ -46,6 +47,7 @@ export function updateSourceColumns({ prisma, id, input }: SourcesPrisma & { id:
     where: { id },
     data: {
       ...(input.entityKey !== undefined && { entityKey: input.entityKey === null ? Prisma.DbNull : input.entityKey }),
+      ...(input.entityVersion !== undefined && { entityVersion: input.entityVersion === null ? Prisma.DbNull : input.entityVersion }),
       ...(input.orderSensitive !== undefined && { orderSensitive: input.orderSensitive }),
       ...(input.defaultTarget !== undefined && { defaultTarget: input.defaultTarget }),
       ...(input.enabled !== undefined && { enabled: input.enabled }),

@@ -1,10 +1,11 @@
 import 'server-only'
 import type { Source } from '@/lib/generated/prisma/client'
-import { entityKeyRuleSchema, replayTargetSchema, type SourceDto } from '@/lib/shared/schemas/source'
+import { entityKeyRuleSchema, entityVersionRuleSchema, replayTargetSchema, type SourceDto } from '@/lib/shared/schemas/source'
 import type { QueueInfo } from '@/lib/server/platform/broker/management-api'
 
 export function toSourceDto(row: Source, queue?: QueueInfo | null): SourceDto {
   const entityKey = entityKeyRuleSchema.safeParse(row.entityKey)
+  const entityVersion = entityVersionRuleSchema.safeParse(row.entityVersion)
   const target = replayTargetSchema.safeParse(row.defaultTarget)
   return {
     id: row.id.toString(),
@@ -12,6 +13,7 @@ export function toSourceDto(row: Source, queue?: QueueInfo | null): SourceDto {
     vhost: row.vhost,
     queue: row.queue,
     entityKey: entityKey.success ? entityKey.data : null,
+    entityVersion: entityVersion.success ? entityVersion.data : null,
     orderSensitive: row.orderSensitive,
     defaultTarget: target.success ? target.data : { type: 'source' },
     enabled: row.enabled,

@@ -10,6 +10,8 @@ export const AUDIT_ACTIONS = [
   'replay.halt-timed-out',
   'messages.resolved',
   'messages.restored',
+  'messages.superseded',
+  'replay.item-superseded',
   'message.raw-viewed',
   // Edit and replay: a revision of one message (details hold the diff), a bulk edit of a selection
   'message.edited',

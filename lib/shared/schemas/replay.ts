@@ -34,6 +34,12 @@ export const createReplaySchema = z
      * dialog offers staging switched on (at least the admin's `stagedFromMessages`).
      */
     staging: z.union([z.literal(false), stagingInputSchema]).optional(),
+    /**
+     * Only the newest version per entity (sources with a version rule, docs/ARCHITECTURE.md#entity-versions): the
+     * older ones in the selection are not published but resolved as superseded ("superseded by version V"), in the
+     * transaction that creates the job.
+     */
+    onlyNewestPerEntity: z.boolean().optional(),
   })
   .strict()
 export type CreateReplayInput = z.infer<typeof createReplaySchema>
@@ -48,8 +54,35 @@ export const listReplayItemsQuerySchema = z
   .object({ status: z.enum(REPLAY_ITEM_STATUSES).optional(), cursor: text().max(200).optional(), limit: z.coerce.number().int().min(1).max(500).default(100) })
   .strict()
 
-/** 'target-refused': the message would go where replays never go (lib/server/replay/target-policy.ts). */
-export type ExclusionReason = 'not-dead' | 'replay-cap' | 'too-large' | 'headers-too-large' | 'no-origin' | 'unknown-source' | 'target-refused'
+/**
+ * 'target-refused': the message would go where replays never go (lib/server/replay/target-policy.ts). 'superseded':
+ * with onlyNewestPerEntity, a newer version of its entity is in the selection (resolved when the job is created).
+ */
+export type ExclusionReason = 'not-dead' | 'replay-cap' | 'too-large' | 'headers-too-large' | 'no-origin' | 'unknown-source' | 'target-refused' | 'superseded'
+
+/**
+ * Entity versions among the messages a replay would publish, for sources with a version rule
+ * (docs/ARCHITECTURE.md#entity-versions). Versions are numbers; for a `time` rule, epoch milliseconds.
+ */
+export type ReplayPlanVersionsDto = {
+  /** How the versions read: null when the sources' rules differ. */
+  type: 'number' | 'time' | null
+  /** Replayable messages with an entity key, of sources with a version rule. */
+  messages: number
+  /** Of those, messages without a version (none found, or unparsable). */
+  withoutVersion: number
+  /** Of those, messages whose version did not parse (flag entity-version-unparsable). */
+  unparsable: number
+  entities: number
+  /** Entities with more than one version in the selection. */
+  entitiesWithSeveral: number
+  /** Entities with a higher version among the stored dead letters outside the selection. */
+  entitiesWithNewerStored: number
+  /** Messages below their entity's newest version in the selection: what onlyNewestPerEntity leaves out. */
+  older: number
+  /** Entities with several versions or newer stored ones (at most 20); `versions` the highest ten, ascending. */
+  sample: { sourceId: string; entityKey: string; versions: number[]; newest: number; newerStored: number; newestStored: number | null }[]
+}
 
 export type ReplayPlanTargetDto = {
   /** Exchange the messages go to ('' is the default exchange). */
@@ -90,6 +123,10 @@ export type ReplayPlanDto = {
   confirmCount: number | null
   /** From how many messages a replay is large (Settings, GET /api/settings/replay-confirm). */
   largeJobMessages: number
+  /** Entity versions in the selection; null (or absent, in plans frozen before) when no source has a version rule. */
+  versions?: ReplayPlanVersionsDto | null
+  /** Only the newest version per entity is published; the older ones are excluded as 'superseded'. */
+  onlyNewestPerEntity?: boolean
   /**
    * How many of the replayable messages go out as an edited revision (their newest, frozen when the job is created)
    * instead of the stored original (docs/ARCHITECTURE.md#revisions).
@@ -219,7 +256,29 @@ export type ReplayItemDto = {
   finishedAt: string | null
   entityKey: string | null
   errorType: string | null
+  /** A guard dropped the published copy: it had processed this higher version of the entity (epoch ms for a time rule). */
+  supersededByVersion: number | null
+  /** For people: "superseded by version V" (the version formatted for its rule; the audit entry names the guard). */
+  supersededNote: string | null
 }
+
+// POST /api/guard/superseded: a guard's report (lib/guard/protocol.ts, SupersededReport).
+const version = z.number().finite()
+export const supersededReportSchema = z
+  .object({
+    queue: text().min(1).max(255),
+    vhost: text().min(1).max(255),
+    instance: text().min(1).max(255),
+    replayId: text().min(1).max(128),
+    entityKey: text().min(1).max(1024),
+    version,
+    supersededBy: version,
+  })
+  .strict()
+  .refine((r) => r.version < r.supersededBy, { message: 'version must be lower than supersededBy', path: ['version'] })
+
+/** The answer to a guard's report: whether an item took it (false: unknown replay id, or already recorded). */
+export type SupersededRecordedDto = { recorded: boolean; jobId: string | null }
 
 export type ResolveResultDto = { resolved: number; skipped: number; skippedReasons: { reason: string; count: number }[] }
 export type RestoreResultDto = { restored: number; skipped: number; skippedReasons: { reason: string; count: number }[] }
@@ -246,6 +305,9 @@ export type MessageReplayDto = {
   createdAt: string
   publishedAt: string | null
   finishedAt: string | null
+  /** See ReplayItemDto.supersededByVersion. */
+  supersededByVersion?: number | null
+  supersededNote?: string | null
 }
 
 /** Set on a message that died again after a replay: the copy it was replayed from and the job that did it. */

@@ -1,15 +1,25 @@
 import { z } from 'zod'
 // The guard owns the rule's definition: it runs inside applications and imports nothing of Lazarus, so Lazarus
 // imports from it. tests/unit/entity-key-rule.test.ts checks that the schema accepts exactly that type.
-import { ENTITY_KEY_PROPERTIES, type EntityKeyRule } from '@/lib/guard/protocol'
+import { ENTITY_KEY_PROPERTIES, ENTITY_VERSION_TYPES, type EntityKeyRule, type EntityVersionRule } from '@/lib/guard/protocol'
 import { text } from './fields'
 
-export { ENTITY_KEY_PROPERTIES, type EntityKeyRule }
+export { ENTITY_KEY_PROPERTIES, ENTITY_VERSION_TYPES, type EntityKeyRule, type EntityVersionRule }
 
-export const entityKeyRuleSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('property'), name: z.enum(ENTITY_KEY_PROPERTIES) }),
-  z.object({ kind: z.literal('header'), name: text().min(1).max(255) }),
-  z.object({ kind: z.literal('jsonPointer'), pointer: text().regex(/^(\/([^~/]|~[01])*)+$/, 'must be an RFC 6901 JSON pointer such as /order/id') }),
+const ruleVariants = {
+  property: z.object({ kind: z.literal('property'), name: z.enum(ENTITY_KEY_PROPERTIES) }),
+  header: z.object({ kind: z.literal('header'), name: text().min(1).max(255) }),
+  jsonPointer: z.object({ kind: z.literal('jsonPointer'), pointer: text().regex(/^(\/([^~/]|~[01])*)+$/, 'must be an RFC 6901 JSON pointer such as /order/id') }),
+}
+
+export const entityKeyRuleSchema = z.discriminatedUnion('kind', [ruleVariants.property, ruleVariants.header, ruleVariants.jsonPointer])
+
+/** Where the entity version lives, and how it reads (docs/ARCHITECTURE.md#entity-versions). */
+const versionType = { type: z.enum(ENTITY_VERSION_TYPES) }
+export const entityVersionRuleSchema = z.discriminatedUnion('kind', [
+  ruleVariants.property.extend(versionType).strict(),
+  ruleVariants.header.extend(versionType).strict(),
+  ruleVariants.jsonPointer.extend(versionType).strict(),
 ])
 
 export const replayTargetSchema = z.discriminatedUnion('type', [
@@ -24,6 +34,7 @@ export const createSourceSchema = z.object({
   vhost: text().min(1).max(255).default('/'),
   queue: queueName,
   entityKey: entityKeyRuleSchema.nullable().optional(),
+  entityVersion: entityVersionRuleSchema.nullable().optional(),
   orderSensitive: z.boolean().optional(),
   defaultTarget: replayTargetSchema.optional(),
   enabled: z.boolean().optional(),
@@ -48,6 +59,8 @@ export type SourceDto = {
   vhost: string
   queue: string
   entityKey: EntityKeyRule | null
+  /** Where the entity version lives; null: none (no version checks for this source). */
+  entityVersion: EntityVersionRule | null
   orderSensitive: boolean
   defaultTarget: z.infer<typeof replayTargetSchema>
   enabled: boolean

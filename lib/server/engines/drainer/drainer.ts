@@ -119,7 +119,7 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
       const running = consumers.get(source.id)
       if (running) {
         // Settings edited through the API apply to the next delivery, without restarting the consumer.
-        running.updateEntityKey(source.entityKey)
+        running.updateEntityKey(source.entityKey, source.entityVersion ?? null)
         continue
       }
       // One connection serves one vhost: the one AMQP_URL names.

@@ -4,7 +4,7 @@ import { logAmqpError } from '@/lib/server/platform/broker/amqp-errors'
 import type { BrokerConnection } from '@/lib/server/platform/broker/connection'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import { buildRow } from '@/lib/server/ingest/build-row'
-import type { EntityKeyRule } from '@/lib/shared/schemas/source'
+import type { EntityKeyRule, EntityVersionRule } from '@/lib/shared/schemas/source'
 import type { Logger } from '@/lib/server/platform/log'
 import { BodyFlowControl } from './body-flow-control'
 import { drainConsumerTag } from '@/lib/server/sources/consumer-tag'
@@ -70,8 +70,9 @@ export class SourceConsumer {
     })
   }
 
-  updateEntityKey(rule: EntityKeyRule | null): void {
+  updateEntityKey(rule: EntityKeyRule | null, version: EntityVersionRule | null = null): void {
     this.options.source.entityKey = rule
+    this.options.source.entityVersion = version
   }
 
   get queue(): string {
@@ -129,6 +130,7 @@ export class SourceConsumer {
       queue: this.queue,
       message,
       entityKeyRule: this.options.source.entityKey,
+      entityVersionRule: this.options.source.entityVersion,
       maxBodyBytes: this.options.maxBodyBytes,
       status: this.options.source.kind === 'hold' ? 'held' : 'dead',
     })

@@ -50,7 +50,7 @@ const PARAM_COLUMNS = [
   'properties', 'headers', 'delivery_exchange', 'delivery_routing_key', 'death_reason', 'attempts',
   'origin_exchange', 'origin_routing_keys', 'origin_queue', 'first_death_at', 'last_death_at', 'failed_at',
   'error_type', 'error_message', 'error_stack', 'failure_kind', 'service', 'service_version', 'framework',
-  'entity_key', 'flags', 'lineage_origin_id', 'replay_count', 'lineage_replay_id', 'held_from',
+  'entity_key', 'flags', 'lineage_origin_id', 'replay_count', 'lineage_replay_id', 'held_from', 'entity_version',
 ] as const
 type ParamColumn = (typeof PARAM_COLUMNS)[number]
 
@@ -79,6 +79,7 @@ function rowParams(row: IngestRow, sourceId: string, groupId: string, extraSeen:
     row.originExchange, row.originRoutingKeys, row.originQueue, row.firstDeathAt, row.lastDeathAt, row.failedAt,
     row.errorType, row.errorMessage, row.errorStack, row.failureKind, row.service, row.serviceVersion, row.framework,
     row.entityKey, row.flags, row.lineageOriginId, row.replayCount, row.lineageReplayId ?? null, row.heldFrom ?? null,
+    row.entityVersion ?? null,
   ]
 }
 

@@ -1,9 +1,11 @@
 import 'server-only'
-import { ENTITY_KEY_PROPERTIES, type EntityKeyRule } from '@/lib/shared/schemas/source'
+import { ENTITY_KEY_PROPERTIES, entityVersionRuleSchema, type EntityKeyRule, type EntityVersionRule } from '@/lib/shared/schemas/source'
 import { asText, getField } from './header-values'
 import type { ParsedJson } from './delivery-body'
 // The guard's pointer functions (dependency-free, so applications can run them): one definition of what a rule finds.
 import { parseJsonPointer, resolveJsonPointer } from '@/lib/guard/entity-key'
+// And the guard's reading of a version: the drainer and the guards must agree on what a version is.
+import { versionOf, type VersionValue } from '@/lib/guard/entity-version'
 
 export { parseJsonPointer, resolveJsonPointer }
 
@@ -37,22 +39,40 @@ export function isValidEntityKeyRule(rule: unknown): rule is EntityKeyRule {
   return false
 }
 
+/** The raw value a rule points at in a delivery; undefined when there is none. */
+function ruleValue(rule: EntityKeyRule, source: EntityKeySource): unknown {
+  switch (rule.kind) {
+    case 'property':
+      return getField(source.properties, rule.name)
+    case 'header':
+      return getField(source.headers, rule.name)
+    case 'jsonPointer': {
+      const tokens = parseJsonPointer(rule.pointer)
+      const parsed = source.json()
+      if (!tokens || !parsed) return undefined
+      return resolveJsonPointer(parsed.value, tokens)
+    }
+  }
+}
+
 /**
  * Applies a source's entity-key rule (docs/framework-headers.md#entity-keys). Invalid rules, bodies or values give
  * null.
  */
 export function extractEntityKey(rule: EntityKeyRule | null | undefined, source: EntityKeySource): string | null {
   if (!isValidEntityKeyRule(rule)) return null
-  switch (rule.kind) {
-    case 'property':
-      return keyText(getField(source.properties, rule.name))
-    case 'header':
-      return keyText(getField(source.headers, rule.name))
-    case 'jsonPointer': {
-      const tokens = parseJsonPointer(rule.pointer)
-      const parsed = source.json()
-      if (!tokens || !parsed) return null
-      return keyText(resolveJsonPointer(parsed.value, tokens))
-    }
-  }
+  return keyText(ruleValue(rule, source))
+}
+
+/** Whether a stored rule is a version rule this code can apply. */
+export function isValidEntityVersionRule(rule: unknown): rule is EntityVersionRule {
+  return entityVersionRuleSchema.safeParse(rule).success
+}
+
+/**
+ * Applies a source's entity-version rule (docs/ARCHITECTURE.md#entity-versions) with the guard's own reading of a
+ * value, so a version Lazarus stored compares with the one a guard reads from the live message.
+ */
+export function extractEntityVersion(rule: EntityVersionRule, source: EntityKeySource): VersionValue {
+  return versionOf(ruleValue(rule, source), rule.type)
 }

@@ -3,7 +3,7 @@ import type { DeliveryView, DerivedFailure, Framework, XDeathEntry } from '../ty
 import { isInFuture } from './dates'
 import { readBody } from './delivery-body'
 import { detectFramework } from './detect-framework'
-import { extractEntityKey, isValidEntityKeyRule, MAX_ENTITY_KEY_LENGTH, type EntityKeySource } from './entity-key'
+import { extractEntityKey, extractEntityVersion, isValidEntityKeyRule, isValidEntityVersionRule, MAX_ENTITY_KEY_LENGTH, type EntityKeySource } from './entity-key'
 import { computeErrorSignature, fingerprint, NO_ERROR_METADATA } from './error-signature'
 import { classifyFailure } from './failure-kind'
 import { extractEasyNetQ } from './frameworks/easynetq'
@@ -273,16 +273,28 @@ function derive(delivery: DeliveryView, options: NormaliseOptions, now: Date): N
 
   let entityKey: string | null
   const rule = getField(delivery, 'entityKeyRule')
+  const source: EntityKeySource = { properties, headers, json: () => body.json(), ...facts.entitySource }
   if (rule !== undefined && rule !== null) {
     const validRule = isValidEntityKeyRule(rule) ? rule : null
     if (!validRule) flags.add('entity-key-rule-invalid')
-    const source: EntityKeySource = { properties, headers, json: () => body.json(), ...facts.entitySource }
     entityKey = validRule ? extractEntityKey(validRule, source) : null
     if (entityKey !== null && validRule) provenance.entityKey = `rule:${validRule.kind}`
   } else {
     const own = headerText(headers, 'x-entity-key')?.trim() ?? null
     entityKey = own !== null && own.length <= MAX_ENTITY_KEY_LENGTH ? own : null
     if (entityKey !== null) provenance.entityKey = 'x-entity-key'
+  }
+
+  // A version without an entity is of nothing: only read when there is a key (docs/ARCHITECTURE.md#entity-versions).
+  let entityVersion: number | null = null
+  const versionRule = getField(delivery, 'entityVersionRule')
+  if (versionRule !== undefined && versionRule !== null && entityKey !== null) {
+    if (!isValidEntityVersionRule(versionRule)) flags.add('entity-version-rule-invalid')
+    else {
+      const version = extractEntityVersion(versionRule, source)
+      if (version === 'unparsable') flags.add('entity-version-unparsable')
+      else entityVersion = version
+    }
   }
 
   const signature = computeErrorSignature({
@@ -346,6 +358,7 @@ function derive(delivery: DeliveryView, options: NormaliseOptions, now: Date): N
     topFrames: signature.frames.map(clean),
     flags: [...flags].map(clean).sort(),
     lineage: { originId, replayCount, ...(replayId === null ? {} : { replayId }) },
+    ...(entityVersion !== null && { entityVersion }),
     messageType: names.messageType,
     provenance,
   }
