@@ -28,6 +28,8 @@ export const PERMISSIONS = {
   'messages:read': 'viewer',
   'messages:raw': 'operator',
   'messages:replay': 'operator',
+  // Approving or rejecting another person's replay (docs/security.md#four-eyes); source-bound like replaying.
+  'replays:approve': 'operator',
   'messages:resolve': 'operator',
   'groups:triage': 'operator',
   'pauses:read': 'viewer',
@@ -52,6 +54,7 @@ export const SOURCE_BOUND: ReadonlySet<Permission> = new Set([
   'messages:read',
   'messages:raw',
   'messages:replay',
+  'replays:approve',
   'messages:resolve',
   'groups:triage',
   'pauses:read',

@@ -10,6 +10,8 @@ import { replaySettings, type ReplaySettings } from './replay-settings'
 import { freezeJobPlan, insertReplayJob, recordJobSources, selectJobEntities, takeMessagesIntoJob } from './replay-store'
 import { signalReplayWork } from './replay-signal'
 import { describeSelection } from '@/lib/server/selection/selection-sql'
+import { freezeItems, markJobWaiting } from './approval-store'
+import { getReplayApprovalSettings } from './replay-approval-settings'
 
 export type CreateReplayOptions = {
   db: Db
@@ -34,6 +36,7 @@ export async function createReplay(options: CreateReplayOptions): Promise<Replay
   if (input.dryRun) return { plan }
   if (!plan.canRun) throw new AppError('unprocessable', refusal(plan, input.allowFanOut === true), { plan })
   assertCountConfirmed(plan, input.confirmCount)
+  if (plan.approval.required || input.startAt !== undefined) return createWaitingReplay({ ...options, planned })
 
   const { jobId, pauses, frozen } = await db.sql.transaction(async (tx) => {
     const jobId = await insertReplayJob({ sql: tx, job: { selection: input.selection, target: planned.target, plan, actor } })
@@ -78,6 +81,49 @@ export async function createReplay(options: CreateReplayOptions): Promise<Replay
   await publishControlEvents(toControlEvents('pause', pauses))
   signalReplayWork()
   return { id: jobId, status: 'pending', plan: frozen }
+}
+
+/**
+ * A replay that needs approval, or starts later: the job and its items (the frozen selection) only. Its messages stay
+ * dead and unpaused until it starts (lib/server/engines/replay-executor/start-job.ts); docs/ARCHITECTURE.md#job-lifecycle.
+ */
+async function createWaitingReplay(options: CreateReplayOptions & { planned: Awaited<ReturnType<typeof planReplay>> }): Promise<ReplayCreatedDto> {
+  const { db, input, actor, planned } = options
+  const { plan } = planned
+  const { effectiveTtlSeconds } = await getReplayApprovalSettings({ db })
+  const status = plan.approval.required ? 'awaiting_approval' : 'scheduled'
+  const { jobId, frozen } = await db.sql.transaction(async (tx) => {
+    const jobId = await insertReplayJob({ sql: tx, job: { selection: input.selection, target: planned.target, plan, actor } })
+    const total = await freezeItems({ sql: tx, planned, jobId })
+    if (total === 0) throw new AppError('conflict', 'Nothing left to replay: the selected messages were replayed, resolved or taken by another job meanwhile')
+    if (input.confirmCount !== undefined && total > input.confirmCount) {
+      throw new AppError('conflict', `The selection now holds ${total} replayable messages, more than the ${input.confirmCount} confirmed: plan again and confirm the new count`, { confirmCount: { required: total, given: input.confirmCount } })
+    }
+    await recordJobSources({ sql: tx, jobId })
+    const frozen: ReplayPlanDto = total === plan.replayable ? plan : { ...plan, replayable: total, estimatedSeconds: Math.ceil(total / plan.ratePerSecond) }
+    await freezeJobPlan({ sql: tx, jobId, total, plan: frozen })
+    await markJobWaiting({
+      sql: tx,
+      jobId,
+      state: { status, startAt: input.startAt ?? null, reasons: plan.approval.required ? plan.approval.reasons : null, ttlSeconds: effectiveTtlSeconds, allowFanOut: input.allowFanOut === true },
+    })
+    const when = input.startAt ? `, to start at ${input.startAt}` : ''
+    await recordAudit({
+      sql: tx,
+      actor,
+      action: status === 'awaiting_approval' ? 'replay.approval-requested' : 'replay.created',
+      subject: { type: 'replay', id: jobId },
+      summary:
+        status === 'awaiting_approval'
+          ? `Replay ${jobId} of ${total} message${total === 1 ? '' : 's'} (${describeSelection(input.selection)}) needs approval: ${plan.approval.reasons.join('; ')}${when}`
+          : `Replay ${jobId} of ${total} message${total === 1 ? '' : 's'} (${describeSelection(input.selection)}) scheduled${when}`,
+      details: { selection: input.selection, target: planned.target, ratePerSecond: plan.ratePerSecond, total, reasons: plan.approval.reasons, startAt: input.startAt ?? null, allowFanOut: input.allowFanOut ?? false },
+      outcome: status,
+    })
+    return { jobId, frozen }
+  })
+  // An approved or scheduled job is started by the executor's next look (no nudge needed before its time).
+  return { id: jobId, status, plan: frozen }
 }
 
 /**

@@ -12,6 +12,8 @@ import { MESSAGES_FROM, STATUS_SQL } from '@/lib/server/selection/message-filter
 import { selectionSql } from '@/lib/server/selection/selection-sql'
 import { getReplayConfirmSettings } from './replay-confirm-settings'
 import { loadTopology, type Topology } from './topology'
+import { approvalReasons } from './approval-policy'
+import { getReplayApprovalSettings } from './replay-approval-settings'
 import { assertCustomTargetAllowed, loadTargetRules, refusedTargetSql } from './target-policy'
 
 const log = logger('replay')
@@ -105,7 +107,11 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
   const { where: selection } = selectionSql({ selection: input.selection, params, sourceIds: options.sourceIds })
   const target = input.target ?? (await defaultTarget({ sql, selection, params }))
   // Before anything reads the broker: a refused custom target must not get as far as a topology lookup.
-  const [rules, { largeJobMessages }] = await Promise.all([loadTargetRules({ db: options.db, settings }), getReplayConfirmSettings({ db: options.db })])
+  const [rules, { largeJobMessages }, approvalPolicy] = await Promise.all([
+    loadTargetRules({ db: options.db, settings }),
+    getReplayConfirmSettings({ db: options.db }),
+    getReplayApprovalSettings({ db: options.db }),
+  ])
   assertCustomTargetAllowed(target, rules)
   const bigHeaders = await oversizedHeaderIds({ sql, selection, params, actor })
   const t = targetSql(target, params)
@@ -137,8 +143,8 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
        GROUP BY 1, 2, 3 ORDER BY n DESC, 1, 2, 3 LIMIT ${MAX_TARGET_ROWS}`,
       params,
     ),
-    sql.query<{ id: string; queue: string; order_sensitive: boolean; messages: number; entities: number; keyless: number }>(
-      `SELECT s.id::text, s.queue, s.order_sensitive, count(*)::int AS messages, count(DISTINCT d.entity_key)::int AS entities,
+    sql.query<{ id: string; queue: string; order_sensitive: boolean; critical: boolean; messages: number; entities: number; keyless: number }>(
+      `SELECT s.id::text, s.queue, s.order_sensitive, s.critical, count(*)::int AS messages, count(DISTINCT d.entity_key)::int AS entities,
          (count(*) FILTER (WHERE d.entity_key IS NULL))::int AS keyless
        FROM ${MESSAGES_FROM} JOIN sources s ON s.id = d.source_id WHERE ${eligibleWhere}
        GROUP BY s.id ORDER BY messages DESC`,
@@ -196,6 +202,9 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
   }
   if (replayable === 0) warnings.push(matched === 0 ? 'The selection matches no messages.' : 'None of the selected messages can be replayed.')
 
+  // Message revisions (edit and replay) fill this; until then nothing is edited.
+  const editedMessages = 0
+  const approval = approvalReasons(approvalPolicy, { replayable, editedMessages, target, criticalQueues: sources.rows.filter((s) => s.critical).map((s) => s.queue) })
   const canRun = replayable > 0 && (fansOut.length === 0 || input.allowFanOut === true) && (targets.length === 0 || reachable > 0)
   const plan: ReplayPlanDto = {
     matched,
@@ -215,14 +224,19 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
     canRun,
     confirmCount: replayable >= largeJobMessages ? replayable : null,
     largeJobMessages,
+    editedMessages,
+    approval: { required: approval.length > 0, reasons: approval },
   }
   return { plan, target, eligibleWhere, exchangeSql: t.exchange, routingKeySql: t.routingKey, params }
 }
 
-type RouteRow = { exchange: string; routing_key: string; origin_queue: string | null; n: number }
+export type RouteRow = { exchange: string; routing_key: string; origin_queue: string | null; n: number }
 
-/** Per exchange and routing key: does the exchange exist, how many queues the key reaches, and is that a fan-out. */
-async function describeTargets(rows: RouteRow[], target: ReplayTarget, vhost: string, warnings: string[]): Promise<ReplayPlanTargetDto[]> {
+/**
+ * Per exchange and routing key: does the exchange exist, how many queues the key reaches, and is that a fan-out. Also
+ * the re-check of a waiting job's targets when it starts (lib/server/engines/replay-executor/start-job.ts).
+ */
+export async function describeTargets(rows: RouteRow[], target: ReplayTarget, vhost: string, warnings: string[]): Promise<ReplayPlanTargetDto[]> {
   if (rows.length === 0) return []
   let topology: Topology | null = null
   try {

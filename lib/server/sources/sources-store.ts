@@ -30,6 +30,7 @@ export function insertSource({ prisma, input }: SourcesPrisma & { input: CreateS
       queue: input.queue,
       entityKey: input.entityKey ?? undefined,
       orderSensitive: input.orderSensitive ?? false,
+      critical: input.critical ?? false,
       defaultTarget: input.defaultTarget ?? { type: 'source' },
       enabled: input.enabled ?? true,
     },
@@ -47,6 +48,7 @@ export function updateSourceColumns({ prisma, id, input }: SourcesPrisma & { id:
     data: {
       ...(input.entityKey !== undefined && { entityKey: input.entityKey === null ? Prisma.DbNull : input.entityKey }),
       ...(input.orderSensitive !== undefined && { orderSensitive: input.orderSensitive }),
+      ...(input.critical !== undefined && { critical: input.critical }),
       ...(input.defaultTarget !== undefined && { defaultTarget: input.defaultTarget }),
       ...(input.enabled !== undefined && { enabled: input.enabled }),
       updatedAt: new Date(),

@@ -13,6 +13,7 @@ export function toSourceDto(row: Source, queue?: QueueInfo | null): SourceDto {
     queue: row.queue,
     entityKey: entityKey.success ? entityKey.data : null,
     orderSensitive: row.orderSensitive,
+    critical: row.critical,
     defaultTarget: target.success ? target.data : { type: 'source' },
     enabled: row.enabled,
     drained: Number(row.drainedCount),

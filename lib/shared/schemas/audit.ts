@@ -5,6 +5,12 @@ export const AUDIT_ACTIONS = [
   'replay.created',
   'replay.cancelled',
   'replay.finished',
+  // Four eyes and scheduling (docs/security.md#four-eyes)
+  'replay.approval-requested',
+  'replay.approved',
+  'replay.rejected',
+  'replay.expired',
+  'replay.started',
   'messages.resolved',
   'messages.restored',
   'message.raw-viewed',

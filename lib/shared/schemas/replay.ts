@@ -6,7 +6,13 @@ import { replayTargetSchema } from './source'
 export { replayTargetSchema }
 export type ReplayTarget = z.infer<typeof replayTargetSchema>
 
-export const REPLAY_JOB_STATUSES = ['pending', 'running', 'completed', 'cancelled', 'failed'] as const
+/**
+ * 'awaiting_approval' and 'scheduled' jobs have not started: they hold only their items (docs/ARCHITECTURE.md#job-lifecycle).
+ * 'rejected' and 'expired' end a job that never started.
+ */
+export const REPLAY_JOB_STATUSES = ['awaiting_approval', 'scheduled', 'pending', 'running', 'completed', 'cancelled', 'failed', 'rejected', 'expired'] as const
+/** How far ahead a replay may be scheduled. */
+export const MAX_SCHEDULE_AHEAD_MS = 30 * 24 * 3600 * 1000
 export const REPLAY_ITEM_STATUSES = ['pending', 'in_flight', 'confirmed', 'unroutable', 'failed', 'skipped', 'cancelled'] as const
 
 // POST /api/replays
@@ -26,6 +32,12 @@ export const createReplaySchema = z
      * is refused (422), so a job never publishes more than was confirmed. Dry runs ignore it.
      */
     confirmCount: z.number().int().min(0).max(100_000_000).optional(),
+    /** Start at this time (ISO 8601, in the future, at most 30 days ahead): the job is 'scheduled' until then. */
+    startAt: z.iso
+      .datetime({ offset: true })
+      .refine((v) => Date.parse(v) > Date.now(), 'startAt must be in the future')
+      .refine((v) => Date.parse(v) <= Date.now() + MAX_SCHEDULE_AHEAD_MS, 'startAt must be at most 30 days ahead')
+      .optional(),
   })
   .strict()
 export type CreateReplayInput = z.infer<typeof createReplaySchema>
@@ -39,6 +51,14 @@ export const listReplaysQuerySchema = z
 export const listReplayItemsQuerySchema = z
   .object({ status: z.enum(REPLAY_ITEM_STATUSES).optional(), cursor: text().max(200).optional(), limit: z.coerce.number().int().min(1).max(500).default(100) })
   .strict()
+
+/** GET /api/replays/{id}/arrived: messages of the job's group or filter that arrived after it was planned. */
+export type ReplayArrivedDto = {
+  /** Dead messages of the same selection stored after the job was created; null when the job selected ids. */
+  count: number | null
+  /** The selection to plan a replay of exactly those. */
+  selection: Selection | null
+}
 
 /** 'target-refused': the message would go where replays never go (lib/server/replay/target-policy.ts). */
 export type ExclusionReason = 'not-dead' | 'replay-cap' | 'too-large' | 'headers-too-large' | 'no-origin' | 'unknown-source' | 'target-refused'
@@ -82,6 +102,10 @@ export type ReplayPlanDto = {
   confirmCount: number | null
   /** From how many messages a replay is large (Settings, GET /api/settings/replay-confirm). */
   largeJobMessages: number
+  /** Messages that go out as an edited revision. */
+  editedMessages: number
+  /** Whether the admin's approval policy asks a second operator to approve this replay, and why. */
+  approval: { required: boolean; reasons: string[] }
 }
 
 export type ReplayJobDto = {
@@ -109,6 +133,18 @@ export type ReplayJobDto = {
   createdAt: string
   startedAt: string | null
   finishedAt: string | null
+  /** When a scheduled job starts. */
+  startAt: string | null
+  /** Why the job needs (or needed) approval; null: it did not. */
+  approvalReasons: string[] | null
+  /** When an awaiting_approval job expires. */
+  approvalExpiresAt: string | null
+  approvedBy: string | null
+  approvedAt: string | null
+  rejectedBy: string | null
+  rejectedAt: string | null
+  /** The approver's or rejecter's comment. */
+  decisionComment: string | null
 }
 
 export type ReplayJobDetailDto = ReplayJobDto & { plan: ReplayPlanDto; pauses: { id: string; queue: string; entityKey: string | null; status: string }[] }

@@ -25,6 +25,8 @@ export const createSourceSchema = z.object({
   queue: queueName,
   entityKey: entityKeyRuleSchema.nullable().optional(),
   orderSensitive: z.boolean().optional(),
+  /** Replays of its messages need a second operator's approval when the admin's policy says so (docs/security.md#four-eyes). */
+  critical: z.boolean().optional(),
   defaultTarget: replayTargetSchema.optional(),
   enabled: z.boolean().optional(),
   /**
@@ -49,6 +51,7 @@ export type SourceDto = {
   queue: string
   entityKey: EntityKeyRule | null
   orderSensitive: boolean
+  critical: boolean
   defaultTarget: z.infer<typeof replayTargetSchema>
   enabled: boolean
   drained: number
