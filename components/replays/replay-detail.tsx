@@ -16,13 +16,14 @@ import { ApiError } from '@/lib/client/api'
 import { cn } from '@/lib/client/cn'
 import { formatCount, plural, visibleText } from '@/lib/client/format'
 import { useTimeFormat } from '@/lib/client/use-display-prefs'
-import { isActiveJob, useCancelReplay, useRefreshAfterJob, useReplay, useReplayItems } from '@/lib/client/use-replays'
+import { isActiveJob, isWaitingJob, useCancelReplay, useRefreshAfterJob, useReplay, useReplayItems } from '@/lib/client/use-replays'
 import { doneCount } from '@/lib/client/replay-outcome'
 import { useCan } from '@/lib/client/use-session'
 import { useUrlState } from '@/lib/client/use-url-state'
 import { REPLAY_ITEM_STATUSES, type ReplayItemDto, type ReplayJobDetailDto } from '@/lib/shared/schemas/replay'
 import { exchangeText, exclusionLabel, formatDuration, ItemStatusBadge, JobStatusBadge, PublishedTo, publishedToText, selectionText, targetText } from './replay-format'
 import { ReplayProgress } from './replay-progress'
+import { ArrivedSince, ReplayApprovalPanel } from './replay-approval-panel'
 
 const ITEM_KEYS = ['status'] as const
 
@@ -89,12 +90,19 @@ function CancelDialog({ job, onClose }: { job: ReplayJobDetailDto; onClose: () =
       confirmLabel="Cancel replay"
       pendingLabel="Cancelling…"
     >
-      <ul className="list-disc space-y-1 pl-5 text-zinc-700">
-        <li>Publishing stops within a second.</li>
-        <li>Messages not yet published go back to dead, with “cancelled” as the reason.</li>
-        <li>Messages already confirmed stay replayed.</li>
-        {job.pauses.length > 0 && <li>Its paused entities are released and resumed.</li>}
-      </ul>
+      {isWaitingJob(job) ? (
+        <ul className="list-disc space-y-1 pl-5 text-zinc-700">
+          <li>The replay has not started: nothing was published, marked or paused.</li>
+          <li>Its messages stay dead.</li>
+        </ul>
+      ) : (
+        <ul className="list-disc space-y-1 pl-5 text-zinc-700">
+          <li>Publishing stops within a second.</li>
+          <li>Messages not yet published go back to dead, with “cancelled” as the reason.</li>
+          <li>Messages already confirmed stay replayed.</li>
+          {job.pauses.length > 0 && <li>Its paused entities are released and resumed.</li>}
+        </ul>
+      )}
     </ConfirmDialog>
   )
 }
@@ -304,7 +312,7 @@ export function ReplayDetail({ id }: { id: string }) {
             <JobStatusBadge status={job.status} cancelRequested={job.cancelRequested} />
           </span>
           <div className="ml-auto flex h-7 items-center gap-2">
-            {canCancel && active && !job.cancelRequested && (
+            {canCancel && (active || isWaitingJob(job)) && !job.cancelRequested && (
               <Button variant="danger" onClick={() => setCancelling(true)} aria-haspopup="dialog">
                 Cancel…
               </Button>
@@ -330,6 +338,10 @@ export function ReplayDetail({ id }: { id: string }) {
           {visibleText(job.error)}
         </p>
       )}
+
+      {(isWaitingJob(job) || job.approvalReasons || job.startAt) && <ReplayApprovalPanel job={job} />}
+
+      <ArrivedSince job={job} />
 
       <Panel title="Progress" actions={active ? <span className="text-xs text-zinc-400">live · every second</span> : undefined}>
         <ReplayProgress job={job} note={etaSeconds(job) === null ? null : `~${formatDuration(etaSeconds(job))} left`} />

@@ -13,6 +13,7 @@ type Draft = {
   headerName: string
   pointer: string
   orderSensitive: boolean
+  critical: boolean
   targetType: SourceDto['defaultTarget']['type']
   exchange: string
   routingKey: string
@@ -28,6 +29,7 @@ function draftOf(source: SourceDto): Draft {
     headerName: rule?.kind === 'header' ? rule.name : '',
     pointer: rule?.kind === 'jsonPointer' ? rule.pointer : '',
     orderSensitive: source.orderSensitive,
+    critical: source.critical,
     targetType: target.type,
     exchange: target.type === 'custom' ? target.exchange : '',
     routingKey: target.type === 'custom' ? target.routingKey : '',
@@ -45,7 +47,7 @@ function toInput(d: Draft): UpdateSourceInput {
           ? { kind: 'header' as const, name: d.headerName }
           : { kind: 'jsonPointer' as const, pointer: d.pointer }
   const defaultTarget = d.targetType === 'custom' ? { type: 'custom' as const, exchange: d.exchange, routingKey: d.routingKey } : { type: d.targetType }
-  return { entityKey, orderSensitive: d.orderSensitive, defaultTarget, enabled: d.enabled }
+  return { entityKey, orderSensitive: d.orderSensitive, critical: d.critical, defaultTarget, enabled: d.enabled }
 }
 
 /** Inline editor of a source's settings; validation comes from the API and is shown by the field. */
@@ -53,7 +55,7 @@ export function SourceSettingsForm({ source, onDone }: { source: SourceDto; onDo
   const [draft, setDraft] = useState(() => draftOf(source))
   const update = useUpdateSource(source.id)
   const fields = update.error instanceof ApiError ? update.error.fieldErrors() : {}
-  const known = ['entityKey', 'entityKey.kind', 'entityKey.name', 'entityKey.pointer', 'defaultTarget', 'defaultTarget.exchange', 'defaultTarget.routingKey', 'orderSensitive', 'enabled']
+  const known = ['entityKey', 'entityKey.kind', 'entityKey.name', 'entityKey.pointer', 'defaultTarget', 'defaultTarget.exchange', 'defaultTarget.routingKey', 'orderSensitive', 'critical', 'enabled']
   const other = update.error && !Object.keys(fields).some((k) => known.includes(k)) ? errorMessage(update.error) : null
   const set = (changes: Partial<Draft>) => setDraft((d) => ({ ...d, ...changes }))
   const entityError = fields['entityKey.pointer'] ?? fields['entityKey.name'] ?? fields['entityKey.kind'] ?? fields.entityKey
@@ -106,6 +108,10 @@ export function SourceSettingsForm({ source, onDone }: { source: SourceDto; onDo
           Order-sensitive <span className="text-xs text-zinc-500">(replays pause the entity first)</span>
         </label>
         {fields.orderSensitive && <p className="text-xs text-red-700">{fields.orderSensitive}</p>}
+        <label className="flex items-center gap-2 text-[13px]">
+          <Checkbox checked={draft.critical} onChange={(e) => set({ critical: e.target.checked })} />
+          Critical <span className="text-xs text-zinc-500">(replays need a second operator&rsquo;s approval when the policy in Settings says so)</span>
+        </label>
       </fieldset>
 
       <fieldset className="min-w-0 space-y-2">

@@ -36,6 +36,7 @@ export const replayKeys = {
   details: () => [...replayKeys.all, 'detail'] as const,
   detail: (id: string) => [...replayKeys.details(), id] as const,
   items: (id: string, params: QueryParams) => [...replayKeys.detail(id), 'items', params] as const,
+  arrived: (id: string) => [...replayKeys.detail(id), 'arrived'] as const,
   /** A dry run: the request body is the key, so changing the target or rate re-plans. */
   plan: (input: unknown) => [...replayKeys.all, 'plan', input] as const,
 }
@@ -65,6 +66,7 @@ export const settingsKeys = {
   redaction: () => [...settingsKeys.all, 'redaction'] as const,
   retention: () => [...settingsKeys.all, 'retention'] as const,
   replayConfirm: () => [...settingsKeys.all, 'replay-confirm'] as const,
+  replayApproval: () => [...settingsKeys.all, 'replay-approval'] as const,
   allowList: (path: string) => [...settingsKeys.all, path] as const,
 }
 

@@ -12,7 +12,7 @@ import { getConfig } from '@/lib/server/platform/config'
 import { createSession } from '@/lib/server/auth/sessions'
 import type { ReplayExecutor } from '@/lib/server/engines/replay-executor/executor'
 import { ADMIN_AUTH, createTestUser, type TestUser } from '../helpers/auth'
-import { brokerConnection, uniqueName, waitFor } from '../helpers/broker'
+import { brokerConnection, uniqueName } from '../helpers/broker'
 import { bulkRows, collect, startTestExecutor, storeBulk, waitForJob } from '../helpers/replay'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 
@@ -37,7 +37,7 @@ describe('replay approvals and scheduling', () => {
   // Browser sessions: approving is a person's act, and tokens are refused.
   const session: Record<'ann' | 'bob' | 'billing', { cookie: string; email: string }> = {} as never
 
-  const headersOf = (who: 'ann' | 'bob' | 'billing' | 'token' | 'admin') => {
+  const headersOf = (who: 'ann' | 'bob' | 'billing' | 'token' | 'admin'): Record<string, string> => {
     if (who === 'token') return { authorization: operatorToken.authorization }
     if (who === 'admin') return { authorization: ADMIN_AUTH.authorization }
     return { cookie: `lazarus_session=${session[who].cookie}`, origin: base }
