@@ -225,7 +225,8 @@ function Items({ job }: { job: ReplayJobDetailDto }) {
   const { values, update } = useUrlState(ITEM_KEYS)
   const status = REPLAY_ITEM_STATUSES.includes(values.status as (typeof REPLAY_ITEM_STATUSES)[number]) ? values.status! : ''
   const params = useMemo(() => (status ? { status } : ({} as Record<string, string>)), [status])
-  const query = useReplayItems(job.id, params, { live: isActiveJob(job) })
+  // A waiting job counts as live too: when it starts and ends between two polls, its items are fetched once more.
+  const query = useReplayItems(job.id, params, { live: isActiveJob(job) || isWaitingJob(job) })
   const items = useMemo(() => query.data?.pages.flatMap((p) => p.items) ?? [], [query.data])
   const stale = query.isPlaceholderData
 
@@ -276,11 +277,12 @@ export function ReplayDetail({ id }: { id: string }) {
   // When the job ends while watched, the messages, groups and pauses it touched changed too.
   const wasActive = useRef<boolean | null>(null)
   const active = isActiveJob(job)
+  const notEnded = active || isWaitingJob(job)
   useEffect(() => {
     if (!job) return
-    if (wasActive.current && !active) refreshAfterJob()
-    wasActive.current = active
-  }, [job, active, refreshAfterJob])
+    if (wasActive.current && !notEnded) refreshAfterJob()
+    wasActive.current = notEnded
+  }, [job, notEnded, refreshAfterJob])
 
   if (isPending) return <DetailSkeleton title="w-64" panels={['h-[124px]', 'h-[150px]', 'h-64']} />
   if (error instanceof ApiError && error.status === 404) {

@@ -40,6 +40,8 @@ async function deadLetter() {
         if (++rejected === 3) resolve()
       })
     })
+    // A round trip after the nacks, so they reach the broker before the connection closes (else they are requeued).
+    await channel.checkQueue(WORK)
   } finally {
     await connection.close()
   }
@@ -109,7 +111,7 @@ test('request approval as one operator, approve as another; the job then runs', 
   await expect(requester.getByTestId('approval-reasons')).toContainText('it publishes 3 messages, more than 1')
   await expect(requester.getByTestId('approval-expires')).toBeVisible()
   await expect(requester.getByTestId('approval-self-note')).toContainText('a second operator must approve it')
-  await expect(requester.getByRole('button', { name: 'Approve' })).toHaveCount(0)
+  await expect(requester.getByRole('button', { name: 'Approve', exact: true })).toHaveCount(0)
   await shots(requester, 'replay-approval-requester')
   // Nothing was published while it waits.
   expect(await workDepth()).toBe(0)
@@ -119,7 +121,7 @@ test('request approval as one operator, approve as another; the job then runs', 
   await expect(approver.getByTestId('job-status')).toHaveText('awaiting approval')
   await expect(approver.getByText(`Requested by`)).toBeVisible()
   await expect(approver.getByTestId('approval-facts')).toContainText(REQUESTER)
-  const approve = approver.getByRole('button', { name: 'Approve' })
+  const approve = approver.getByRole('button', { name: 'Approve', exact: true })
   await expect(approve).toBeDisabled()
   await approver.getByLabel('Comment (required, kept in the audit log)').fill('fix deployed in 2.1.1')
   await shots(approver, 'replay-approval-pending')
@@ -127,6 +129,7 @@ test('request approval as one operator, approve as another; the job then runs', 
   await expect(approver.getByTestId('job-status')).toHaveText('completed', { timeout: 30_000 })
   await expect(approver.getByTestId('approval-facts')).toContainText(`${APPROVER} — “fix deployed in 2.1.1”`)
   await expect.poll(workDepth, { timeout: 15_000 }).toBe(3)
+  await expect(approver.getByRole('table', { name: 'Replay items' }).locator('tbody tr[data-item-status="confirmed"]')).toHaveCount(3)
   await shots(approver, 'replay-approval-done')
 
   const audit = await pollJson(request, `/api/audit?limit=50`)
@@ -134,4 +137,19 @@ test('request approval as one operator, approve as another; the job then runs', 
   expect(actions).toEqual(expect.arrayContaining(['replay.approval-requested', 'replay.approved', 'replay.started', 'replay.finished']))
   await requester.context().close()
   await approver.context().close()
+})
+
+test('the admin edits the approval policy in Settings', async ({ page }) => {
+  await page.goto('/settings')
+  const form = page.getByRole('form', { name: 'Replay approval policy' })
+  await expect(form.getByLabel('Approval above (messages)')).toHaveValue('1')
+  await form.getByLabel('Approval above (messages)').fill('250')
+  await form.getByLabel('Replays to a custom target').check()
+  await form.getByLabel('Approval expiry (hours)').fill('abc')
+  await expect(form.getByText('hours, up to 720')).toBeVisible()
+  await form.getByLabel('Approval expiry (hours)').fill('8')
+  await form.getByRole('button', { name: 'Save' }).click()
+  await expect(page.getByText(/Set by e2e-admin@lazarus.test/)).toBeVisible()
+  await form.scrollIntoViewIfNeeded()
+  await shots(page, 'settings-replay-approval')
 })
