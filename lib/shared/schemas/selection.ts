@@ -10,7 +10,11 @@ import { messageFilterSchema } from './message-filter'
  * lib/server/selection/selection-sql.ts turns one into SQL.
  */
 /** Only messages stored (ingested) after this time: "N arrived since this replay was planned" (the job's created_at). */
-const arrivedAfter = z.iso.datetime({ offset: true }).optional()
+const arrivedAfter = z.iso
+  .datetime({ offset: true })
+  // Within what PostgreSQL's timestamptz and every stored message can hold.
+  .refine((v) => Date.parse(v) >= Date.UTC(1970, 0, 1) && Date.parse(v) < Date.UTC(9999, 0, 1), 'must be between 1970 and 9999')
+  .optional()
 
 export const selectionSchema = z.union([
   z.object({ ids: z.array(id).min(1, 'select at least one message').max(100_000) }).strict(),
