@@ -16,7 +16,7 @@ import { ApiError } from '@/lib/client/api'
 import { cn } from '@/lib/client/cn'
 import { formatCount, plural, visibleText } from '@/lib/client/format'
 import { useTimeFormat } from '@/lib/client/use-display-prefs'
-import { isActiveJob, useCancelReplay, useRefreshAfterJob, useReplay, useReplayItems } from '@/lib/client/use-replays'
+import { isActiveJob, isWaitingJob, useCancelReplay, useRefreshAfterJob, useReplay, useReplayItems } from '@/lib/client/use-replays'
 import { doneCount } from '@/lib/client/replay-outcome'
 import { useCan } from '@/lib/client/use-session'
 import { useUrlState } from '@/lib/client/use-url-state'
@@ -24,6 +24,7 @@ import { REPLAY_ITEM_STATUSES, type ReplayItemDto, type ReplayJobDetailDto } fro
 import { exchangeText, exclusionLabel, formatDuration, ItemStatusBadge, JobStatusBadge, PublishedTo, publishedToText, selectionText, targetText } from './replay-format'
 import { ReplayProgress } from './replay-progress'
 import { HaltedBanner, StagingPanel } from './replay-stages'
+import { ArrivedSince, ReplayApprovalPanel } from './replay-approval-panel'
 
 const ITEM_KEYS = ['status'] as const
 
@@ -90,12 +91,19 @@ function CancelDialog({ job, onClose }: { job: ReplayJobDetailDto; onClose: () =
       confirmLabel="Cancel replay"
       pendingLabel="Cancelling…"
     >
-      <ul className="list-disc space-y-1 pl-5 text-zinc-700">
-        <li>Publishing stops within a second.</li>
-        <li>Messages not yet published go back to dead, with “cancelled” as the reason.</li>
-        <li>Messages already confirmed stay replayed.</li>
-        {job.pauses.length > 0 && <li>Its paused entities are released and resumed.</li>}
-      </ul>
+      {isWaitingJob(job) ? (
+        <ul className="list-disc space-y-1 pl-5 text-zinc-700">
+          <li>The replay has not started: nothing was published, marked or paused.</li>
+          <li>Its messages stay dead.</li>
+        </ul>
+      ) : (
+        <ul className="list-disc space-y-1 pl-5 text-zinc-700">
+          <li>Publishing stops within a second.</li>
+          <li>Messages not yet published go back to dead, with “cancelled” as the reason.</li>
+          <li>Messages already confirmed stay replayed.</li>
+          {job.pauses.length > 0 && <li>Its paused entities are released and resumed.</li>}
+        </ul>
+      )}
     </ConfirmDialog>
   )
 }
@@ -219,7 +227,8 @@ function Items({ job }: { job: ReplayJobDetailDto }) {
   const { values, update } = useUrlState(ITEM_KEYS)
   const status = REPLAY_ITEM_STATUSES.includes(values.status as (typeof REPLAY_ITEM_STATUSES)[number]) ? values.status! : ''
   const params = useMemo(() => (status ? { status } : ({} as Record<string, string>)), [status])
-  const query = useReplayItems(job.id, params, { live: isActiveJob(job) })
+  // A waiting job counts as live too: when it starts and ends between two polls, its items are fetched once more.
+  const query = useReplayItems(job.id, params, { live: isActiveJob(job) || isWaitingJob(job) })
   const items = useMemo(() => query.data?.pages.flatMap((p) => p.items) ?? [], [query.data])
   const stale = query.isPlaceholderData
 
@@ -270,11 +279,12 @@ export function ReplayDetail({ id }: { id: string }) {
   // When the job ends while watched, the messages, groups and pauses it touched changed too.
   const wasActive = useRef<boolean | null>(null)
   const active = isActiveJob(job)
+  const notEnded = active || isWaitingJob(job)
   useEffect(() => {
     if (!job) return
-    if (wasActive.current && !active) refreshAfterJob()
-    wasActive.current = active
-  }, [job, active, refreshAfterJob])
+    if (wasActive.current && !notEnded) refreshAfterJob()
+    wasActive.current = notEnded
+  }, [job, notEnded, refreshAfterJob])
 
   if (isPending) return <DetailSkeleton title="w-64" panels={['h-[124px]', 'h-[150px]', 'h-64']} />
   if (error instanceof ApiError && error.status === 404) {
@@ -306,7 +316,7 @@ export function ReplayDetail({ id }: { id: string }) {
             <JobStatusBadge status={job.status} cancelRequested={job.cancelRequested} />
           </span>
           <div className="ml-auto flex h-7 items-center gap-2">
-            {canCancel && active && !job.cancelRequested && (
+            {canCancel && (active || isWaitingJob(job)) && !job.cancelRequested && (
               <Button variant="danger" onClick={() => setCancelling(true)} aria-haspopup="dialog">
                 Cancel…
               </Button>
@@ -334,6 +344,10 @@ export function ReplayDetail({ id }: { id: string }) {
           {visibleText(job.error)}
         </p>
       )}
+
+      {(isWaitingJob(job) || job.approvalReasons || job.startAt) && <ReplayApprovalPanel job={job} />}
+
+      <ArrivedSince job={job} />
 
       <Panel title="Progress" actions={active ? <span className="text-xs text-zinc-400">live · every second</span> : undefined}>
         <ReplayProgress job={job} note={etaSeconds(job) === null ? null : `~${formatDuration(etaSeconds(job))} left`} />

@@ -55,12 +55,13 @@ export function PublishedTo({ exchange, routingKey }: { exchange: string | null;
 export function selectionText(selection: Selection | SelectionInput | undefined | null): string {
   if (!selection) return '—'
   if ('ids' in selection) return selection.ids.length === 1 ? `message #${selection.ids[0]}` : `${formatCount(selection.ids.length)} selected messages`
-  if ('groupId' in selection) return `group #${selection.groupId}`
+  const since = 'arrivedAfter' in selection && selection.arrivedAfter ? ` arrived after ${selection.arrivedAfter}` : ''
+  if ('groupId' in selection) return `group #${selection.groupId}${since}`
   // A stored selection holds its field filters as `match`; one being made holds them as parameters (field-filter.ts).
   const parts = Object.entries(selection.filter as Record<string, unknown>).flatMap(([k, v]) =>
     k === 'match' && Array.isArray(v) ? (v as FieldCondition[]).map((c) => visibleText(describeFieldFilter(c))) : [`${k}=${visibleText(String(v))}`],
   )
-  return parts.length ? `filter ${parts.join(' ')}` : 'every stored message'
+  return (parts.length ? `filter ${parts.join(' ')}` : 'every stored message') + since
 }
 
 /** "12 s", "3 min 20 s", "1 h 5 min". */
@@ -75,7 +76,9 @@ export function formatDuration(seconds: number | null | undefined): string {
   return `${h} h${m ? ` ${m} min` : ''}`
 }
 
-const JOB_TONES: Record<string, Tone> = { pending: 'zinc', running: 'blue', halted: 'red', completed: 'green', cancelled: 'amber', failed: 'red' }
+const JOB_TONES: Record<string, Tone> = {
+  awaiting_approval: 'violet', scheduled: 'sky', pending: 'zinc', running: 'blue', halted: 'red', completed: 'green', cancelled: 'amber', failed: 'red', rejected: 'red', expired: 'amber',
+}
 const ITEM_TONES: Record<string, Tone> = {
   pending: 'zinc',
   in_flight: 'blue',
@@ -88,7 +91,7 @@ const ITEM_TONES: Record<string, Tone> = {
 
 export function JobStatusBadge({ status, cancelRequested }: { status: ReplayJobDto['status']; cancelRequested?: boolean }) {
   if (cancelRequested && (status === 'pending' || status === 'running')) return <Badge tone="amber">cancelling</Badge>
-  return <Badge tone={JOB_TONES[status] ?? 'zinc'}>{status}</Badge>
+  return <Badge tone={JOB_TONES[status] ?? 'zinc'}>{status === 'awaiting_approval' ? 'awaiting approval' : status}</Badge>
 }
 
 export function ItemStatusBadge({ status }: { status: string }) {

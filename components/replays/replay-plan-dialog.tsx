@@ -13,6 +13,7 @@ import { ErrorState, InlineError } from '@/components/ui/states'
 import { ApiError } from '@/lib/client/api'
 import { cn } from '@/lib/client/cn'
 import { formatCount, plural, visibleText } from '@/lib/client/format'
+import { useNow } from '@/lib/client/use-now'
 import { useCreateReplay, useReplayPlan, type ReplayRequest, type SelectionInput } from '@/lib/client/use-replays'
 import type { ReplayPlanDto, ReplayPlanTargetDto, ReplayTarget } from '@/lib/shared/schemas/replay'
 import { exchangeText, exclusionLabel, formatDuration } from './replay-format'
@@ -229,6 +230,9 @@ export function ReplayPlanDialog({ selection, subject, onClose }: ReplayPlanDial
   const [allowFanOut, setAllowFanOut] = useState(false)
   const [onlyNewest, setOnlyNewest] = useState(false)
   const [typedCount, setTypedCount] = useState('')
+  // datetime-local text in the browser's zone; empty: start now.
+  const [startText, setStartText] = useState('')
+  const now = useNow()
   const create = useCreateReplay()
 
   const custom = useSettled(useMemo(() => ({ exchange, routingKey }), [exchange, routingKey]))
@@ -276,11 +280,15 @@ export function ReplayPlanDialog({ selection, subject, onClose }: ReplayPlanDial
   // A large replay (the admin's threshold, Settings) starts only once its count is typed; the API checks it too.
   const confirmCount = plan?.confirmCount ?? null
   const countConfirmed = confirmCount === null || typedCount.trim() === String(confirmCount)
-  const canConfirm = Boolean(plan?.canRun) && current && !rateInvalid && !stagingInvalid && staged === Boolean(plan?.staging) && !create.isPending && (plan?.replayable ?? 0) > 0 && countConfirmed
+  const startAt = startText === '' ? null : new Date(startText)
+  const startInvalid = startAt !== null && (Number.isNaN(startAt.getTime()) || startAt.getTime() <= now)
+  const needsApproval = plan?.approval?.required === true
+  const canConfirm = Boolean(plan?.canRun) && current && !rateInvalid && !stagingInvalid && staged === Boolean(plan?.staging) && !startInvalid && !create.isPending && (plan?.replayable ?? 0) > 0 && countConfirmed
 
   const confirm = () => {
     if (!canConfirm) return
-    create.mutate(confirmCount === null ? request : { ...request, confirmCount }, { onSuccess: (job) => router.push(`/replays/${job.id}`) })
+    const body: ReplayRequest = { ...request, ...(confirmCount !== null && { confirmCount }), ...(startAt && { startAt: startAt.toISOString() }) }
+    create.mutate(body, { onSuccess: (job) => router.push(`/replays/${job.id}`) })
   }
 
   const chooseTarget = (type: TargetType) => {
@@ -320,7 +328,13 @@ export function ReplayPlanDialog({ selection, subject, onClose }: ReplayPlanDial
           </span>
           <Button onClick={onClose}>Cancel</Button>
           <Button type="submit" variant="primary" disabled={!canConfirm}>
-            {create.isPending ? 'Starting…' : plan ? `Replay ${plural(plan.replayable, 'message')}` : 'Replay'}
+            {create.isPending
+              ? needsApproval ? 'Requesting…' : 'Starting…'
+              : needsApproval
+                ? 'Request approval'
+                : plan
+                  ? `${startAt && !startInvalid ? 'Schedule' : 'Replay'} ${plural(plan.replayable, 'message')}`
+                  : 'Replay'}
           </Button>
         </>
       }
@@ -457,6 +471,28 @@ export function ReplayPlanDialog({ selection, subject, onClose }: ReplayPlanDial
           <Section title="Stages" label="Stages">
             <PlanStaging plan={plan} staged={staged} onStaged={setStagedChoice} draft={stagingDraft} onDraft={setStagingDraft} errors={parseStagingDraft(stagingDraft).errors} />
           </Section>
+
+          <Section title="Start" label="Start">
+            <div className="flex items-start gap-4">
+              <Field label="Start at" hint="empty: as soon as it may (after approval, when needed)" error={startInvalid ? 'a time in the future' : undefined} className="w-64">
+                <Input type="datetime-local" value={startText} onChange={(e) => setStartText(e.target.value)} invalid={startInvalid} aria-label="Start at" />
+              </Field>
+              <p className="min-w-0 flex-1 pt-[19px] text-xs text-zinc-500">
+                Until it starts, a scheduled replay holds only its list of messages: nothing is marked replaying and no entity is paused. At the start the targets are checked again.
+              </p>
+            </div>
+          </Section>
+
+          {needsApproval && plan.canRun && (
+            <Section title="Approval" label="Approval">
+              <div data-testid="plan-approval" className="rounded-md border border-violet-200 bg-violet-50/60 px-3 py-2 text-violet-950">
+                <p>
+                  <strong className="font-medium">Needs approval by a second operator:</strong> {plan.approval.reasons.map(visibleText).join('; ')}.
+                </p>
+                <p className="mt-0.5 text-xs text-violet-900/80">The replay waits, without marking or pausing anything, until another operator approves it on its page.</p>
+              </div>
+            </Section>
+          )}
 
           {confirmCount !== null && plan.canRun && (
             <Section title="Confirm" label="Confirm the count">

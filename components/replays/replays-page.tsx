@@ -100,7 +100,7 @@ export function ReplaysPage() {
         <span className="text-xs text-zinc-500">Start one from a group, a message or a selection of messages.</span>
       </div>
       <div className="flex items-center gap-2" role="search" aria-label="Replay filters">
-        <Select aria-label="Status" value={status} placeholder="Any status" options={REPLAY_JOB_STATUSES.map((s) => ({ value: s, label: s }))} onChange={(e) => update({ status: e.target.value || null })} />
+        <Select aria-label="Status" value={status} placeholder="Any status" options={REPLAY_JOB_STATUSES.map((s) => ({ value: s, label: s.replace('_', ' ') }))} onChange={(e) => update({ status: e.target.value || null })} />
         {query.isFetching && !query.isPending && <span className="text-xs text-zinc-400">updating…</span>}
       </div>
       {query.error && jobs.length === 0 ? (

@@ -5,6 +5,7 @@ import type { ReplayTargetSettingsDto } from '@/lib/shared/schemas/replay-target
 import type { WebhookSettingsDto } from '@/lib/shared/schemas/webhook-settings'
 import { AllowListEditor } from './allow-list-editor'
 import { RedactionSettings } from './redaction-settings'
+import { ReplayApprovalSettings } from './replay-approval-settings'
 import { ReplayConfirmSettings } from './replay-confirm-settings'
 import { RetentionPanel } from './retention-panel'
 
@@ -62,6 +63,7 @@ export function SettingsPage() {
             placeholder={'chat.internal.example.com\n10.1.2.3'}
           />
           <ReplayConfirmSettings />
+          <ReplayApprovalSettings />
         </div>
       </section>
     </div>

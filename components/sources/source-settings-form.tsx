@@ -15,6 +15,7 @@ type Draft = {
   version: RuleDraft
   versionType: EntityVersionRule['type']
   orderSensitive: boolean
+  critical: boolean
   targetType: SourceDto['defaultTarget']['type']
   exchange: string
   routingKey: string
@@ -43,6 +44,7 @@ function draftOf(source: SourceDto): Draft {
     version: ruleDraft(source.entityVersion),
     versionType: source.entityVersion?.type ?? 'number',
     orderSensitive: source.orderSensitive,
+    critical: source.critical,
     targetType: target.type,
     exchange: target.type === 'custom' ? target.exchange : '',
     routingKey: target.type === 'custom' ? target.routingKey : '',
@@ -53,7 +55,7 @@ function draftOf(source: SourceDto): Draft {
 function toInput(d: Draft): UpdateSourceInput {
   const version = ruleOf(d.version)
   const defaultTarget = d.targetType === 'custom' ? { type: 'custom' as const, exchange: d.exchange, routingKey: d.routingKey } : { type: d.targetType }
-  return { entityKey: ruleOf(d.entity), entityVersion: version && { ...version, type: d.versionType }, orderSensitive: d.orderSensitive, defaultTarget, enabled: d.enabled }
+  return { entityKey: ruleOf(d.entity), entityVersion: version && { ...version, type: d.versionType }, orderSensitive: d.orderSensitive, critical: d.critical, defaultTarget, enabled: d.enabled }
 }
 
 /** The fields of one rule: where it reads from, then the property, header name or pointer. */
@@ -105,7 +107,7 @@ export function SourceSettingsForm({ source, onDone }: { source: SourceDto; onDo
   const [draft, setDraft] = useState(() => draftOf(source))
   const update = useUpdateSource(source.id)
   const fields = update.error instanceof ApiError ? update.error.fieldErrors() : {}
-  const known = ['entityKey', 'entityKey.kind', 'entityKey.name', 'entityKey.pointer', 'entityVersion', 'entityVersion.kind', 'entityVersion.name', 'entityVersion.pointer', 'entityVersion.type', 'defaultTarget', 'defaultTarget.exchange', 'defaultTarget.routingKey', 'orderSensitive', 'enabled']
+  const known = ['entityKey', 'entityKey.kind', 'entityKey.name', 'entityKey.pointer', 'entityVersion', 'entityVersion.kind', 'entityVersion.name', 'entityVersion.pointer', 'entityVersion.type', 'defaultTarget', 'defaultTarget.exchange', 'defaultTarget.routingKey', 'orderSensitive', 'critical', 'enabled']
   const other = update.error && !Object.keys(fields).some((k) => known.includes(k)) ? errorMessage(update.error) : null
   const set = (changes: Partial<Draft>) => setDraft((d) => ({ ...d, ...changes }))
   const entityError = fields['entityKey.pointer'] ?? fields['entityKey.name'] ?? fields['entityKey.kind'] ?? fields.entityKey
@@ -149,6 +151,10 @@ export function SourceSettingsForm({ source, onDone }: { source: SourceDto; onDo
             </Field>
           )}
         </div>
+        <label className="flex items-center gap-2 text-[13px]">
+          <Checkbox checked={draft.critical} onChange={(e) => set({ critical: e.target.checked })} />
+          Critical <span className="text-xs text-zinc-500">(replays need a second operator&rsquo;s approval when the policy in Settings says so)</span>
+        </label>
       </fieldset>
 
       <fieldset className="min-w-0 space-y-2">

@@ -107,7 +107,16 @@ export function SourcesPage() {
                       </span>
                     )}
                   </td>
-                  <td>{s.orderSensitive ? <Badge tone="violet">sensitive</Badge> : <span className="text-zinc-400">—</span>}</td>
+                  <td>
+                    {s.orderSensitive || s.critical ? (
+                      <span className="flex gap-1">
+                        {s.orderSensitive && <Badge tone="violet">sensitive</Badge>}
+                        {s.critical && <Badge tone="red">critical</Badge>}
+                      </span>
+                    ) : (
+                      <span className="text-zinc-400">—</span>
+                    )}
+                  </td>
                   <td className="truncate text-xs text-zinc-700" title={targetText(s.defaultTarget)}>
                     {targetText(s.defaultTarget)}
                   </td>

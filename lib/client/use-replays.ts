@@ -5,8 +5,10 @@ import { keepPreviousData, useInfiniteQuery, useMutation, useQuery, useQueryClie
 import type { z } from 'zod'
 import { auditKeys, groupKeys, messageKeys, pauseKeys, replayKeys, settingsKeys, summaryKeys, type QueryParams } from '@/lib/shared/query-keys'
 import type { ReplayConfirmSettingsDto } from '@/lib/shared/schemas/replay-confirm'
+import type { ReplayApprovalSettingsDto, UpdateReplayApprovalSettingsInput } from '@/lib/shared/schemas/replay-approval'
 import type {
   createReplaySchema,
+  ReplayArrivedDto,
   ReplayCreatedDto,
   ReplayDryRunDto,
   ReplayItemListDto,
@@ -33,6 +35,10 @@ export function toSelectionInput(selection: BulkSelection): SelectionInput {
 }
 
 const ACTIVE: readonly ReplayJobDto['status'][] = ['pending', 'running']
+const WAITING: readonly ReplayJobDto['status'][] = ['awaiting_approval', 'scheduled']
+
+/** A job that has not started: awaiting approval or scheduled (polled slowly: it starts, expires or is decided). */
+export const isWaitingJob = (job: Pick<ReplayJobDto, 'status'> | undefined) => Boolean(job && WAITING.includes(job.status))
 
 /** A job still moving: polled, and its pages refreshed, until it ends. */
 export const isActiveJob = (job: Pick<ReplayJobDto, 'status'> | undefined) => Boolean(job && ACTIVE.includes(job.status))
@@ -92,7 +98,7 @@ export function useReplay(id: string) {
     queryKey: replayKeys.detail(id),
     queryFn: ({ signal }) => apiGet<ReplayJobDetailDto>(`/api/replays/${encodeURIComponent(id)}`, { signal }),
     // A halted job is watched too: its re-failures keep coming in, and another operator may resume it.
-    refetchInterval: (query) => (isActiveJob(query.state.data) || query.state.data?.pauses.some((p) => p.status === 'releasing') ? 1_000 : query.state.data?.status === 'halted' ? 2_000 : false),
+    refetchInterval: (query) => (isActiveJob(query.state.data) || query.state.data?.pauses.some((p) => p.status === 'releasing') ? 1_000 : query.state.data?.status === 'halted' ? 2_000 : isWaitingJob(query.state.data) ? 3_000 : false),
   })
 }
 
@@ -152,6 +158,29 @@ export function useCancelReplay(id: string) {
   })
 }
 
+/** POST /api/replays/{id}/approve or /reject, with the comment (four eyes: docs/security.md#four-eyes). */
+export function useDecideReplay(id: string) {
+  const client = useQueryClient()
+  return useMutation({
+    mutationFn: ({ verb, comment }: { verb: 'approve' | 'reject'; comment: string }) => apiSend<ReplayJobDto>('POST', `/api/replays/${encodeURIComponent(id)}/${verb}`, { comment }),
+    onSettled: () => {
+      void client.invalidateQueries({ queryKey: auditKeys.all })
+      void client.invalidateQueries({ queryKey: replayKeys.detail(id) })
+      void client.invalidateQueries({ queryKey: replayKeys.lists() })
+    },
+  })
+}
+
+/** "N arrived since this replay was planned" (GET /api/replays/{id}/arrived). */
+export function useReplayArrived(id: string, enabled: boolean) {
+  return useQuery({
+    queryKey: replayKeys.arrived(id),
+    queryFn: ({ signal }) => apiGet<ReplayArrivedDto>(`/api/replays/${encodeURIComponent(id)}/arrived`, { signal }),
+    enabled,
+    refetchInterval: 30_000,
+  })
+}
+
 /** The job ended: what it did to messages and groups is now visible elsewhere too. */
 export function useRefreshAfterJob() {
   const client = useQueryClient()
@@ -193,6 +222,25 @@ export function useSaveReplayConfirmSettings() {
     mutationFn: (largeJobMessages: number) => apiSend<ReplayConfirmSettingsDto>('PUT', CONFIRM_SETTINGS, { largeJobMessages }),
     onSuccess: (data) => {
       client.setQueryData(settingsKeys.replayConfirm(), data)
+      void client.invalidateQueries({ queryKey: auditKeys.all })
+    },
+  })
+}
+
+const APPROVAL_SETTINGS = '/api/settings/replay-approval'
+
+/** Which replays need a second operator's approval (GET /api/settings/replay-approval). */
+export function useReplayApprovalSettings() {
+  return useQuery({ queryKey: settingsKeys.replayApproval(), queryFn: ({ signal }) => apiGet<ReplayApprovalSettingsDto>(APPROVAL_SETTINGS, { signal }) })
+}
+
+/** PUT /api/settings/replay-approval (admins); later plans use the new policy. */
+export function useSaveReplayApprovalSettings() {
+  const client = useQueryClient()
+  return useMutation({
+    mutationFn: (input: UpdateReplayApprovalSettingsInput) => apiSend<ReplayApprovalSettingsDto>('PUT', APPROVAL_SETTINGS, input),
+    onSuccess: (data) => {
+      client.setQueryData(settingsKeys.replayApproval(), data)
       void client.invalidateQueries({ queryKey: auditKeys.all })
     },
   })

@@ -38,6 +38,7 @@ export const replayKeys = {
   detail: (id: string) => [...replayKeys.details(), id] as const,
   items: (id: string, params: QueryParams) => [...replayKeys.detail(id), 'items', params] as const,
   refailures: (id: string) => [...replayKeys.detail(id), 'refailures'] as const,
+  arrived: (id: string) => [...replayKeys.detail(id), 'arrived'] as const,
   /** A dry run: the request body is the key, so changing the target or rate re-plans. */
   plan: (input: unknown) => [...replayKeys.all, 'plan', input] as const,
 }
@@ -67,6 +68,7 @@ export const settingsKeys = {
   redaction: () => [...settingsKeys.all, 'redaction'] as const,
   retention: () => [...settingsKeys.all, 'retention'] as const,
   replayConfirm: () => [...settingsKeys.all, 'replay-confirm'] as const,
+  replayApproval: () => [...settingsKeys.all, 'replay-approval'] as const,
   allowList: (path: string) => [...settingsKeys.all, path] as const,
 }
 

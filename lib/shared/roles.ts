@@ -28,6 +28,8 @@ export const PERMISSIONS = {
   'messages:read': 'viewer',
   'messages:raw': 'operator',
   'messages:replay': 'operator',
+  // Approving or rejecting another person's replay (docs/security.md#four-eyes); source-bound like replaying.
+  'replays:approve': 'operator',
   'messages:resolve': 'operator',
   // Writing a revision of a message (edit and replay); the stored message itself never changes.
   'messages:edit': 'operator',
@@ -54,6 +56,7 @@ export const SOURCE_BOUND: ReadonlySet<Permission> = new Set([
   'messages:read',
   'messages:raw',
   'messages:replay',
+  'replays:approve',
   'messages:resolve',
   'messages:edit',
   'groups:triage',

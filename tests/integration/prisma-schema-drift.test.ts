@@ -34,6 +34,7 @@ const ALLOWANCES: Allowances = {
     replay_jobs_active_idx: "partial: WHERE status IN ('pending', 'running')",
     replay_jobs_halted_idx: "partial: WHERE status = 'halted'",
     dead_letters_lineage_replay_idx: 'partial: WHERE lineage_replay_id IS NOT NULL',
+    replay_jobs_waiting_idx: "partial: WHERE status IN ('awaiting_approval', 'scheduled')",
     pauses_active_key: "unique over coalesce(entity_key, ''), partial: WHERE status <> 'resumed'",
     pauses_job_idx: 'partial: WHERE replay_job_id IS NOT NULL',
     alert_events_delivery_idx: 'partial: WHERE next_delivery_at IS NOT NULL',

@@ -1,4 +1,5 @@
 import 'server-only'
+import { REPLAY_JOB_STATUSES } from '@/lib/shared/schemas/replay'
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
 import type { Db } from '@/lib/server/platform/db'
 import { listSources } from '@/lib/server/sources/list-sources'
@@ -91,7 +92,7 @@ export async function renderMetrics({ db }: { db: Db }): Promise<RenderedMetrics
   const r = replays.rows[0]
   for (const outcome of ['confirmed', 'unroutable', 'failed', 'skipped', 'released'] as const) outcomes.inc({ outcome }, r?.[outcome] ?? 0)
   const jobGauge = new Gauge({ name: 'lazarus_replay_jobs', help: 'Replay jobs by status.', labelNames: ['status'], registers: [registry] })
-  for (const status of ['pending', 'running', 'completed', 'cancelled', 'failed']) jobGauge.set({ status }, jobs.rows.find((j) => j.status === status)?.n ?? 0)
+  for (const status of REPLAY_JOB_STATUSES) jobGauge.set({ status }, jobs.rows.find((j) => j.status === status)?.n ?? 0)
 
   new Gauge({ name: 'lazarus_active_pauses', help: 'Entity or queue pauses in force.', registers: [registry] }).set(pauses.rows[0]?.active ?? 0)
   new Gauge({ name: 'lazarus_held_messages', help: 'Messages held by pause guards and not yet released.', registers: [registry] }).set(pauses.rows[0]?.held ?? 0)

@@ -78,9 +78,10 @@ function releasePlan(rows: HeldRow[], rate: number): ReplayPlanDto {
     estimatedSeconds: Math.ceil(rows.length / rate),
     warnings: [],
     canRun: true,
+    editedMessages: 0,
+    approval: { required: false, reasons: [] },
     confirmCount: null,
     largeJobMessages: DEFAULT_LARGE_JOB_MESSAGES,
-    editedMessages: 0,
   }
 }
 

@@ -78,6 +78,8 @@ const configSchema = z.object({
   LAZARUS_REPLAY_LEASE_MS: z.coerce.number().int().min(500).max(600_000).default(30_000),
   /** A publish not confirmed within this many milliseconds counts as failed ("confirm timeout"). */
   LAZARUS_REPLAY_CONFIRM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  /** How long a replay waits for a second person's approval before it expires, in hours (the admin's setting overrides it). */
+  LAZARUS_REPLAY_APPROVAL_TTL_H: z.coerce.number().min(0.01).max(24 * 30).default(24),
   /** Replay jobs one process runs at the same time. */
   LAZARUS_REPLAY_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   /** How often an idle executor looks for replay jobs, in milliseconds (jobs created in the same process start at once). */

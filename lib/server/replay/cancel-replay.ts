@@ -10,6 +10,9 @@ import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-
 import { lockJobForCancel, requestCancel, selectJob } from './replay-store'
 import { toReplayJobDto } from './to-replay-dto'
 import { endHalt } from './stage-store'
+import { endWaitingJob, WAITING_STATUSES } from './approval-store'
+
+const isWaiting = (status: string) => (WAITING_STATUSES as readonly string[]).includes(status)
 
 export type CancelReplayOptions = { db: Db; id: string; actor: string } & SourceScope
 
@@ -25,6 +28,12 @@ export async function cancelReplay({ db, id, actor, ...scope }: CancelReplayOpti
   await db.sql.transaction(async (tx) => {
     const job = await lockJobForCancel({ sql: tx, id: jobId, sourceIds })
     if (!job) throw notFound(`replay ${id}`)
+    if (isWaiting(job.status)) {
+      // Never started: nothing was marked, paused or published (docs/ARCHITECTURE.md#job-lifecycle).
+      await endWaitingJob({ sql: tx, jobId, status: 'cancelled', reason: 'replay cancelled before it started' })
+      await recordAudit({ sql: tx, actor, action: 'replay.cancelled', subject: { type: 'replay', id: jobId }, summary: `Replay ${jobId} cancelled before it started (${job.status.replace('_', ' ')}): all ${job.total} messages stay dead`, details: { statusBefore: job.status }, outcome: 'cancelled' })
+      return
+    }
     if (!['pending', 'running', 'halted'].includes(job.status)) throw new AppError('conflict', `replay ${id} has already ${job.status === 'failed' ? 'failed' : `been ${job.status}`}`)
     if (job.kind === 'release') throw new AppError('conflict', `release ${id} cannot be cancelled: it sends held messages back so their pause can end`)
     if (job.cancel_requested_at !== null) return

@@ -1,18 +1,19 @@
 import 'server-only'
 import { recordAudit } from '@/lib/server/audit/record-audit'
 import type { Db } from '@/lib/server/platform/db'
-import type { Sql } from '@/lib/server/platform/db/sql'
 import { AppError } from '@/lib/server/platform/errors/app-error'
 import { createJobPauses, publishControlEvents, toControlEvents } from '@/lib/server/pauses/job-pauses'
 import type { PauseDto } from '@/lib/shared/schemas/pause'
 import type { CreateReplayInput, ReplayCreatedDto, ReplayDryRunDto, ReplayPlanDto } from '@/lib/shared/schemas/replay'
 import { planReplay } from './plan-replay'
 import { replaySettings, type ReplaySettings } from './replay-settings'
-import { freezeJobPlan, insertReplayJob, recordJobSources, resolveSupersededMessages, selectJobEntities, takeMessagesIntoJob } from './replay-store'
-import { addGroupCounts } from '@/lib/server/groups/groups-store'
+import { freezeJobPlan, insertReplayJob, recordJobSources, selectJobEntities, takeMessagesIntoJob } from './replay-store'
+import { resolveSuperseded } from './resolve-superseded'
 import { signalReplayWork } from './replay-signal'
 import { setJobStaging } from './stage-store'
 import { describeSelection } from '@/lib/server/selection/selection-sql'
+import { freezeItems, markJobWaiting } from './approval-store'
+import { getReplayApprovalSettings } from './replay-approval-settings'
 
 export type CreateReplayOptions = {
   db: Db
@@ -37,6 +38,7 @@ export async function createReplay(options: CreateReplayOptions): Promise<Replay
   if (input.dryRun) return { plan }
   if (!plan.canRun) throw new AppError('unprocessable', refusal(plan, input.allowFanOut === true), { plan })
   assertCountConfirmed(plan, input.confirmCount)
+  if (plan.approval.required || input.startAt !== undefined) return createWaitingReplay({ ...options, planned })
 
   const { jobId, pauses, frozen } = await db.sql.transaction(async (tx) => {
     const jobId = await insertReplayJob({ sql: tx, job: { selection: input.selection, target: planned.target, plan, actor } })
@@ -87,26 +89,47 @@ export async function createReplay(options: CreateReplayOptions): Promise<Replay
 }
 
 /**
- * The older versions "only the newest per entity" left out become resolved ("superseded by version V"), in the job's
- * transaction, with their groups' counters and an audit entry of their own (docs/ARCHITECTURE.md#entity-versions).
+ * A replay that needs approval, or starts later: the job and its items (the frozen selection) only. Its messages stay
+ * dead and unpaused until it starts (lib/server/engines/replay-executor/start-job.ts); docs/ARCHITECTURE.md#job-lifecycle.
  */
-async function resolveSuperseded({ tx, jobId, ids, actor }: { tx: Sql; jobId: string; ids: string[]; actor: string }): Promise<number> {
-  if (ids.length === 0) return 0
-  const moved = await resolveSupersededMessages({ sql: tx, jobId, ids, actor })
-  await addGroupCounts({ sql: tx, column: 'resolved_count', moved })
-  const resolved = moved.reduce((sum, g) => sum + g.n, 0)
-  if (resolved > 0) {
+async function createWaitingReplay(options: CreateReplayOptions & { planned: Awaited<ReturnType<typeof planReplay>> }): Promise<ReplayCreatedDto> {
+  const { db, input, actor, planned } = options
+  const { plan } = planned
+  const { effectiveTtlSeconds } = await getReplayApprovalSettings({ db })
+  const status = plan.approval.required ? 'awaiting_approval' : 'scheduled'
+  const { jobId, frozen } = await db.sql.transaction(async (tx) => {
+    const jobId = await insertReplayJob({ sql: tx, job: { selection: input.selection, target: planned.target, plan, actor } })
+    const total = await freezeItems({ sql: tx, planned, jobId })
+    if (total === 0) throw new AppError('conflict', 'Nothing left to replay: the selected messages were replayed, resolved or taken by another job meanwhile')
+    if (input.confirmCount !== undefined && total > input.confirmCount) {
+      throw new AppError('conflict', `The selection now holds ${total} replayable messages, more than the ${input.confirmCount} confirmed: plan again and confirm the new count`, { confirmCount: { required: total, given: input.confirmCount } })
+    }
+    await recordJobSources({ sql: tx, jobId })
+    let frozen: ReplayPlanDto = total === plan.replayable ? plan : { ...plan, replayable: total, estimatedSeconds: Math.ceil(total / plan.ratePerSecond) }
+    if (plan.staging) frozen = { ...frozen, staging: await setJobStaging({ sql: tx, jobId, total, staging: plan.staging }) }
+    await freezeJobPlan({ sql: tx, jobId, total, plan: frozen })
+    await markJobWaiting({
+      sql: tx,
+      jobId,
+      state: { status, startAt: input.startAt ?? null, reasons: plan.approval.required ? plan.approval.reasons : null, ttlSeconds: effectiveTtlSeconds, allowFanOut: input.allowFanOut === true, supersededIds: planned.supersededIds },
+    })
+    const when = input.startAt ? `, to start at ${input.startAt}` : ''
     await recordAudit({
       sql: tx,
       actor,
-      action: 'messages.superseded',
+      action: status === 'awaiting_approval' ? 'replay.approval-requested' : 'replay.created',
       subject: { type: 'replay', id: jobId },
-      summary: `Resolved ${resolved} older version${resolved === 1 ? '' : 's'} as superseded by replay ${jobId} (only the newest per entity)`,
-      details: { jobId, resolved, planned: ids.length, sampleIds: ids.slice(0, 20) },
-      outcome: 'resolved',
+      summary:
+        status === 'awaiting_approval'
+          ? `Replay ${jobId} of ${total} message${total === 1 ? '' : 's'} (${describeSelection(input.selection)}) needs approval: ${plan.approval.reasons.join('; ')}${when}`
+          : `Replay ${jobId} of ${total} message${total === 1 ? '' : 's'} (${describeSelection(input.selection)}) scheduled${when}`,
+      details: { selection: input.selection, target: planned.target, ratePerSecond: plan.ratePerSecond, total, reasons: plan.approval.reasons, startAt: input.startAt ?? null, allowFanOut: input.allowFanOut ?? false, staging: frozen.staging ?? null, onlyNewestPerEntity: plan.onlyNewestPerEntity ?? false },
+      outcome: status,
     })
-  }
-  return resolved
+    return { jobId, frozen }
+  })
+  // An approved or scheduled job is started by the executor's next look (no nudge needed before its time).
+  return { id: jobId, status, plan: frozen }
 }
 
 /**

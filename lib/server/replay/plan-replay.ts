@@ -13,6 +13,8 @@ import { selectionSql } from '@/lib/server/selection/selection-sql'
 import { getReplayConfirmSettings } from './replay-confirm-settings'
 import { planStaging } from './stage-plan'
 import { loadTopology, type Topology } from './topology'
+import { approvalReasons } from './approval-policy'
+import { getReplayApprovalSettings } from './replay-approval-settings'
 import { assertCustomTargetAllowed, loadTargetRules, refusedTargetSql } from './target-policy'
 import { planEntityVersions } from './entity-versions'
 
@@ -109,7 +111,11 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
   const { where: selection } = selectionSql({ selection: input.selection, params, sourceIds: options.sourceIds })
   const target = input.target ?? (await defaultTarget({ sql, selection, params }))
   // Before anything reads the broker: a refused custom target must not get as far as a topology lookup.
-  const [rules, { largeJobMessages, stagedFromMessages }] = await Promise.all([loadTargetRules({ db: options.db, settings }), getReplayConfirmSettings({ db: options.db })])
+  const [rules, { largeJobMessages, stagedFromMessages }, approvalPolicy] = await Promise.all([
+    loadTargetRules({ db: options.db, settings }),
+    getReplayConfirmSettings({ db: options.db }),
+    getReplayApprovalSettings({ db: options.db }),
+  ])
   assertCustomTargetAllowed(target, rules)
   const bigHeaders = await oversizedHeaderIds({ sql, selection, params, actor })
   const t = targetSql(target, params)
@@ -149,8 +155,8 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
        GROUP BY 1, 2, 3 ORDER BY n DESC, 1, 2, 3 LIMIT ${MAX_TARGET_ROWS}`,
       params,
     ),
-    sql.query<{ id: string; queue: string; order_sensitive: boolean; messages: number; entities: number; keyless: number; edited: number }>(
-      `SELECT s.id::text, s.queue, s.order_sensitive, count(*)::int AS messages, count(DISTINCT d.entity_key)::int AS entities,
+    sql.query<{ id: string; queue: string; order_sensitive: boolean; messages: number; entities: number; keyless: number; edited: number; critical: boolean }>(
+      `SELECT s.id::text, s.queue, s.order_sensitive, s.critical, count(*)::int AS messages, count(DISTINCT d.entity_key)::int AS entities,
          (count(*) FILTER (WHERE d.entity_key IS NULL))::int AS keyless,
          (count(*) FILTER (WHERE EXISTS (SELECT 1 FROM message_revisions r WHERE r.dead_letter_id = d.id)))::int AS edited
        FROM ${MESSAGES_FROM} JOIN sources s ON s.id = d.source_id WHERE ${eligibleWhere}
@@ -211,6 +217,8 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
   if (replayable === 0) warnings.push(matched === 0 ? 'The selection matches no messages.' : 'None of the selected messages can be replayed.')
 
   const { staging, defaults: stagingDefaults, suggested: stagingSuggested } = await planStaging({ sql, input: input.staging, replayable, stagedFromMessages, sourceIds: sources.rows.map((s) => s.id) })
+  const editedMessages = sources.rows.reduce((sum, s) => sum + s.edited, 0)
+  const approval = approvalReasons(approvalPolicy, { replayable, editedMessages, target, criticalQueues: sources.rows.filter((s) => s.critical).map((s) => s.queue) })
   const canRun = replayable > 0 && (fansOut.length === 0 || input.allowFanOut === true) && (targets.length === 0 || reachable > 0)
   const plan: ReplayPlanDto = {
     matched,
@@ -230,13 +238,14 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
     canRun,
     confirmCount: replayable >= largeJobMessages ? replayable : null,
     largeJobMessages,
-    editedMessages: sources.rows.reduce((sum, s) => sum + s.edited, 0),
+    editedMessages,
     staging,
     stagingDefaults,
     stagingSuggested,
     stagedFromMessages,
     versions,
     onlyNewestPerEntity: onlyNewest,
+    approval: { required: approval.length > 0, reasons: approval },
   }
   return { plan, target, eligibleWhere, exchangeSql: t.exchange, routingKeySql: t.routingKey, params, supersededIds: olderIds }
 }
@@ -254,10 +263,13 @@ function versionWarnings(v: ReplayPlanVersionsDto, onlyNewest: boolean): string[
   return out
 }
 
-type RouteRow = { exchange: string; routing_key: string; origin_queue: string | null; n: number }
+export type RouteRow = { exchange: string; routing_key: string; origin_queue: string | null; n: number }
 
-/** Per exchange and routing key: does the exchange exist, how many queues the key reaches, and is that a fan-out. */
-async function describeTargets(rows: RouteRow[], target: ReplayTarget, vhost: string, warnings: string[]): Promise<ReplayPlanTargetDto[]> {
+/**
+ * Per exchange and routing key: does the exchange exist, how many queues the key reaches, and is that a fan-out. Also
+ * the re-check of a waiting job's targets when it starts (lib/server/engines/replay-executor/start-job.ts).
+ */
+export async function describeTargets(rows: RouteRow[], target: ReplayTarget, vhost: string, warnings: string[]): Promise<ReplayPlanTargetDto[]> {
   if (rows.length === 0) return []
   let topology: Topology | null = null
   try {

@@ -16,7 +16,8 @@ const JOB_COLUMNS = `j.id::text, j.kind, j.status, j.total, j.published, j.confi
   j.cancelled, j.rate_per_second, j.current_rate, j.rate_sampled_at > now() - interval '10 seconds' AS rate_fresh, j.target, j.selection,
   j.pause_entities, j.cancel_requested_at, j.error, j.created_by, j.created_at, j.started_at, j.finished_at,
   j.stage_bounds, j.stage, j.stage_published_at, j.window_ms, j.halt_share, j.halt_min, j.stage_log,
-  (SELECT row_to_json(h) FROM replay_halts h WHERE h.job_id = j.id ORDER BY h.id DESC LIMIT 1) AS last_halt`
+  (SELECT row_to_json(h) FROM replay_halts h WHERE h.job_id = j.id ORDER BY h.id DESC LIMIT 1) AS last_halt,
+  j.start_at, j.approval_reasons, j.approval_expires_at, j.approved_by, j.approved_at, j.rejected_by, j.rejected_at, j.decision_comment`
 
 /**
  * A job a user limited to some sources may see: every message of it is of those sources (`param` is their ids as a
@@ -192,12 +193,15 @@ export async function freezeJobPlan({ sql, jobId, total, plan }: { sql: Sql; job
 
 export type JobEntity = { source_id: string; vhost: string; queue: string; entity_key: string; rule: unknown }
 
-/** The (queue, entity) pairs the job's messages failed in, with their source's entity-key rule: what pausing covers. */
-export async function selectJobEntities({ sql, jobId }: { sql: Sql; jobId: string }): Promise<JobEntity[]> {
+/**
+ * The (queue, entity) pairs the job's messages failed in, with their source's entity-key rule: what pausing covers.
+ * `openOnly`: of its open items only (a job starting late skipped the messages that changed meanwhile).
+ */
+export async function selectJobEntities({ sql, jobId, openOnly = false }: { sql: Sql; jobId: string; openOnly?: boolean }): Promise<JobEntity[]> {
   const { rows } = await sql.query<JobEntity>(
     `SELECT DISTINCT d.source_id::text, s.vhost, d.origin_queue AS queue, d.entity_key, s.entity_key AS rule
      FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id JOIN sources s ON s.id = d.source_id
-     WHERE i.job_id = $1::bigint AND d.entity_key IS NOT NULL AND d.origin_queue IS NOT NULL`,
+     WHERE i.job_id = $1::bigint AND d.entity_key IS NOT NULL AND d.origin_queue IS NOT NULL${openOnly ? " AND i.status = 'pending'" : ''}`,
     [jobId],
   )
   return rows

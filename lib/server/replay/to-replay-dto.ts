@@ -9,7 +9,10 @@ export type JobDtoRow = {
   unroutable: number; failed: number; skipped: number; released: number; cancelled: number; rate_per_second: number
   current_rate: number | null; rate_fresh: boolean | null; target: unknown; selection: Selection; pause_entities: boolean
   cancel_requested_at: Date | null; error: string | null; created_by: string; created_at: Date; started_at: Date | null; finished_at: Date | null
-} & StagingColumns
+} & StagingColumns & {
+  start_at: Date | null; approval_reasons: string[] | null; approval_expires_at: Date | null; approved_by: string | null; approved_at: Date | null
+  rejected_by: string | null; rejected_at: Date | null; decision_comment: string | null
+}
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null)
 
@@ -40,6 +43,14 @@ export function toReplayJobDto(row: JobDtoRow): ReplayJobDto {
     startedAt: iso(row.started_at),
     finishedAt: iso(row.finished_at),
     staging: toStagingDto(row, row.started_at),
+    startAt: iso(row.start_at),
+    approvalReasons: row.approval_reasons,
+    approvalExpiresAt: iso(row.approval_expires_at),
+    approvedBy: row.approved_by,
+    approvedAt: iso(row.approved_at),
+    rejectedBy: row.rejected_by,
+    rejectedAt: iso(row.rejected_at),
+    decisionComment: row.decision_comment,
   }
 }
 

@@ -55,9 +55,17 @@ export function selectionSql({ selection, params, textSearch = 'index', ...scope
     return { where: `${ids} AND d.source_id = ANY($${params.length}::bigint[])`, searchJoin: '' }
   }
   const filter = selectionFilter(selection)
-  if (textSearch === 'index' || !filter.q) return { where: messageFilterSql(filter, params, sourceIds, textSearch), searchJoin: '' }
+  const arrived = () => {
+    if (!selection.arrivedAfter) return ''
+    params.push(selection.arrivedAfter)
+    return ` AND d.ingested_at > $${params.length}::timestamptz`
+  }
+  if (textSearch === 'index' || !filter.q) {
+    const where = messageFilterSql(filter, params, sourceIds, textSearch)
+    return { where: where + arrived(), searchJoin: '' }
+  }
   const { q, ...rest } = filter
-  const where = messageFilterSql(rest, params, sourceIds, 'per-row')
+  const where = messageFilterSql(rest, params, sourceIds, 'per-row') + arrived()
   params.push(searchPattern(q))
   return { where: `${where} AND ${rowSearchTextSql('d', 'ds')} ILIKE $${params.length}`, searchJoin: SEARCH_JOIN }
 }
@@ -80,7 +88,8 @@ export function selectionSubject(selection: Selection): { type: 'group' | 'messa
 
 export function describeSelection(selection: Selection): string {
   if ('ids' in selection) return selection.ids.length === 1 ? `message ${selection.ids[0]}` : `${selection.ids.length} selected messages`
-  if ('groupId' in selection) return `group ${selection.groupId}`
+  const since = selection.arrivedAfter ? ` arrived after ${selection.arrivedAfter}` : ''
+  if ('groupId' in selection) return `group ${selection.groupId}${since}`
   const parts = filterParams(selection.filter).map(([k, v]) => `${k}=${v}`)
-  return parts.length ? `messages matching ${parts.join(', ')}` : 'all messages'
+  return (parts.length ? `messages matching ${parts.join(', ')}` : 'all messages') + since
 }

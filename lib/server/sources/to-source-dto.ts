@@ -15,6 +15,7 @@ export function toSourceDto(row: Source, queue?: QueueInfo | null): SourceDto {
     entityKey: entityKey.success ? entityKey.data : null,
     entityVersion: entityVersion.success ? entityVersion.data : null,
     orderSensitive: row.orderSensitive,
+    critical: row.critical,
     defaultTarget: target.success ? target.data : { type: 'source' },
     enabled: row.enabled,
     drained: Number(row.drainedCount),

@@ -8,6 +8,12 @@ export const AUDIT_ACTIONS = [
   'replay.halted',
   'replay.resumed',
   'replay.halt-timed-out',
+  // Four eyes and scheduling (docs/security.md#four-eyes)
+  'replay.approval-requested',
+  'replay.approved',
+  'replay.rejected',
+  'replay.expired',
+  'replay.started',
   'messages.resolved',
   'messages.restored',
   'messages.superseded',

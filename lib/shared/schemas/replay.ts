@@ -7,8 +7,14 @@ import { stagingInputSchema } from '../replay-stages'
 export { replayTargetSchema }
 export type ReplayTarget = z.infer<typeof replayTargetSchema>
 
-/** 'halted': a staged job stopped by its re-failures; it waits for resume or cancel (docs/operations.md#staged-replays). */
-export const REPLAY_JOB_STATUSES = ['pending', 'running', 'halted', 'completed', 'cancelled', 'failed'] as const
+/**
+ * 'awaiting_approval' and 'scheduled' jobs have not started: they hold only their items (docs/ARCHITECTURE.md#job-lifecycle).
+ * 'rejected' and 'expired' end a job that never started. 'halted': a staged job stopped by its re-failures; it waits
+ * for resume or cancel (docs/operations.md#staged-replays).
+ */
+export const REPLAY_JOB_STATUSES = ['awaiting_approval', 'scheduled', 'pending', 'running', 'halted', 'completed', 'cancelled', 'failed', 'rejected', 'expired'] as const
+/** How far ahead a replay may be scheduled. */
+export const MAX_SCHEDULE_AHEAD_MS = 30 * 24 * 3600 * 1000
 export const REPLAY_ITEM_STATUSES = ['pending', 'in_flight', 'confirmed', 'unroutable', 'failed', 'skipped', 'cancelled'] as const
 
 // POST /api/replays
@@ -40,6 +46,12 @@ export const createReplaySchema = z
      * transaction that creates the job.
      */
     onlyNewestPerEntity: z.boolean().optional(),
+    /** Start at this time (ISO 8601, in the future, at most 30 days ahead): the job is 'scheduled' until then. */
+    startAt: z.iso
+      .datetime({ offset: true })
+      .refine((v) => Date.parse(v) > Date.now(), 'startAt must be in the future')
+      .refine((v) => Date.parse(v) <= Date.now() + MAX_SCHEDULE_AHEAD_MS, 'startAt must be at most 30 days ahead')
+      .optional(),
   })
   .strict()
 export type CreateReplayInput = z.infer<typeof createReplaySchema>
@@ -53,6 +65,14 @@ export const listReplaysQuerySchema = z
 export const listReplayItemsQuerySchema = z
   .object({ status: z.enum(REPLAY_ITEM_STATUSES).optional(), cursor: text().max(200).optional(), limit: z.coerce.number().int().min(1).max(500).default(100) })
   .strict()
+
+/** GET /api/replays/{id}/arrived: messages of the job's group or filter that arrived after it was planned. */
+export type ReplayArrivedDto = {
+  /** Dead messages of the same selection stored after the job was created; null when the job selected ids. */
+  count: number | null
+  /** The selection to plan a replay of exactly those. */
+  selection: Selection | null
+}
 
 /**
  * 'target-refused': the message would go where replays never go (lib/server/replay/target-policy.ts). 'superseded':
@@ -132,6 +152,8 @@ export type ReplayPlanDto = {
    * instead of the stored original (docs/ARCHITECTURE.md#revisions).
    */
   editedMessages: number
+  /** Whether the admin's approval policy asks a second operator to approve this replay, and why. */
+  approval: { required: boolean; reasons: string[] }
   // The three staging fields are always in a plan POST /api/replays answers; absent from plans frozen before staged
   // replays existed, and from release jobs.
   /** How the job would be staged; null: published straight through, as a small job is by default. */
@@ -238,6 +260,18 @@ export type ReplayJobDto = {
   finishedAt: string | null
   /** Null for a job published straight through. */
   staging: ReplayJobStagingDto | null
+  /** When a scheduled job starts. */
+  startAt: string | null
+  /** Why the job needs (or needed) approval; null: it did not. */
+  approvalReasons: string[] | null
+  /** When an awaiting_approval job expires. */
+  approvalExpiresAt: string | null
+  approvedBy: string | null
+  approvedAt: string | null
+  rejectedBy: string | null
+  rejectedAt: string | null
+  /** The approver's or rejecter's comment. */
+  decisionComment: string | null
 }
 
 export type ReplayJobDetailDto = ReplayJobDto & { plan: ReplayPlanDto; pauses: { id: string; queue: string; entityKey: string | null; status: string }[] }

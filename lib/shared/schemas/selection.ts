@@ -9,9 +9,16 @@ import { messageFilterSchema } from './message-filter'
  * (exportQuerySchema, lib/shared/schemas/export.ts) and becomes one of these. Frozen when a job is created.
  * lib/server/selection/selection-sql.ts turns one into SQL.
  */
+/** Only messages stored (ingested) after this time: "N arrived since this replay was planned" (the job's created_at). */
+const arrivedAfter = z.iso
+  .datetime({ offset: true })
+  // Within what PostgreSQL's timestamptz and every stored message can hold.
+  .refine((v) => Date.parse(v) >= Date.UTC(1970, 0, 1) && Date.parse(v) < Date.UTC(9999, 0, 1), 'must be between 1970 and 9999')
+  .optional()
+
 export const selectionSchema = z.union([
   z.object({ ids: z.array(id).min(1, 'select at least one message').max(100_000) }).strict(),
-  z.object({ groupId: id }).strict(),
-  z.object({ filter: withFieldFilters(messageFilterSchema.strict()) }).strict(),
+  z.object({ groupId: id, arrivedAfter }).strict(),
+  z.object({ filter: withFieldFilters(messageFilterSchema.strict()), arrivedAfter }).strict(),
 ])
 export type Selection = z.infer<typeof selectionSchema>

@@ -36,6 +36,8 @@ export const createSourceSchema = z.object({
   entityKey: entityKeyRuleSchema.nullable().optional(),
   entityVersion: entityVersionRuleSchema.nullable().optional(),
   orderSensitive: z.boolean().optional(),
+  /** Replays of its messages need a second operator's approval when the admin's policy says so (docs/security.md#four-eyes). */
+  critical: z.boolean().optional(),
   defaultTarget: replayTargetSchema.optional(),
   enabled: z.boolean().optional(),
   /**
@@ -62,6 +64,7 @@ export type SourceDto = {
   /** Where the entity version lives; null: none (no version checks for this source). */
   entityVersion: EntityVersionRule | null
   orderSensitive: boolean
+  critical: boolean
   defaultTarget: z.infer<typeof replayTargetSchema>
   enabled: boolean
   drained: number

@@ -9,6 +9,7 @@ import { logger } from '@/lib/server/platform/log'
 import { replaySettings, type ReplaySettings } from '@/lib/server/replay/replay-settings'
 import { claimJob, releaseLease, type JobRow } from './job-store'
 import { JobRun } from './job-run'
+import { startWaitingJobs } from './start-job'
 import { onReplayWork } from '@/lib/server/replay/replay-signal'
 import { haltSweeper } from './stage-control'
 
@@ -110,6 +111,8 @@ export function startReplayExecutor(options: StartReplayExecutorOptions): Replay
     ticking = (async () => {
       do {
         again = false
+        // Scheduled and approved jobs whose time has come become pending here (start-job.ts), before the claims.
+        await startWaitingJobs({ db: options.db, settings, log }).catch((error: unknown) => log.warn('cannot start waiting replay jobs', { error: (error as Error).message }))
         if (!stopped) await sweepHalts()
         while (!stopped && runs.size < settings.concurrency) {
           const now = Date.now()
