@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { TYPED_TABLE, type TypedTable } from '@/lib/server/platform/broker/typed-fields'
 import { buildRow, classifyBody } from '@/lib/server/ingest/build-row'
 
@@ -20,6 +20,23 @@ describe('buildRow', () => {
     expect(classifyBody(Buffer.from([0xff, 0xfe])).encoding).toBe('binary')
     expect(classifyBody(Buffer.from([0x0a, 0x03, 0x66, 0x6f, 0x6f])).encoding).toBe('binary')
     expect(classifyBody(Buffer.alloc(0)).encoding).toBe('text')
+  })
+
+  it('parses a JSON body once per message, however many rules read it (entity key and version by JSON pointer)', () => {
+    const body = Buffer.from('{"order":{"id":"o-7","version":3},"error":"boom"}')
+    const parse = vi.spyOn(JSON, 'parse')
+    try {
+      const row = buildRow({
+        queue: 'orders.dlq', message: message(body), maxBodyBytes: 1024, now: new Date('2026-11-30T12:00:00Z'),
+        entityKeyRule: { kind: 'jsonPointer', pointer: '/order/id' },
+        entityVersionRule: { kind: 'jsonPointer', pointer: '/order/version', type: 'number' },
+      })
+      expect(row.entityKey).toBe('o-7')
+      expect(row.entityVersion).toBe(3)
+      expect(parse.mock.calls.filter(([text]) => typeof text === 'string' && text.includes('"o-7"'))).toHaveLength(1)
+    } finally {
+      parse.mockRestore()
+    }
   })
 
   it('stores oversized bodies whole and flags them', () => {

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto'
 import type { ConsumeMessage } from '@/lib/server/platform/broker/amqplib'
 import { getTooDeepHeaders, getTypedHeaders, getTypedHeadersError, typedTableToPlain, type TypedTable } from '@/lib/server/platform/broker/typed-fields'
 import { asHeldRow } from './held-delivery'
+import type { ParsedJson } from './normalise/delivery-body'
 import { normaliseDelivery } from './normalise/normalise-delivery'
 import { PREVIEW_CHARS, type IngestRow } from './types'
 import type { EntityKeyRule, EntityVersionRule } from '@/lib/shared/schemas/source'
@@ -23,7 +24,8 @@ export type BuildRowOptions = {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
-export function classifyBody(body: Buffer): { encoding: IngestRow['bodyEncoding']; text: string | null } {
+/** How a body is stored; for a JSON body also its parsed value, which the normaliser reuses instead of parsing again. */
+export function classifyBody(body: Buffer): { encoding: IngestRow['bodyEncoding']; text: string | null; json?: ParsedJson } {
   let text: string
   try {
     text = utf8.decode(body)
@@ -35,8 +37,7 @@ export function classifyBody(body: Buffer): { encoding: IngestRow['bodyEncoding'
   const first = text.trimStart()[0]
   if (first === '{' || first === '[') {
     try {
-      JSON.parse(text)
-      return { encoding: 'json', text }
+      return { encoding: 'json', text, json: { value: JSON.parse(text) as unknown } }
     } catch {
       // Malformed JSON is still readable text; the flag tells operators why it may have failed.
       return { encoding: 'text', text }
@@ -123,7 +124,7 @@ export function buildRow(options: BuildRowOptions): IngestRow {
   const properties = propertiesOf(message.properties)
   const propertiesJson = jsonbSafe(properties, flags)
   const headersJson = jsonbSafe(typedHeaders, flags)
-  const { encoding, text } = classifyBody(body)
+  const { encoding, text, json } = classifyBody(body)
   if (body.length > options.maxBodyBytes) flags.add('oversized')
   if (encoding === 'text' && (text?.trimStart()[0] === '{' || text?.trimStart()[0] === '[')) flags.add('malformed-json')
 
@@ -135,6 +136,7 @@ export function buildRow(options: BuildRowOptions): IngestRow {
     properties,
     headers: typedTableToPlain(typedHeaders),
     body,
+    bodyJson: json ?? null,
     entityKeyRule: options.entityKeyRule ?? null,
     entityVersionRule: options.entityVersionRule ?? null,
   })

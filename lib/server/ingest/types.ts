@@ -36,6 +36,8 @@ export type DeliveryView = {
   properties: AmqpProperties
   headers: PlainHeaders
   body: Buffer
+  /** The body already parsed as JSON by the caller (buildRow's classifyBody), so the normaliser does not parse it again. */
+  bodyJson?: { value: unknown } | null
   entityKeyRule?: EntityKeyRule | null
   /** The source's entity-version rule (docs/ARCHITECTURE.md#entity-versions); absent or null: none. */
   entityVersionRule?: EntityVersionRule | null

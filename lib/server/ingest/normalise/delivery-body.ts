@@ -37,14 +37,19 @@ export function parseJsonText(text: string | null): ParsedJson | null {
   }
 }
 
-/** Lazy, memoised views of the body; nothing is decoded unless a rule or framework asks. */
-export function readBody(body: unknown, contentEncoding: unknown): DeliveryBody {
+/**
+ * Lazy, memoised views of the body; nothing is decoded unless a rule or framework asks. `parsed`: the value a caller
+ * already parsed from the same bytes as strict UTF-8 (buildRow's classifyBody), used when this view would parse them
+ * too (identity encoding, within the size limit), so a JSON body is parsed once per message, not twice.
+ */
+export function readBody(body: unknown, contentEncoding: unknown, parsed?: unknown): DeliveryBody {
   const bytes = Buffer.isBuffer(body) ? body : body instanceof Uint8Array ? Buffer.from(body) : Buffer.alloc(0)
   const encoding = typeof contentEncoding === 'string' ? contentEncoding.trim().toLowerCase() : ''
   // Anything but an identity encoding (gzip, deflate, br…) makes the bytes unreadable without decompressing.
   const encoded = encoding !== '' && !IDENTITY_ENCODINGS.includes(encoding)
   let text: string | null | undefined
-  let json: ParsedJson | null | undefined
+  const reusable = !encoded && bytes.length <= MAX_PARSED_BODY_BYTES && isParsedJson(parsed)
+  let json: ParsedJson | null | undefined = reusable ? parsed : undefined
   return {
     bytes,
     text() {
@@ -56,4 +61,8 @@ export function readBody(body: unknown, contentEncoding: unknown): DeliveryBody 
       return json
     },
   }
+}
+
+function isParsedJson(value: unknown): value is ParsedJson {
+  return typeof value === 'object' && value !== null && Object.hasOwn(value, 'value')
 }

@@ -191,7 +191,7 @@ function derive(delivery: DeliveryView, options: NormaliseOptions, now: Date): N
   const queue = asText(getField(delivery, 'queue')) ?? ''
   const exchange = asText(getField(delivery, 'exchange')) ?? ''
   const routingKey = asText(getField(delivery, 'routingKey')) ?? ''
-  const body = readBody(getField(delivery, 'body'), getField(properties, 'contentEncoding'))
+  const body = readBody(getField(delivery, 'body'), getField(properties, 'contentEncoding'), getField(delivery, 'bodyJson'))
   const flags = new Set<string>()
   const provenance: Provenance = {}
 
