@@ -42,8 +42,8 @@ export function parseStagingDraft(draft: StagingDraft): { input: StagingInput; e
   return { input, errors }
 }
 
-const windowHint = (s: ReplayStagingPlanDto) =>
-  s.windowFrom === 'topology' ? `retry tiers ${formatDuration(s.retryTtlSeconds)} + 2 min` : s.windowFrom === 'default' ? 'no retry tiers known: 2 min' : 'as asked'
+/** Where the default window comes from (the retry tiers, else 2 minutes), short enough for one line under its field. */
+const windowHint = (defaults: ReplayStagingPlanDto) => (defaults.windowFrom === 'topology' ? `tiers ${formatDuration(defaults.retryTtlSeconds)} + 2 min` : 'no tiers known: 2 min')
 
 /** The plan dialog's "Stages" section: canary, window, ramps and halt threshold, offered on from the admin's size. */
 export function PlanStaging({ plan, staged, onStaged, draft, onDraft, errors }: {
@@ -57,6 +57,7 @@ export function PlanStaging({ plan, staged, onStaged, draft, onDraft, errors }: 
   const defaults = plan.stagingDefaults
   if (!defaults) return null
   const shown = plan.staging ?? defaults
+  const window = windowHint(defaults)
   const set = (key: keyof StagingDraft) => (e: { target: { value: string } }) => onDraft({ ...draft, [key]: e.target.value })
   return (
     <div data-testid="plan-staging">
@@ -71,19 +72,19 @@ export function PlanStaging({ plan, staged, onStaged, draft, onDraft, errors }: 
       {staged && (
         <>
           <div className="mt-2 grid grid-cols-5 gap-2">
-            <Field label="Canary" error={errors.canary} hint="count, or a share (1%)">
+            <Field label="Canary" error={errors.canary} hint="messages, or a share: 1%">
               <Input value={draft.canary} onChange={set('canary')} placeholder={defaults.canaryCount === null && defaults.canaryPercent === null ? `${formatCount(defaults.stages[0]?.size ?? 0)}` : ''} aria-label="Canary size" invalid={Boolean(errors.canary)} />
             </Field>
-            <Field label="Window (s)" error={errors.window} hint={windowHint(shown)}>
+            <Field label="Window (s)" error={errors.window} hint={window}>
               <Input inputMode="numeric" value={draft.window} onChange={set('window')} placeholder={String(defaults.windowSeconds)} aria-label="Observation window in seconds" invalid={Boolean(errors.window)} />
             </Field>
-            <Field label="Ramps (%)" error={errors.ramps}>
+            <Field label="Ramps (%)" error={errors.ramps} hint="of the job, last 100">
               <Input value={draft.ramps} onChange={set('ramps')} placeholder={defaults.rampPercents.join(', ')} aria-label="Ramp percentages" invalid={Boolean(errors.ramps)} />
             </Field>
-            <Field label="Halt at (%)" error={errors.haltPercent}>
+            <Field label="Halt at (%)" error={errors.haltPercent} hint="of a stage failing again">
               <Input inputMode="decimal" value={draft.haltPercent} onChange={set('haltPercent')} placeholder={String(defaults.haltPercent)} aria-label="Halt threshold percent" invalid={Boolean(errors.haltPercent)} />
             </Field>
-            <Field label="and at least" error={errors.haltMin}>
+            <Field label="…and at least" error={errors.haltMin} hint="messages failing again">
               <Input inputMode="numeric" value={draft.haltMin} onChange={set('haltMin')} placeholder={String(defaults.haltMinMessages)} aria-label="Halt minimum messages" invalid={Boolean(errors.haltMin)} />
             </Field>
           </div>

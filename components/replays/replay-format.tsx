@@ -55,7 +55,9 @@ export function PublishedTo({ exchange, routingKey }: { exchange: string | null;
 export function selectionText(selection: Selection | SelectionInput | undefined | null): string {
   if (!selection) return '—'
   if ('ids' in selection) return selection.ids.length === 1 ? `message #${selection.ids[0]}` : `${formatCount(selection.ids.length)} selected messages`
-  const since = 'arrivedAfter' in selection && selection.arrivedAfter ? ` arrived after ${selection.arrivedAfter}` : ''
+  const since =
+    ('arrivedAfter' in selection && selection.arrivedAfter ? ` arrived after ${selection.arrivedAfter}` : '') +
+    ('notCopiesOf' in selection && selection.notCopiesOf ? `, not #${selection.notCopiesOf}'s own copies` : '')
   if ('groupId' in selection) return `group #${selection.groupId}${since}`
   // A stored selection holds its field filters as `match`; one being made holds them as parameters (field-filter.ts).
   const parts = Object.entries(selection.filter as Record<string, unknown>).flatMap(([k, v]) =>

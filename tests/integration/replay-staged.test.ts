@@ -7,6 +7,7 @@ import { cancelReplay } from '@/lib/server/replay/cancel-replay'
 import { createReplay } from '@/lib/server/replay/create-replay'
 import { getReplay } from '@/lib/server/replay/get-replay'
 import { getReplayRefailures } from '@/lib/server/replay/get-replay-refailures'
+import { countReplayArrived } from '@/lib/server/replay/replay-arrived'
 import { resumeReplay } from '@/lib/server/replay/resume-replay'
 import type { ReplayCreatedDto, ReplayDryRunDto } from '@/lib/shared/schemas/replay'
 import { brokerConnection, uniqueName, waitFor } from '../helpers/broker'
@@ -128,6 +129,9 @@ describe('staged replays: canary, halt, resume', () => {
     expect(refailures.canary?.filter((c) => c.state === 'failed-again').map((c) => c.seq)).toEqual([1, 5, 9, 13, 17])
     expect(refailures.canary?.filter((c) => c.state === 'no-news')).toHaveLength(15)
     expect(refailures.within?.min).toBeGreaterThanOrEqual(0)
+    // The job's own copies that failed again are in its group and arrived after it was planned, but they are not new
+    // messages: "N arrived since" counts none of them (nor would its "Replay these" replay them).
+    expect(await countReplayArrived({ db, id: created.id })).toMatchObject({ count: 0, selection: { groupId, notCopiesOf: created.id } })
 
     // The decision and its evidence are audited, and the alert fires like the other kinds.
     const { rows: audit } = await db.sql.query<{ summary: string; details: { reason: string; evidence: { refailed: number } } }>(

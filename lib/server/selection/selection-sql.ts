@@ -56,9 +56,17 @@ export function selectionSql({ selection, params, textSearch = 'index', ...scope
   }
   const filter = selectionFilter(selection)
   const arrived = () => {
-    if (!selection.arrivedAfter) return ''
-    params.push(selection.arrivedAfter)
-    return ` AND d.ingested_at > $${params.length}::timestamptz`
+    let sql = ''
+    if (selection.arrivedAfter) {
+      params.push(selection.arrivedAfter)
+      sql += ` AND d.ingested_at > $${params.length}::timestamptz`
+    }
+    if (selection.notCopiesOf) {
+      // A replayed copy that dead-lettered again carries its item's replay id (lineage_replay_id); replay_items_replay_id_idx.
+      params.push(selection.notCopiesOf)
+      sql += ` AND (d.lineage_replay_id IS NULL OR NOT EXISTS (SELECT 1 FROM replay_items ri WHERE ri.replay_id = d.lineage_replay_id AND ri.job_id = $${params.length}::bigint))`
+    }
+    return sql
   }
   if (textSearch === 'index' || !filter.q) {
     const where = messageFilterSql(filter, params, sourceIds, textSearch)
@@ -88,7 +96,7 @@ export function selectionSubject(selection: Selection): { type: 'group' | 'messa
 
 export function describeSelection(selection: Selection): string {
   if ('ids' in selection) return selection.ids.length === 1 ? `message ${selection.ids[0]}` : `${selection.ids.length} selected messages`
-  const since = selection.arrivedAfter ? ` arrived after ${selection.arrivedAfter}` : ''
+  const since = (selection.arrivedAfter ? ` arrived after ${selection.arrivedAfter}` : '') + (selection.notCopiesOf ? `, not replay ${selection.notCopiesOf}'s own copies` : '')
   if ('groupId' in selection) return `group ${selection.groupId}${since}`
   const parts = filterParams(selection.filter).map(([k, v]) => `${k}=${v}`)
   return (parts.length ? `messages matching ${parts.join(', ')}` : 'all messages') + since

@@ -16,9 +16,15 @@ const arrivedAfter = z.iso
   .refine((v) => Date.parse(v) >= Date.UTC(1970, 0, 1) && Date.parse(v) < Date.UTC(9999, 0, 1), 'must be between 1970 and 9999')
   .optional()
 
+/**
+ * Not the copies of this replay's messages that came back dead (its re-failures, docs/operations.md#staged-replays):
+ * those arrived after it was planned too, but they are the job's own messages failing again, not new ones.
+ */
+const notCopiesOf = id.optional()
+
 export const selectionSchema = z.union([
   z.object({ ids: z.array(id).min(1, 'select at least one message').max(100_000) }).strict(),
-  z.object({ groupId: id, arrivedAfter }).strict(),
-  z.object({ filter: withFieldFilters(messageFilterSchema.strict()), arrivedAfter }).strict(),
+  z.object({ groupId: id, arrivedAfter, notCopiesOf }).strict(),
+  z.object({ filter: withFieldFilters(messageFilterSchema.strict()), arrivedAfter, notCopiesOf }).strict(),
 ])
 export type Selection = z.infer<typeof selectionSchema>
