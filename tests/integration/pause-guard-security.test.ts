@@ -215,7 +215,7 @@ describe('guard security: events only trigger a re-read; the list decides; token
     // The token replaces an Authorization header given in requestHeaders; other headers pass.
     expect(poll.headers.authorization).toBe('Bearer gtok-secret')
     expect(poll.headers['x-proxy']).toBe('p1')
-    expect(GUARD_VERSION).toBe('2.1.0')
+    expect(GUARD_VERSION).toBe('2.2.0')
 
     const { rows } = await db.sql.query<{ instance: string; guard_version: string; vhost: string }>(
       'SELECT instance, guard_version, vhost FROM guard_heartbeats WHERE queue = $1 ORDER BY instance',
