@@ -25,6 +25,7 @@ import { exchangeText, exclusionLabel, formatDuration, ItemStatusBadge, JobStatu
 import { ReplayProgress } from './replay-progress'
 import { HaltedBanner, StagingPanel } from './replay-stages'
 import { ArrivedSince, ReplayApprovalPanel } from './replay-approval-panel'
+import { ReplayEdits } from './replay-edits'
 
 const ITEM_KEYS = ['status'] as const
 
@@ -346,6 +347,8 @@ export function ReplayDetail({ id }: { id: string }) {
       )}
 
       {(isWaitingJob(job) || job.approvalReasons || job.startAt) && <ReplayApprovalPanel job={job} />}
+
+      <ReplayEdits job={job} />
 
       <ArrivedSince job={job} />
 

@@ -153,7 +153,8 @@ export function SourceSettingsForm({ source, onDone }: { source: SourceDto; onDo
         </div>
         <label className="flex items-center gap-2 text-[13px]">
           <Checkbox checked={draft.critical} onChange={(e) => set({ critical: e.target.checked })} />
-          Critical <span className="text-xs text-zinc-500">(replays need a second operator&rsquo;s approval when the policy in Settings says so)</span>
+          {/* The word never breaks: in a narrow column (1024 px) the hint wraps instead. */}
+          <span className="shrink-0">Critical</span> <span className="min-w-0 text-xs text-zinc-500">(replays need a second operator&rsquo;s approval when the policy in Settings says so)</span>
         </label>
       </fieldset>
 

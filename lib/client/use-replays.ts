@@ -11,6 +11,7 @@ import type {
   ReplayArrivedDto,
   ReplayCreatedDto,
   ReplayDryRunDto,
+  ReplayEditsDto,
   ReplayItemListDto,
   ReplayJobDetailDto,
   ReplayJobDto,
@@ -178,6 +179,16 @@ export function useReplayArrived(id: string, enabled: boolean) {
     queryFn: ({ signal }) => apiGet<ReplayArrivedDto>(`/api/replays/${encodeURIComponent(id)}/arrived`, { signal }),
     enabled,
     refetchInterval: 30_000,
+  })
+}
+
+/** The edited messages a job sends, with their diffs: frozen at the job's creation, so read once. */
+export function useReplayEdits(id: string, enabled: boolean) {
+  return useQuery({
+    queryKey: replayKeys.edits(id),
+    queryFn: ({ signal }) => apiGet<ReplayEditsDto>(`/api/replays/${encodeURIComponent(id)}/edits`, { signal }),
+    enabled,
+    staleTime: Infinity,
   })
 }
 

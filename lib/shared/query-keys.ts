@@ -39,6 +39,7 @@ export const replayKeys = {
   items: (id: string, params: QueryParams) => [...replayKeys.detail(id), 'items', params] as const,
   refailures: (id: string) => [...replayKeys.detail(id), 'refailures'] as const,
   arrived: (id: string) => [...replayKeys.detail(id), 'arrived'] as const,
+  edits: (id: string) => [...replayKeys.detail(id), 'edits'] as const,
   /** A dry run: the request body is the key, so changing the target or rate re-plans. */
   plan: (input: unknown) => [...replayKeys.all, 'plan', input] as const,
 }

@@ -7,7 +7,8 @@ import amqp from 'amqplib'
  * Four eyes in the browser (docs/security.md#four-eyes): with the admin's policy asking approval for replays of more
  * than one message, operator A plans a replay of a group, sees why it needs approval and requests it; the job page
  * tells A a second person must approve; operator B opens the same page, approves with a comment, and the job runs to
- * the end. The policy is put back to off afterwards: every spec shares one server.
+ * the end. With the "edited messages" rule, the approver sees the diff of the edit the job froze before approving.
+ * The policy is put back to off afterwards: every spec shares one server.
  */
 
 const expect = baseExpect.configure({ timeout: 15_000 })
@@ -21,14 +22,14 @@ const WORK = `e2e.approve.work.${RUN.toLowerCase()}`
 const ERROR = `com.acme.e2e.Approve${RUN}Exception`
 const OFF = { aboveMessages: null, editedMessages: false, customTarget: false, criticalSources: false, ttlSeconds: null }
 
-/** Three letters dead-lettered by the broker from a work queue into the drained DLQ (so they know their queue). */
-async function deadLetter() {
+/** Letters (1, 2 and 3 unless told) dead-lettered by the broker from a work queue into the drained DLQ (so they know their queue). */
+async function deadLetter(numbers = [1, 2, 3]) {
   const connection = await amqp.connect(AMQP_URL)
   try {
     const channel = await connection.createConfirmChannel()
     await channel.assertQueue(DLQ, { durable: true })
     await channel.assertQueue(WORK, { durable: false, autoDelete: false, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': DLQ } })
-    for (const n of [1, 2, 3]) {
+    for (const n of numbers) {
       channel.sendToQueue(WORK, Buffer.from(JSON.stringify({ orderId: `${RUN}-${n}` })), { contentType: 'application/json', messageId: `${RUN}-${n}`, headers: { 'x-error-type': ERROR, 'x-error-message': `order ${n} of ${RUN} failed` }, persistent: true })
     }
     await channel.waitForConfirms()
@@ -37,7 +38,7 @@ async function deadLetter() {
       void channel.consume(WORK, (msg) => {
         if (!msg) return
         channel.nack(msg, false, false)
-        if (++rejected === 3) resolve()
+        if (++rejected === numbers.length) resolve()
       })
     })
     // A round trip after the nacks, so they reach the broker before the connection closes (else they are requeued).
@@ -152,4 +153,67 @@ test('the admin edits the approval policy in Settings', async ({ page }) => {
   await expect(page.getByText(/Set by e2e-admin@lazarus.test/)).toBeVisible()
   await form.scrollIntoViewIfNeeded()
   await shots(page, 'settings-replay-approval')
+})
+
+test('a replay of an edited message waits for approval; the approver sees the frozen diff on the job page', async ({ browser, request }) => {
+  test.setTimeout(120_000)
+  // The first test's replayed copies still wait in the work queue: dead-lettering through it must not fail them again.
+  const connection = await amqp.connect(AMQP_URL)
+  await (await connection.createChannel()).purgeQueue(WORK)
+  await connection.close()
+  await deadLetter([4, 5])
+  // Letters 1 to 3 were replayed by the first test: the two new ones are the only dead ones.
+  const deadOnes = async () => (((await pollJson(request, `/api/messages?q=${RUN}&limit=100`))?.messages ?? []) as { id: string; status: string }[]).filter((m) => m.status === 'dead')
+  await expect.poll(async () => (await deadOnes()).length, { timeout: 30_000 }).toBe(2)
+  const dead = await deadOnes()
+  const ids = dead.map((m) => m.id).sort((a, b) => Number(a) - Number(b))
+  const policy = await request.put('/api/settings/replay-approval', { data: { ...OFF, editedMessages: true } })
+  expect(policy.status(), await policy.text()).toBe(200)
+  // The admin fixes the amount of the first one; the original never changes.
+  const edited = await request.post(`/api/messages/${ids[0]}/revisions`, { data: { body: { kind: 'json', text: JSON.stringify({ orderId: `${RUN}-4`, amount: 42 }, null, 2) } } })
+  expect(edited.status(), await edited.text()).toBe(201)
+  const editor = ((await edited.json()) as { revision: { createdBy: string } }).revision.createdBy
+  const created = await request.post('/api/replays', { data: { selection: { ids }, target: { type: 'queue' } } })
+  expect(created.status(), await created.text()).toBe(201)
+  const job = (await created.json()) as { id: string; status: string }
+  expect(job.status).toBe('awaiting_approval')
+  const before = await workDepth()
+
+  const approver = await operatorPage(browser, request, `e2e-edit-approver-${RUN.toLowerCase()}@lazarus.test`)
+  await approver.goto(`/replays/${job.id}`)
+  await expect(approver.getByTestId('job-status')).toHaveText('awaiting approval')
+  await expect(approver.getByTestId('approval-reasons')).toContainText('it sends 1 edited message')
+  const edits = approver.getByTestId('replay-edits')
+  await expect(edits.locator('li')).toHaveCount(1)
+  const row = edits.locator(`li[data-message-id="${ids[0]}"]`)
+  await expect(row).toContainText('revision 1')
+  await expect(row).toContainText(`by ${editor}`)
+  const diff = row.getByTestId('edit-diff')
+  await expect(diff).toContainText('+  "amount": 42')
+  await expect(diff).toContainText(`-{"orderId":"${RUN}-4"}`)
+  await expect(row.getByRole('link', { name: `#${ids[0]}` })).toHaveAttribute('href', `/messages/${ids[0]}`)
+  // The diff folds away and back with the keyboard.
+  await row.getByRole('button', { name: `Hide the diff of message ${ids[0]}` }).press('Enter')
+  await expect(diff).toHaveCount(0)
+  await row.getByRole('button', { name: `Show the diff of message ${ids[0]}` }).press('Enter')
+  await expect(row.getByTestId('edit-diff')).toBeVisible()
+  await approver.getByLabel('Comment (required, kept in the audit log)').fill('amount fixed, checked the diff')
+  await shots(approver, 'replay-approval-edits-pending')
+
+  await approver.getByRole('button', { name: 'Approve', exact: true }).click()
+  await expect(approver.getByTestId('job-status')).toHaveText('completed', { timeout: 30_000 })
+  await expect.poll(workDepth, { timeout: 15_000 }).toBe(before + 2)
+  // Once it ran, the page still says what it sent.
+  await expect(approver.getByTestId('replay-edits')).toContainText('revision 1')
+  await approver.context().close()
+})
+
+test('the source form marks a source critical', async ({ page }) => {
+  await page.goto('/sources')
+  await page.locator(`tr[data-source="${DLQ}"]`).getByRole('button', { name: 'Edit' }).click()
+  const critical = page.getByLabel(/^Critical/)
+  await expect(critical).toBeVisible()
+  await expect(critical).not.toBeChecked()
+  await critical.scrollIntoViewIfNeeded()
+  await shots(page, 'source-form-critical')
 })

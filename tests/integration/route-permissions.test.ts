@@ -60,6 +60,7 @@ const EXPECTED: Record<string, Permission> = {
   'POST /api/replays/[id]/approve': 'replays:approve',
   'POST /api/replays/[id]/reject': 'replays:approve',
   'GET /api/replays/[id]/arrived': 'messages:read',
+  'GET /api/replays/[id]/edits': 'messages:raw',
   'GET /api/replays/[id]/items': 'messages:read',
   'GET /api/replays/[id]/refailures': 'messages:read',
   'POST /api/replays/[id]/resume': 'messages:replay',

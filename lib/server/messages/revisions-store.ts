@@ -103,3 +103,53 @@ export async function openReplayRevisions({ sql, id }: { sql: Sql; id: string })
   )
   return rows.map((r) => ({ jobId: r.job_id, revision: r.revision }))
 }
+
+/** A job item's frozen revision beside the stored original: what the job sends instead of it. */
+export type FrozenRevisionRow = {
+  dead_letter_id: string
+  seq: number
+  item_status: string
+  revision: number
+  created_by: string
+  created_at: Date
+  original: MessageContent
+  edited: MessageContent
+}
+
+type FrozenRow = {
+  dead_letter_id: string; seq: number; item_status: string; revision: number; created_by: string; created_at: Date
+  original_body: Uint8Array; original_properties: Record<string, unknown>; original_headers: string
+  edited_body: Uint8Array; edited_properties: Record<string, unknown>; edited_headers: string
+}
+
+const contentOf = (body: Uint8Array, properties: Record<string, unknown> | null, headers: string): MessageContent => ({
+  body: Buffer.from(body), properties: properties ?? {}, headers: (JSON.parse(headers) ?? {}) as TypedTable,
+})
+
+/**
+ * The replay items of a job that froze a revision (docs/ARCHITECTURE.md#revisions), in publish order, each with the
+ * original and that revision (the first `limit`), and how many there are. `sourceIds`: only messages of those sources.
+ */
+export async function selectFrozenRevisions({ sql, jobId, sourceIds, limit }: { sql: Sql; jobId: string; sourceIds: string[] | null; limit: number }): Promise<{ total: number; rows: FrozenRevisionRow[] }> {
+  const params: unknown[] = sourceIds ? [jobId, limit, sourceIds] : [jobId, limit]
+  // count(*) OVER () is taken before the LIMIT: every frozen revision of the job, in one query.
+  const { rows } = await sql.query<FrozenRow & { total: number }>(
+    `SELECT d.id::text AS dead_letter_id, i.seq, i.status AS item_status, r.revision, r.created_by, r.created_at, count(*) OVER ()::int AS total,
+       d.body AS original_body, d.properties AS original_properties, d.headers::text AS original_headers,
+       r.body AS edited_body, r.properties AS edited_properties, r.headers::text AS edited_headers
+     FROM replay_items i
+     JOIN dead_letters d ON d.id = i.dead_letter_id
+     JOIN message_revisions r ON r.dead_letter_id = i.dead_letter_id AND r.revision = i.revision
+     WHERE i.job_id = $1::bigint AND i.kind = 'replay' AND i.revision IS NOT NULL${sourceIds ? ' AND d.source_id = ANY($3::bigint[])' : ''}
+     ORDER BY i.seq LIMIT $2::int`,
+    params,
+  )
+  return {
+    total: rows[0]?.total ?? 0,
+    rows: rows.map((row) => ({
+      dead_letter_id: row.dead_letter_id, seq: row.seq, item_status: row.item_status, revision: row.revision, created_by: row.created_by, created_at: row.created_at,
+      original: contentOf(row.original_body, row.original_properties, row.original_headers),
+      edited: contentOf(row.edited_body, row.edited_properties, row.edited_headers),
+    })),
+  }
+}

@@ -3,6 +3,7 @@ import { text } from './fields'
 import { selectionSchema, type Selection } from './selection'
 import { replayTargetSchema } from './source'
 import { stagingInputSchema } from '../replay-stages'
+import type { RevisionDiffDto } from './revision'
 
 export { replayTargetSchema }
 export type ReplayTarget = z.infer<typeof replayTargetSchema>
@@ -65,6 +66,30 @@ export const listReplaysQuerySchema = z
 export const listReplayItemsQuerySchema = z
   .object({ status: z.enum(REPLAY_ITEM_STATUSES).optional(), cursor: text().max(200).optional(), limit: z.coerce.number().int().min(1).max(500).default(100) })
   .strict()
+
+/**
+ * GET /api/replays/{id}/edits: the edited messages a job sends, each as the revision it froze when the job was created
+ * (docs/ARCHITECTURE.md#revisions) and that revision's diff against the stored original. Untrusted: render as text.
+ */
+export type ReplayEditDto = {
+  messageId: string
+  /** The job item's position (seq), as on the item list. */
+  itemId: string
+  itemStatus: string
+  revision: number
+  editedBy: string
+  editedAt: string
+  /** One line: what changed from the original. */
+  summary: string
+  diff: RevisionDiffDto
+}
+export type ReplayEditsDto = {
+  /** Every item of the job sent as an edited revision. */
+  total: number
+  /** The first ones in publish order (at most `limit`). */
+  edits: ReplayEditDto[]
+  limit: number
+}
 
 /** GET /api/replays/{id}/arrived: messages of the job's group or filter that arrived after it was planned. */
 export type ReplayArrivedDto = {
