@@ -113,7 +113,7 @@ describe('staged replays under SIGKILL', () => {
       // Windows of 0: every stage starts as soon as the one before has its outcomes, so the kill lands in a ramp.
       const created = (await createReplay({
         db,
-        input: { selection: { ids }, ratePerSecond: 1_000, confirmCount: TOTAL, staging: { canaryPercent: 1, windowSeconds: 0, rampPercents: [10, 50, 100] } },
+        input: { selection: { ids }, ratePerSecond: 600, confirmCount: TOTAL, staging: { canaryPercent: 1, windowSeconds: 0, rampPercents: [10, 50, 100] } },
         actor: 'stagecrash-test',
       })) as ReplayCreatedDto
       expect(created.plan.staging?.stages.map((s) => s.throughSeq)).toEqual([40, 400, 2_000, 4_000])
@@ -184,11 +184,11 @@ describe('staged replays under SIGKILL', () => {
     try {
       const created = (await createReplay({
         db,
-        input: { selection: { ids }, ratePerSecond: 200, confirmCount: TOTAL, staging: { canaryCount: 20, windowSeconds: 0, rampPercents: [50, 100], haltPercent: 10, haltMinMessages: 5 } },
+        input: { selection: { ids }, ratePerSecond: 200, confirmCount: TOTAL, staging: { canaryCount: 20, windowSeconds: 0, rampPercents: [80, 100], haltPercent: 10, haltMinMessages: 5 } },
         actor: 'stagecrash-test',
       })) as ReplayCreatedDto
       const worker = start()
-      // The canary passed; the first ramp (items 21..1000) is being published.
+      // The canary passed; the first ramp (items 21..1600) is being published.
       await waitFor(async () => (await jobState(db.sql, created.id)).confirmed >= 100 || worker.exitCode !== null, { timeoutMs: 60_000, intervalMs: 20, what: '100 confirmed' })
       expect((await readStage(db, created.id)).stage).toBe(1)
 
@@ -206,7 +206,7 @@ describe('staged replays under SIGKILL', () => {
       await kill(worker)
       const atKill = await readStage(db, created.id)
       expect(atKill).toMatchObject({ status: 'halted', stage: 1 })
-      expect(atKill.claimed_through).toBeLessThan(1_000)
+      expect(atKill.claimed_through).toBeLessThan(1_600)
       const flyingIds = new Set((await inFlight(db, created.id)).map((f) => f.replay_id))
 
       const counts = async () => ({
