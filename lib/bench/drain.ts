@@ -6,14 +6,24 @@
  *       the ceiling any ack-after-commit drainer has on this machine before it does any work of its own;
  *   (c) Lazarus' drainer (a worker process) into PostgreSQL,
  * and prints the rates, the ratios, and the worker's peak RSS.
- * Options: BENCH_MESSAGES (default 100000), LAZARUS_DRAIN_BATCH, LAZARUS_DRAIN_PREFETCH.
+ * Options: BENCH_MESSAGES (default 100000), LAZARUS_DRAIN_BATCH, LAZARUS_DRAIN_PREFETCH,
+ * BENCH_REPLAYED_SHARE (default 0; e.g. 0.2): that share of the dead letters are replayed copies that failed again,
+ * stamped as the executor stamps them (x-lazarus-replay-id, x-lazarus-origin-id, x-lazarus-replay-count) with the
+ * replay ids of a real replay job's items, stored in the bench database before anything is timed, so the drainer's
+ * re-failure linking (the lineage column and its partial index, docs/ARCHITECTURE.md#stages-and-halts) does its
+ * real work. Run once without and once with it to see what linking costs (issue 18's budget: 5 %).
  */
-import { randomBytes, randomUUID } from 'node:crypto'
+import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import amqp from 'amqplib'
 import pg from 'pg'
+import { openDb } from '@/lib/server/platform/db'
+import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
+import type { IngestRow } from '@/lib/server/ingest/types'
 import { AMQP_URL, coresAt, cpuSample, cpuUse, fmt, freshDatabase, machineCores, peakRssMiB, sleep, startWorker } from './bench-support'
 
 const total = Number(process.env.BENCH_MESSAGES ?? 100_000)
+const replayedShare = Number(process.env.BENCH_REPLAYED_SHARE ?? 0)
+if (!(replayedShare >= 0 && replayedShare <= 1)) throw new Error('BENCH_REPLAYED_SHARE is a share between 0 and 1 (e.g. 0.2)')
 const batch = Number(process.env.LAZARUS_DRAIN_BATCH ?? 500)
 // Lazarus' own defaults (lib/server/platform/config.ts), used for the raw consumer too.
 const prefetch = Number(process.env.LAZARUS_DRAIN_PREFETCH ?? 2000)
@@ -23,6 +33,12 @@ const STACK = `com.acme.orders.StockException: SKU 48213 out of stock in warehou
 \tat com.acme.orders.inventory.StockService.reserve(StockService.java:118)
 \tat com.acme.orders.OrderHandler.handle(OrderHandler.java:64)
 \tat org.springframework.amqp.rabbit.listener.adapter.MessagingMessageListenerAdapter.invokeHandler(MessagingMessageListenerAdapter.java:239)`
+
+/** The lineage of the k-th replayed copy: a replay item's replay id and the dead letter it replayed. */
+type Lineage = { replayId: string; originId: string }
+let lineage: Lineage[] = []
+/** Whether message i is a replayed copy: floor(total × share) of them, spread evenly. */
+const isReplayed = (i: number) => Math.floor((i + 1) * replayedShare) > Math.floor(i * replayedShare)
 
 function message(i: number) {
   const body = Buffer.alloc(1024, ' ')
@@ -51,8 +67,62 @@ function message(i: number) {
         'x-first-death-queue': 'orders.work',
         'x-first-death-reason': 'rejected',
         'x-first-death-exchange': 'orders',
+        // (The originals, built before the job exists, carry no stamp.)
+        ...(isReplayed(i) && lineage.length > 0 ? replayStamp(lineage[Math.floor(i * replayedShare)]) : {}),
       },
     },
+  }
+}
+
+/** What the replay executor adds to a copy it publishes (lib/server/replay/publish-message.ts). */
+const replayStamp = ({ replayId, originId }: Lineage) => ({
+  'x-lazarus-origin-id': originId,
+  'x-lazarus-replay-id': replayId,
+  'x-lazarus-replay-count': { '!': 'long', value: 1 },
+  'x-lazarus-replayed-by': 'bench',
+})
+
+/**
+ * The replay the copies came from, in the bench database (migrated here, before the worker starts): `count` original
+ * dead letters under their own source, and a completed staged job with one item each. Returns the items' lineage and
+ * the largest original id (the drained rows come after it).
+ */
+async function seedReplay(databaseUrl: string, count: number): Promise<{ lineage: Lineage[]; lastOriginal: string }> {
+  const db = await openDb({ databaseUrl })
+  try {
+    const { rows: source } = await db.sql.query<{ id: string }>(`INSERT INTO sources (queue, enabled) VALUES ($1, false) RETURNING id::text`, [`bench.originals.${suffix}`])
+    const at = new Date()
+    for (let i = 0; i < count; i += 1000) {
+      const rows: IngestRow[] = Array.from({ length: Math.min(1000, count - i) }, (_, j) => {
+        const m = message(i + j)
+        const body = m.body
+        return {
+          fingerprint: createHash('sha256').update(body).digest(), redelivered: false, body, bodyEncoding: 'json', bodyPreview: body.toString('utf8').trimEnd(),
+          propertiesJson: JSON.stringify({ contentType: 'application/json', messageId: `orig-${i + j}-${suffix}` }), headersJson: '{}',
+          deliveryExchange: '', deliveryRoutingKey: 'orders.dlq', deathReason: 'rejected', attempts: 3,
+          originExchange: 'orders', originRoutingKeys: ['order.created'], originQueue: 'orders.work', firstDeathAt: at, lastDeathAt: at, failedAt: at,
+          errorType: 'com.acme.orders.StockException', errorMessage: m.options.headers['x-exception-message'], errorStack: STACK, failureKind: 'exhausted',
+          service: 'orders', serviceVersion: null, framework: 'spring-amqp', entityKey: null, signature: 'v1:benchdrainorig1', title: 'StockException: SKU <int> out of stock',
+          messagePattern: 'SKU <int> out of stock', flags: [], lineageOriginId: null, replayCount: 0, status: 'dead',
+        }
+      })
+      await storeBatch({ sql: db.sql, sourceId: source[0].id, sourceLabel: `bench.originals.${suffix}`, rows })
+    }
+    const { rows: job } = await db.sql.query<{ id: string }>(
+      `INSERT INTO replay_jobs (kind, status, selection, target, rate_per_second, plan, created_by, total, stage_bounds, stage, window_ms, halt_share, halt_min, finished_at)
+       VALUES ('replay', 'completed', '{}', '{"type":"queue"}', 1000, '{}', 'bench', $1, $2::int[], 0, 0, 0.1, 5, now()) RETURNING id::text`,
+      [count, [count]],
+    )
+    const { rows } = await db.sql.query<{ replay_id: string; dead_letter_id: string }>(
+      `INSERT INTO replay_items (job_id, seq, dead_letter_id, kind, replay_id, status, published_at)
+       SELECT $1::bigint, row_number() OVER (ORDER BY id)::int, id, 'replay', gen_random_uuid()::text, 'confirmed', now() FROM dead_letters
+       RETURNING replay_id, dead_letter_id::text`,
+      [job[0].id],
+    )
+    const { rows: last } = await db.sql.query<{ id: string }>('SELECT coalesce(max(id), 0)::text AS id FROM dead_letters')
+    return { lineage: rows.map((r) => ({ replayId: r.replay_id, originId: r.dead_letter_id })), lastOriginal: last[0].id }
+  } finally {
+    await db.close()
   }
 }
 
@@ -134,7 +204,15 @@ async function main() {
   await setup.assertQueue(drainQueue, { durable: true })
   const db = await freshDatabase('lazarus_bench')
   try {
-    console.log(`publishing ${fmt(total)} dead letters three times (1 KiB JSON, Spring-style failure headers, 2 x-death entries)…`)
+    const replayed = Math.floor(total * replayedShare)
+    // The drained rows are those after the originals (none without BENCH_REPLAYED_SHARE).
+    let lastOriginal = '0'
+    if (replayed > 0) {
+      console.log(`storing the ${fmt(replayed)} originals and a replay job of ${fmt(replayed)} items for the replayed copies…`)
+      ;({ lineage, lastOriginal } = await seedReplay(db.url, replayed))
+    }
+    const mix = replayed > 0 ? `, ${fmt(replayed)} of them (${(replayedShare * 100).toFixed(1)}%) replayed copies that failed again` : ', none of them replayed copies'
+    console.log(`publishing ${fmt(total)} dead letters three times (1 KiB JSON, Spring-style failure headers, 2 x-death entries${mix})…`)
     await publish(setup, rawQueue)
     await publish(setup, bareQueue)
     await publish(setup, drainQueue)
@@ -159,7 +237,7 @@ async function main() {
       await sleep(250)
       if (worker.pid) peak = Math.max(peak, peakRssMiB(worker.pid))
       try {
-        const now = (await client.query<{ n: number }>('SELECT count(*)::int AS n FROM dead_letters')).rows[0].n
+        const now = (await client.query<{ n: number }>('SELECT count(*)::int AS n FROM dead_letters WHERE id > $1::bigint', [lastOriginal])).rows[0].n
         if (now > stored) progressAt = waited
         stored = now
         if (waited - progressAt > 30_000) {
@@ -173,7 +251,15 @@ async function main() {
       }
       if (waited > 600_000) throw new Error(`drainer stored only ${stored} of ${total} in 10 minutes`)
     }
-    const { rows } = await client.query<{ seconds: number }>('SELECT extract(epoch FROM max(ingested_at) - min(ingested_at))::float8 AS seconds FROM dead_letters')
+    const { rows } = await client.query<{ seconds: number }>('SELECT extract(epoch FROM max(ingested_at) - min(ingested_at))::float8 AS seconds FROM dead_letters WHERE id > $1::bigint', [lastOriginal])
+    if (replayed > 0) {
+      // The copies were linked: each stored with its replay id, found through the partial index as a halt check reads them.
+      const { rows: linked } = await client.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM dead_letters d JOIN replay_items i ON i.replay_id = d.lineage_replay_id WHERE d.id > $1::bigint AND d.lineage_replay_id IS NOT NULL`,
+        [lastOriginal],
+      )
+      if (linked[0].n !== replayed) throw new Error(`only ${linked[0].n} of ${replayed} replayed copies were linked to their replay items`)
+    }
     // ingested_at is the transaction time of each batch: add one batch's share so N rows span N intervals, not N-1.
     const seconds = rows[0].seconds * (total / (total - batch))
     const drainRate = total / seconds
@@ -183,7 +269,7 @@ async function main() {
     worker.kill('SIGTERM')
     await new Promise((r) => worker.once('exit', r))
     const peakMB = Math.round(peak * 1.048576)
-    console.log(`lazarus drainer into PostgreSQL: ${fmt(drainRate)} msg/s, peak RSS ${peak} MiB (${peakMB} MB); worker ${drainCpu.text}`)
+    console.log(`lazarus drainer into PostgreSQL${replayed > 0 ? ` (${(replayedShare * 100).toFixed(1)}% replayed copies, linked)` : ' (no replayed copies)'}: ${fmt(drainRate)} msg/s, peak RSS ${peak} MiB (${peakMB} MB); worker ${drainCpu.text}`)
     const ratio = drainRate / rawRate
     console.log(`ratio drainer/raw: ${(ratio * 100).toFixed(1)}% (target ≥ 60%: ${ratio >= 0.6 ? 'met' : 'MISSED'}); drainer/bare pipeline: ${(drainRate / bareRate * 100).toFixed(1)}%; peak memory < 300 MB: ${peakMB < 300 ? 'met' : 'MISSED'}`)
     const targetRate = rawRate * 0.6

@@ -13,7 +13,10 @@
  * 'replaying') is timed separately. The stored rows are checkpointed and vacuumed before anything is timed, so the
  * database's background work after the bulk load does not slow the first raw run.
  * Options: BENCH_MESSAGES (default 100000), LAZARUS_REPLAY_WINDOW (default 1000), REPLAY_PROF=<file> (a V8 CPU profile
- * of this process while the executor runs the job, for `node --cpu-prof`'s tools or Chrome DevTools).
+ * of this process while the executor runs the job, for `node --cpu-prof`'s tools or Chrome DevTools),
+ * BENCH_STAGED=1 (the job is a staged replay, docs/ARCHITECTURE.md#stages-and-halts: a canary of 1 %, ramps to 10, 50
+ * and 100 %, observation windows of 0, so every stage's bound, re-failure checks and window bookkeeping run but no
+ * stage waits; compare its ratio with a run without it: issue 18's budget is 5 %).
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import { writeFile } from 'node:fs/promises'
@@ -35,6 +38,9 @@ import { AMQP_URL, coresAt, cpuSample, cpuUse, fmt, freshDatabase, machineCores,
 
 const total = Number(process.env.BENCH_MESSAGES ?? 100_000)
 const window = Number(process.env.LAZARUS_REPLAY_WINDOW ?? 1000)
+const staged = process.env.BENCH_STAGED === '1'
+/** BENCH_STAGED=1: stages that check and advance as they would in production, with windows that never hold the job. */
+const STAGING = { canaryPercent: 1, windowSeconds: 0, rampPercents: [10, 50, 100] }
 const suffix = randomBytes(3).toString('hex')
 const exchange = `bench.replay.x.${suffix}`
 const queue = `bench.replay.${suffix}`
@@ -194,9 +200,10 @@ async function main() {
     const { rows: group } = await db.sql.query<{ id: string }>(`SELECT id::text FROM error_groups WHERE signature = 'v1:benchreplay0001'`)
     cpu = await cpuSample(db.sql)
     started = performance.now()
-    const created = (await createReplay({ db, input: { selection: { groupId: group[0].id }, ratePerSecond: 50_000, confirmCount: total }, actor: 'bench', settings })) as ReplayCreatedDto
+    const created = (await createReplay({ db, input: { selection: { groupId: group[0].id }, ratePerSecond: 50_000, confirmCount: total, ...(staged ? { staging: STAGING } : {}) }, actor: 'bench', settings })) as ReplayCreatedDto
     const createSeconds = (performance.now() - started) / 1000
-    console.log(`lazarus: job of ${fmt(created.plan.replayable)} created in ${createSeconds.toFixed(1)} s (plan, items, messages marked replaying; ${(await cpuUse(db.sql, cpu, total)).text})`)
+    const stages = created.plan.staging?.stages.map((s) => fmt(s.throughSeq)).join(' → ')
+    console.log(`lazarus: ${staged ? `staged job (canary 1%, ramps 10/50/100%, windows 0; stages end at ${stages})` : 'job'} of ${fmt(created.plan.replayable)} created in ${createSeconds.toFixed(1)} s (plan, items, messages marked replaying; ${(await cpuUse(db.sql, cpu, total)).text})`)
     const profiler = process.env.REPLAY_PROF ? new Session() : null
     if (profiler) {
       profiler.connect()
@@ -227,8 +234,17 @@ async function main() {
     if (job.status !== 'completed' || job.confirmed !== total || messageCount !== total) {
       throw new Error(`replay did not deliver everything: ${JSON.stringify(job)}, queue depth ${messageCount}`)
     }
+    if (staged) {
+      // Every stage ran (published, then advanced past its window of 0), none skipped.
+      const { rows: [stage] } = await db.sql.query<{ stage: number; bounds: number; published: number }>(
+        `SELECT stage, cardinality(stage_bounds) AS bounds, (SELECT count(*)::int FROM jsonb_array_elements(stage_log) e WHERE e ? 'publishedAt') AS published
+         FROM replay_jobs WHERE id = $1::bigint`,
+        [created.id],
+      )
+      if (stage.stage !== stage.bounds - 1 || stage.published !== stage.bounds) throw new Error(`staged job did not run every stage: ${JSON.stringify(stage)}`)
+    }
     const replayRate = total / job.seconds!
-    console.log(`lazarus replay executor: ${fmt(replayRate)} msg/s over the job's run (${job.seconds!.toFixed(1)} s; ${executorCpu.text}); end to end incl. creating the job: ${fmt(total / endToEnd)} msg/s`)
+    console.log(`lazarus replay executor${staged ? ' (staged, windows 0)' : ''}: ${fmt(replayRate)} msg/s over the job's run (${job.seconds!.toFixed(1)} s; ${executorCpu.text}); end to end incl. creating the job: ${fmt(total / endToEnd)} msg/s`)
     await setup.purgeQueue(queue)
     messages = rawMessages(now)
     cpu = await cpuSample(db.sql)

@@ -4,7 +4,7 @@ import { useCallback, useEffect, useRef } from 'react'
 import { keepPreviousData, useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import type { z } from 'zod'
 import { auditKeys, groupKeys, messageKeys, pauseKeys, replayKeys, settingsKeys, summaryKeys, type QueryParams } from '@/lib/shared/query-keys'
-import type { ReplayConfirmSettingsDto } from '@/lib/shared/schemas/replay-confirm'
+import type { ReplayConfirmSettingsDto, UpdateReplayConfirmSettingsInput } from '@/lib/shared/schemas/replay-confirm'
 import type { ReplayApprovalSettingsDto, UpdateReplayApprovalSettingsInput } from '@/lib/shared/schemas/replay-approval'
 import type {
   createReplaySchema,
@@ -226,11 +226,11 @@ export function useReplayConfirmSettings() {
   return useQuery({ queryKey: settingsKeys.replayConfirm(), queryFn: ({ signal }) => apiGet<ReplayConfirmSettingsDto>(CONFIRM_SETTINGS, { signal }) })
 }
 
-/** PUT /api/settings/replay-confirm (admins); later plans use the new threshold. */
+/** PUT /api/settings/replay-confirm (admins); later plans use the new thresholds (confirmation, staging offered). */
 export function useSaveReplayConfirmSettings() {
   const client = useQueryClient()
   return useMutation({
-    mutationFn: (largeJobMessages: number) => apiSend<ReplayConfirmSettingsDto>('PUT', CONFIRM_SETTINGS, { largeJobMessages }),
+    mutationFn: (input: UpdateReplayConfirmSettingsInput) => apiSend<ReplayConfirmSettingsDto>('PUT', CONFIRM_SETTINGS, input),
     onSuccess: (data) => {
       client.setQueryData(settingsKeys.replayConfirm(), data)
       void client.invalidateQueries({ queryKey: auditKeys.all })

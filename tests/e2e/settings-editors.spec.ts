@@ -1,4 +1,6 @@
-import { expect as baseExpect } from '@playwright/test'
+import { mkdirSync } from 'node:fs'
+import { expect as baseExpect, type Page } from '@playwright/test'
+import amqp from 'amqplib'
 import { test } from './support/fixtures'
 import { pollJson } from './support/api-json'
 
@@ -8,6 +10,50 @@ import { pollJson } from './support/api-json'
  */
 
 const expect = baseExpect.configure({ timeout: 15_000 })
+
+const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
+const DLQ = (process.env.E2E_SOURCES ?? 'e2e.dlq').split(',')[0]!
+const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
+const WORK = `e2e.settings.work.${RUN.toLowerCase()}`
+const SHOTS = process.env.E2E_SHOTS ?? 'test-results/screens'
+
+/** `count` messages that fail on a work queue dead-lettering into the drained DLQ: one error group of `count`. */
+async function deadLetter(count: number): Promise<void> {
+  const connection = await amqp.connect(AMQP_URL)
+  try {
+    const channel = await connection.createConfirmChannel()
+    await channel.assertQueue(DLQ, { durable: true })
+    await channel.assertQueue(WORK, { durable: false, autoDelete: false, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': DLQ } })
+    for (let n = 1; n <= count; n++) {
+      channel.sendToQueue(WORK, Buffer.from(JSON.stringify({ orderId: `${RUN}-${n}` })), {
+        contentType: 'application/json', messageId: `${RUN}-${n}`, headers: { 'x-error-type': `com.acme.e2e.Stage${RUN}Exception`, 'x-error-message': 'ledger locked' },
+      })
+    }
+    await channel.waitForConfirms()
+    let nacked = 0
+    await new Promise<void>((resolve) => {
+      void channel.consume(WORK, (msg) => {
+        if (!msg) return
+        channel.nack(msg, false, false)
+        if (++nacked === count) resolve()
+      })
+    })
+    // A round trip on the same channel: the broker has taken the nacks before the connection closes.
+    await channel.checkQueue(WORK)
+  } finally {
+    await connection.close()
+  }
+}
+
+async function shots(page: Page, name: string) {
+  mkdirSync(SHOTS, { recursive: true })
+  for (const width of [1440, 1024]) {
+    await page.setViewportSize({ width, height: 900 })
+    expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name} at ${width} px scrolls sideways`).toBeLessThanOrEqual(width)
+    await page.screenshot({ path: `${SHOTS}/${name}-${width}.png`, fullPage: true })
+  }
+  await page.setViewportSize({ width: 1440, height: 900 })
+}
 
 test('large replays and the custom target allow list: edit, discard, refuse, save, and say who set it', async ({ page, request }) => {
   const before = (await pollJson(request, '/api/settings/replay-confirm'))!.largeJobMessages as number
@@ -46,5 +92,66 @@ test('large replays and the custom target allow list: edit, discard, refuse, sav
   } finally {
     expect((await request.put('/api/settings/replay-confirm', { data: { largeJobMessages: before } })).status()).toBe(200)
     expect((await request.put('/api/settings/replay-targets', { data: { customTargetPatterns: targetsBefore } })).status()).toBe(200)
+  }
+})
+
+test('the staged replay size: refused when invalid, saved beside the large replay size, and the plan dialog offers staging from it', async ({ page, request }) => {
+  test.setTimeout(90_000)
+  const before = (await pollJson(request, '/api/settings/replay-confirm')) as { largeJobMessages: number; stagedFromMessages: number }
+  try {
+    await deadLetter(3)
+    await expect.poll(async () => (await pollJson(request, `/api/messages?q=${RUN}&limit=10`))?.messages?.length, { timeout: 30_000 }).toBe(3)
+
+    // Below the admin's size (1000 by default) the plan offers staging switched off.
+    const openPlan = async () => {
+      await page.goto(`/?q=Stage${RUN}`)
+      await page.getByRole('table', { name: 'Error groups' }).getByRole('link', { name: new RegExp(`Stage${RUN}Exception`) }).click()
+      await page.getByRole('button', { name: 'Replay group…' }).click()
+      const dialog = page.getByRole('dialog', { name: 'Replay plan' })
+      await expect(dialog.getByTestId('plan-replayable')).toHaveText('3')
+      return dialog
+    }
+    let dialog = await openPlan()
+    const stageBox = () => dialog.getByTestId('plan-staging').getByRole('checkbox')
+    await expect(stageBox()).not.toBeChecked()
+    await expect(dialog.getByTestId('plan-staging')).not.toContainText('Offered for replays')
+
+    await page.goto('/settings')
+    const large = page.locator('section', { has: page.getByRole('heading', { name: 'Large replays' }) }).last()
+    const staged = page.getByLabel('Staged replay size (messages)')
+    await expect(staged).toHaveValue(String(before.stagedFromMessages))
+    const save = large.getByRole('button', { name: 'Save' })
+    await expect(save).toBeDisabled()
+
+    // Invalid: said under the field, Save stays off; the other field keeps its value.
+    await staged.fill('3.5')
+    await expect(large.getByText(/a whole number from 1 to/)).toBeVisible()
+    await expect(save).toBeDisabled()
+    await staged.fill('99999999999')
+    await expect(large.getByText(/a whole number from 1 to/)).toBeVisible()
+    await expect(page.getByLabel('Large replay size (messages)')).toHaveValue(String(before.largeJobMessages))
+    await shots(page, 'settings-staged-size-invalid')
+    await staged.fill('3')
+    await expect(large.getByText(/a whole number from 1 to/)).toHaveCount(0)
+    await shots(page, 'settings-staged-size')
+    await save.click()
+    await expect(large.getByRole('button', { name: 'Discard' })).toHaveCount(0)
+    await expect(large).toContainText(/Set by e2e-admin@lazarus\.test/)
+    const saved = await pollJson(request, '/api/settings/replay-confirm')
+    expect(saved).toMatchObject({ largeJobMessages: before.largeJobMessages, stagedFromMessages: 3 })
+    const { entries } = (await pollJson(request, '/api/audit?subjectType=settings&subjectId=replay-confirm')) as { entries: { summary: string }[] }
+    expect(entries.some((e) => e.summary.includes('from 3 they are staged by default'))).toBe(true)
+
+    // It takes effect: the same 3 messages are now offered staged, defaults switched on.
+    dialog = await openPlan()
+    await expect(stageBox()).toBeChecked()
+    await expect(dialog.getByTestId('plan-staging')).toContainText('Offered for replays of 3 messages or more (Settings).')
+    await expect(dialog.getByTestId('planned-stage').first()).toBeVisible()
+    await shots(page, 'plan-staging-offered')
+  } finally {
+    expect((await request.put('/api/settings/replay-confirm', { data: { largeJobMessages: before.largeJobMessages, stagedFromMessages: before.stagedFromMessages } })).status()).toBe(200)
+    const connection = await amqp.connect(AMQP_URL)
+    await (await connection.createChannel()).deleteQueue(WORK).catch(() => {})
+    await connection.close()
   }
 })

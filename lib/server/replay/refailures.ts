@@ -7,7 +7,7 @@ import type { Sql } from '@/lib/server/platform/db/sql'
  * The link to the job and the original is a join at read and decision time (lineage_replay_id = replay_items.replay_id),
  * through dead_letters_lineage_replay_idx, a partial index holding only rows that carry a replay id. The drainer
  * therefore writes nothing more per message, and a letter that never went through a replay costs no index entry:
- * ingest pays only for the replayed copies themselves (npm run bench:drain -- --replayed-share). Writing a link row at
+ * ingest pays only for the replayed copies themselves (BENCH_REPLAYED_SHARE=0.2 npm run bench:drain). Writing a link row at
  * ingest instead would cost a lookup per replayed copy inside the drain's transaction.
  *
  * Reads start from the replayed copies (few: retention deletes them with everything else), materialised, and probe
