@@ -1,30 +1,64 @@
-// Prints one closing line for the whole suite, "N passed, N failed", from the Vitest and Playwright JSON reports.
+// Prints one closing line for the whole suite, "N passed, N failed", from the Vitest and Playwright JSON reports,
+// preceded by the name and first error line of every failed test, so a CI log's tail says what failed.
 import { existsSync, readFileSync } from 'node:fs'
+import { relative } from 'node:path'
 
 let passed = 0
 let failed = 0
 let skipped = 0
+const failures = []
 const [vitestFile, playwrightFile] = process.argv.slice(2)
+
+const firstLine = (text) =>
+  String(text ?? '')
+    .replace(/\u001b\[[0-9;]*m/g, '')
+    .split('\n')
+    .map((line) => line.trim())
+    .find((line) => line.length > 0)
+    ?.slice(0, 300) ?? ''
 
 if (vitestFile && existsSync(vitestFile)) {
   const report = JSON.parse(readFileSync(vitestFile, 'utf8'))
   passed += report.numPassedTests ?? 0
   failed += (report.numFailedTests ?? 0) + (report.numRuntimeErrorTestSuites ?? 0)
   skipped += (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0)
+  for (const file of report.testResults ?? []) {
+    const name = relative(process.cwd(), file.name ?? '')
+    const failedTests = (file.assertionResults ?? []).filter((test) => test.status === 'failed')
+    for (const test of failedTests) {
+      failures.push(`${name} › ${test.fullName ?? test.title}: ${firstLine(test.failureMessages?.[0])}`)
+    }
+    if (file.status === 'failed' && failedTests.length === 0) failures.push(`${name}: ${firstLine(file.message)}`)
+  }
 } else {
   console.error('no Vitest report')
   failed++
 }
 
+function collectPlaywright(suite, file) {
+  for (const spec of suite.specs ?? []) {
+    for (const test of spec.tests ?? []) {
+      if (test.status !== 'unexpected') continue
+      const error = test.results?.at(-1)?.error?.message
+      failures.push(`${spec.file ?? file} › ${spec.title} [${test.projectName}]: ${firstLine(error)}`)
+    }
+  }
+  for (const child of suite.suites ?? []) collectPlaywright(child, suite.file ?? file)
+}
+
 if (playwrightFile && existsSync(playwrightFile)) {
-  const stats = JSON.parse(readFileSync(playwrightFile, 'utf8')).stats ?? {}
+  const report = JSON.parse(readFileSync(playwrightFile, 'utf8'))
+  const stats = report.stats ?? {}
   passed += (stats.expected ?? 0) + (stats.flaky ?? 0)
   failed += stats.unexpected ?? 0
   skipped += stats.skipped ?? 0
+  for (const suite of report.suites ?? []) collectPlaywright(suite, suite.file)
+  for (const error of report.errors ?? []) failures.push(`playwright: ${firstLine(error.message)}`)
 } else {
   console.error('no Playwright report')
   failed++
 }
 
+if (failures.length > 0) console.log(`\nFailed:\n${failures.map((line) => `  ✘ ${line}`).join('\n')}`)
 console.log(`\n${passed} passed, ${failed} failed, ${skipped} skipped`)
 process.exit(failed > 0 ? 1 : 0)

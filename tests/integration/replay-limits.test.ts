@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Channel, ChannelModel } from '@/lib/server/platform/broker/amqplib'
 import { getConfig } from '@/lib/server/platform/config'
+import { createRevision } from '@/lib/server/messages/create-revision'
 import { createReplay } from '@/lib/server/replay/create-replay'
 import type { ReplayExecutor } from '@/lib/server/engines/replay-executor/executor'
 import { replaySettings } from '@/lib/server/replay/replay-settings'
@@ -80,5 +81,17 @@ describe('replay size limits', () => {
     expect(job).toMatchObject({ status: 'completed', confirmed: 1, failed: 2 })
     const { rows: after } = await db.sql.query<{ status: string; status_reason: string | null }>('SELECT status, status_reason FROM dead_letters JOIN message_statuses ON dead_letter_id = id WHERE source_id = $1::bigint ORDER BY id', [source])
     expect(after.map((r) => [r.status, r.status_reason])).toEqual([['replayed', null], ['dead', 'nacked by the broker'], ['dead', 'nacked by the broker']])
+  })
+
+  it('sizes an edited message by its newest revision, which is what a replay sends', async () => {
+    // Still dead from the tests above: ids[1] and ids[4] with a header table over 64 KiB, ids[2] with a 4096-byte body.
+    const edit = (id: string, input: Parameters<typeof createRevision>[0]['input']) => createRevision({ db, id, input, actor: 'a', maxBodyBytes: 1 << 20 })
+    await edit(ids[2], { body: { kind: 'json', text: '{"n":2,"trimmed":true}' } }) // shrinks the body under the limit
+    await edit(ids[4], { headers: [{ name: 'note', value: { t: 'S', v: 'short' } }] }) // drops the huge header table
+    await edit(ids[1], { headers: [], body: { kind: 'json', text: JSON.stringify({ n: 1, pad: 'p'.repeat(3000) }) } }) // grows past it
+    const settings = replaySettings(getConfig(), { maxBodyBytes: 2048 })
+    const { plan } = (await createReplay({ db, input: { selection: { ids: [ids[1], ids[2], ids[4]] }, dryRun: true }, actor: 'a', settings })) as ReplayDryRunDto
+    expect(plan).toMatchObject({ matched: 3, replayable: 2 })
+    expect(plan.excluded).toEqual([{ reason: 'too-large', count: 1, sampleIds: [ids[1]] }])
   })
 })

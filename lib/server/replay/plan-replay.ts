@@ -83,13 +83,35 @@ async function defaultTarget({ sql, selection, params }: { sql: Sql; selection: 
   return parsed.success ? parsed.data : { type: 'source' }
 }
 
+type HeaderRow = { id: string; headers: TypedTable; lineage_origin_id: string | null; replay_count: number }
+
+/**
+ * What a replay would send of the selected messages that were edited: their newest revision
+ * (docs/ARCHITECTURE.md#edit-and-replay). Edits are rare, so the newest revisions are read once and joined by hash,
+ * rather than looked up row by row across a selection of 200,000.
+ */
+async function loadEditedMessages({ sql, selection, params }: { sql: Sql; selection: string; params: unknown[] }): Promise<Array<HeaderRow & { body_size: number }>> {
+  const { rows } = await sql.query<HeaderRow & { body_size: number }>(
+    `SELECT d.id::text, n.body_size, n.headers, d.lineage_origin_id, d.replay_count
+     FROM ${MESSAGES_FROM}
+     JOIN (SELECT DISTINCT ON (dead_letter_id) dead_letter_id, body_size, headers FROM message_revisions ORDER BY dead_letter_id, revision DESC) n
+       ON n.dead_letter_id = d.id
+     WHERE ${selection} AND ${STATUS_SQL} = 'dead'`,
+    params,
+  )
+  return rows
+}
+
 /** Ids of selected rows whose replayed header table would not fit AMQP's 64 KiB (exact, but only for big ones). */
-async function oversizedHeaderIds({ sql, selection, params, actor }: { sql: Sql; selection: string; params: unknown[]; actor: string }): Promise<string[]> {
-  const { rows } = await sql.query<{ id: string; headers: TypedTable; lineage_origin_id: string | null; replay_count: number }>(
+async function oversizedHeaderIds(options: { sql: Sql; selection: string; params: unknown[]; actor: string; edited: HeaderRow[] }): Promise<string[]> {
+  const { sql, selection, params, actor, edited } = options
+  const editedIds = new Set(edited.map((r) => r.id))
+  const { rows: stored } = await sql.query<HeaderRow>(
     `SELECT d.id::text, d.headers, d.lineage_origin_id, d.replay_count FROM ${MESSAGES_FROM}
      WHERE ${selection} AND ${STATUS_SQL} = 'dead' AND octet_length(d.headers::text) > ${HEADER_TEXT_PRECHECK}`,
     params,
   )
+  const rows = [...stored.filter((r) => !editedIds.has(r.id)), ...edited.filter((r) => Buffer.byteLength(JSON.stringify(r.headers)) > HEADER_TEXT_PRECHECK)]
   return rows
     .filter((r) => {
       try {
@@ -117,13 +139,17 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
     getReplayApprovalSettings({ db: options.db }),
   ])
   assertCustomTargetAllowed(target, rules)
-  const bigHeaders = await oversizedHeaderIds({ sql, selection, params, actor })
+  const edited = await loadEditedMessages({ sql, selection, params })
+  const bigHeaders = await oversizedHeaderIds({ sql, selection, params, actor, edited })
   const t = targetSql(target, params)
   const refused = refusedTargetSql(t.exchange, t.routingKey, rules, params)
-  params.push(settings.cap, settings.maxBodyBytes, bigHeaders)
-  const [cap, maxBody, big] = [params.length - 2, params.length - 1, params.length].map((n) => `$${n}`)
+  // An edited message is sized by its newest revision: an edit can shrink a body over the limit, or grow one past it.
+  const editedTooLarge = edited.filter((r) => r.body_size > settings.maxBodyBytes).map((r) => r.id)
+  params.push(settings.cap, settings.maxBodyBytes, bigHeaders, edited.map((r) => r.id), editedTooLarge)
+  const [cap, maxBody, big, editedIds, editedBig] = [4, 3, 2, 1, 0].map((back) => `$${params.length - back}`)
+  const tooLarge = `(d.id = ANY(${editedBig}::bigint[]) OR (d.body_size > ${maxBody}::int AND NOT d.id = ANY(${editedIds}::bigint[])))`
   const publishable = `${selection} AND s.id IS NOT NULL AND ${STATUS_SQL} = 'dead' AND d.replay_count < ${cap}::int
-    AND d.body_size <= ${maxBody}::int AND NOT (d.id = ANY(${big}::bigint[])) AND NOT ${t.noOrigin} AND NOT ${refused}`
+    AND NOT ${tooLarge} AND NOT (d.id = ANY(${big}::bigint[])) AND NOT ${t.noOrigin} AND NOT ${refused}`
   // Entity versions (docs/ARCHITECTURE.md#entity-versions): what "only the newest per entity" leaves out is excluded
   // as 'superseded', after every other reason.
   const onlyNewest = input.onlyNewestPerEntity === true
@@ -134,7 +160,7 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
       WHEN s.id IS NULL THEN 'unknown-source'
       WHEN st.status <> 'dead' THEN 'not-dead'
       WHEN d.replay_count >= ${cap}::int THEN 'replay-cap'
-      WHEN d.body_size > ${maxBody}::int THEN 'too-large'
+      WHEN ${tooLarge} THEN 'too-large'
       WHEN d.id = ANY(${big}::bigint[]) THEN 'headers-too-large'
       WHEN ${t.noOrigin} THEN 'no-origin'
       WHEN ${refused} THEN 'target-refused'
