@@ -19,24 +19,25 @@ import { JobStatusBadge, selectionText, targetText } from './replay-format'
 import { ReplayProgress } from './replay-progress'
 
 const KEYS = ['status'] as const
-// From 1280 px the fixed columns take 78rem (13 px each: app/globals.css): Progress has room for "1,234 replayed · 56
-// cancelled" beside its bar, Created for a time with its zone, the headers for their words; "What → where" takes the
-// rest. Below, Total, Confirmed and Still dead (which the progress text also states) step aside, leaving 60rem, so a
-// 1024 px window shows every other column whole without scrolling. Under TABLE_MIN_WIDTH (those sums and 11rem for
-// "What → where") the table scrolls inside its box instead of cutting texts or widening the page. Keep them in step.
+// From 1280 px the fixed columns take 82rem (13 px each: app/globals.css): Progress has room for "1,234 replayed · 56
+// cancelled" beside its bar, Status for "awaiting approval", Created for a time with its zone, Finished for "expires in
+// 23h", the headers for their words; "What → where" takes the rest. Below, Total, Confirmed and Still dead (which the
+// progress text also states) step aside, leaving 64rem, so a 1024 px window shows every other column whole without
+// scrolling. Under TABLE_MIN_WIDTH (those sums and 11rem for "What → where") the table scrolls inside its box instead of
+// cutting texts or widening the page. Keep them in step.
 const COLUMNS: DataColumn[] = [
   { header: 'Job', width: 'w-24' },
-  { header: 'Status', width: 'w-24' },
+  { header: 'Status', width: 'w-40' },
   { header: 'Progress', width: 'w-80' },
   { header: 'Total', width: 'w-16', align: 'right', wide: true },
   { header: 'Confirmed', width: 'w-28', align: 'right', wide: true },
   { header: 'Still dead', width: 'w-28', align: 'right', title: 'Unroutable, failed or cancelled: these stay dead', wide: true },
   { header: 'What → where' },
-  { header: 'By', width: 'w-32' },
-  { header: 'Created', width: 'w-56' },
-  { header: 'Finished', width: 'w-24' },
+  { header: 'By', width: 'w-28' },
+  { header: 'Created', width: 'w-52' },
+  { header: 'Finished', width: 'w-32', title: 'When it finished; for a job that has not begun, when it starts or its approval expires' },
 ]
-const TABLE_MIN_WIDTH = 'min-w-[calc(60rem+11rem)] xl:min-w-[calc(78rem+11rem)]'
+const TABLE_MIN_WIDTH = 'min-w-[calc(64rem+11rem)] xl:min-w-[calc(82rem+11rem)]'
 
 function JobRow({ job, index, cursorStore }: { job: ReplayJobDto; index: number; cursorStore: CursorStore }) {
   const cursor = useIsCursor(cursorStore, index)
@@ -57,7 +58,9 @@ function JobRow({ job, index, cursorStore }: { job: ReplayJobDto; index: number;
         )}
       </td>
       <td>
-        <JobStatusBadge status={job.status} cancelRequested={job.cancelRequested} />
+        <span data-testid="job-status" className="flex">
+          <JobStatusBadge status={job.status} cancelRequested={job.cancelRequested} />
+        </span>
       </td>
       <td>
         <ReplayProgress job={job} size="sm" label={`Progress of replay ${job.id}`} />
@@ -76,9 +79,32 @@ function JobRow({ job, index, cursorStore }: { job: ReplayJobDto; index: number;
       <td className="truncate text-xs text-zinc-600 tabular-nums" data-column="created">
         <AbsoluteTime iso={job.createdAt} />
       </td>
-      <td className="truncate text-xs text-zinc-500">{job.finishedAt ? <RelativeTime iso={job.finishedAt} /> : job.startedAt ? 'running' : 'waiting'}</td>
+      <td className="truncate text-xs text-zinc-500" data-testid="job-when">
+        <JobWhen job={job} />
+      </td>
     </tr>
   )
+}
+
+/** When the job finished; for one that has not begun, when it starts (scheduled) or expires (awaiting approval). */
+function JobWhen({ job }: { job: ReplayJobDto }) {
+  if (job.finishedAt) return <RelativeTime iso={job.finishedAt} />
+  if (job.startedAt) return 'running'
+  if (job.status === 'scheduled' && job.startAt) {
+    return (
+      <>
+        starts <RelativeTime iso={job.startAt} />
+      </>
+    )
+  }
+  if (job.status === 'awaiting_approval' && job.approvalExpiresAt) {
+    return (
+      <>
+        expires <RelativeTime iso={job.approvalExpiresAt} />
+      </>
+    )
+  }
+  return 'waiting'
 }
 
 /** Every replay and release job, newest first, with live progress. */

@@ -20,6 +20,9 @@ const OUTCOMES = [
   ['cancelled', 'cancelled'],
 ] as const
 
+/** Jobs whose unpublished items are still to go: waiting to begin, running, or halted until resume or cancel. */
+const UNFINISHED = new Set<JobCounts['status']>(['awaiting_approval', 'scheduled', 'pending', 'running', 'halted'])
+
 /**
  * What a job did, in words that add up: "10 replayed · 62 cancelled", "3 replayed · 2 unroutable", and while it runs
  * what is still to go ("4 replayed · 16 to go"). Never "72 of 72 done" for a job that replayed 10.
@@ -27,7 +30,7 @@ const OUTCOMES = [
 export function outcomeText(job: JobCounts): string {
   const parts = OUTCOMES.filter(([key]) => job[key] > 0).map(([key, label]) => `${formatCount(job[key])} ${label}`)
   const left = Math.max(0, job.total - doneCount(job))
-  if (job.status === 'pending' || job.status === 'running') {
+  if (UNFINISHED.has(job.status)) {
     if (left > 0) parts.push(`${formatCount(left)} to go`)
   } else if (left > 0) {
     // A job that ended (failed) before every item got an outcome: say how many never did.

@@ -4,6 +4,7 @@ import { expect as baseExpect, type APIRequestContext, type Page } from '@playwr
 import { test } from './support/fixtures'
 import { pollJson } from './support/api-json'
 import amqp from 'amqplib'
+import { shot } from './support/screens'
 
 /*
  * Group triage and inflow alerts end to end: an operator acknowledges a group with a note and a ticket link (and
@@ -55,12 +56,6 @@ async function publish(letters: Letter[]) {
 async function stored(request: APIRequestContext, q: string): Promise<number> {
   const body = await (await request.get(`/api/messages?q=${encodeURIComponent(q)}&limit=100`)).json()
   return body.messages?.length ?? 0
-}
-
-async function shot(page: Page, name: string) {
-  // From the top, so the sticky header sits where it belongs in the full-page image.
-  await page.evaluate(() => window.scrollTo(0, 0))
-  await page.screenshot({ path: `test-results/screens/${name}.png`, fullPage: true })
 }
 
 /** Where the page's content starts: it must not move when the header's banner comes and goes. */

@@ -2,6 +2,7 @@ import { expect as baseExpect } from '@playwright/test'
 import amqp from 'amqplib'
 import { pollJson } from './support/api-json'
 import { test } from './support/fixtures'
+import { SHOTS_DIR as SHOTS } from './support/screens'
 
 /*
  * Edit and replay (issue 18): a JSON body is edited in the editor (CodeMirror), invalid JSON is flagged, Format
@@ -16,7 +17,6 @@ const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
 const DLQ = (process.env.E2E_SOURCES ?? 'e2e.dlq').split(',')[0]!
 const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
 const WORK = `e2e.edit.work.${RUN.toLowerCase()}`
-const SHOTS = process.env.E2E_SHOTS ?? 'test-results/screens'
 const EDITED = { orderId: `${RUN}-1`, amount: 42, currency: 'EUR' }
 
 let messageId = ''

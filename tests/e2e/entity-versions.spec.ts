@@ -1,7 +1,7 @@
 import { expect as baseExpect, type Page } from '@playwright/test'
 import amqp from 'amqplib'
-import { mkdirSync } from 'node:fs'
 import { test } from './support/fixtures'
+import { shots as screens, type ShotOptions } from './support/screens'
 
 /*
  * Old must not overwrite new (issue 18; docs/ARCHITECTURE.md#entity-versions), in the browser: the source's version
@@ -19,7 +19,6 @@ const WORK = `e2e.versions.work.${RUN.toLowerCase()}`
 const KEY = `order.versions.${RUN.toLowerCase()}`
 const ERROR = `com.acme.e2e.Versions${RUN}Exception`
 const ORDER = `ord-${RUN}`
-const SHOTS = '/tmp/shots/versions'
 
 async function deadLetter(versions: number[]) {
   const connection = await amqp.connect(AMQP_URL)
@@ -60,16 +59,8 @@ async function workDepth(): Promise<number> {
   }
 }
 
-async function shots(page: Page, name: string, { dialog = false } = {}) {
-  mkdirSync(SHOTS, { recursive: true })
-  for (const width of [1440, 1024]) {
-    await page.setViewportSize({ width, height: 900 })
-    const width_ = await page.evaluate(() => document.documentElement.scrollWidth)
-    expect(width_, `${name} at ${width} px scrolls sideways`).toBeLessThanOrEqual(width)
-    await page.screenshot({ path: `${SHOTS}/${name}-${width}.png`, fullPage: !dialog })
-  }
-  await page.setViewportSize({ width: 1440, height: 900 })
-}
+/** Screenshots at 1440 and 1024 px into test-results/screens/versions, each checked to fit (support/screens.ts). */
+const shots = (page: Page, name: string, options: ShotOptions = {}) => screens(page, `versions/${name}`, options)
 
 test('versions in the plan, only the newest per entity, and a superseded item on the job page', async ({ page, request }) => {
   test.setTimeout(120_000)

@@ -2,6 +2,7 @@ import { expect as baseExpect, type Page } from '@playwright/test'
 import amqp from 'amqplib'
 import { pollJson } from './support/api-json'
 import { test } from './support/fixtures'
+import { shots as screens, type ShotOptions } from './support/screens'
 
 /*
  * The groups view as on-call uses it (issue 16): dead / replayed / resolved per group with "needs attention" as the
@@ -16,7 +17,6 @@ const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
 const DLQ = (process.env.E2E_SOURCES ?? 'e2e.dlq').split(',')[0]!
 const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
 const TYPE = `com.acme.e2e.Timeout${RUN}Exception`
-const SHOTS = process.env.E2E_SHOTS ?? 'test-results/screens'
 const HOUR_S = 3600
 
 type Frame = 'orders.OrderClient.submit' | 'billing.InvoiceClient.send' | 'stock.StockClient.reserve'
@@ -53,18 +53,12 @@ const groupsTable = (page: Page) => page.getByRole('table', { name: 'Error group
 const groupRow = (page: Page, frame: Frame) => groupsTable(page).locator('tbody tr', { hasText: frame })
 const messageRows = (page: Page) => page.getByRole('table', { name: 'Messages' }).locator('tbody tr[data-message-id]')
 
-async function shots(page: Page, name: string) {
-  for (const width of [1440, 1024]) {
-    await page.setViewportSize({ width, height: 900 })
-    await page.evaluate(() => window.scrollTo(0, 0))
-    await page.screenshot({ path: `${SHOTS}/${name}-${width}.png`, fullPage: true })
-  }
-  await page.setViewportSize({ width: 1440, height: 900 })
-}
-
 test.describe.configure({ mode: 'serial' })
 
 const groupIds: Partial<Record<Frame, string>> = {}
+
+/** Screenshots at 1440 and 1024 px into test-results/screens/groups, each checked to fit (support/screens.ts). */
+const shots = (page: Page, name: string, options: ShotOptions = {}) => screens(page, `groups/${name}`, options)
 
 test.beforeAll(async ({ request }) => {
   test.setTimeout(120_000)

@@ -2,6 +2,7 @@ import { expect as baseExpect, type APIRequestContext, type Page } from '@playwr
 import { test } from './support/fixtures'
 import { pollJson } from './support/api-json'
 import amqp from 'amqplib'
+import { shot } from './support/screens'
 
 /*
  * Message content is untrusted: bodies, headers and error texts full of markup, event handlers, terminal
@@ -123,12 +124,6 @@ async function assertSafe(page: Page, view: string) {
   expect(state.iframes, `${view}: injected elements`).toBe(0)
   expect(dialogs, `${view}: dialogs`).toEqual([])
   expect(state.scrollWidth, `${view}: page width`).toBeLessThanOrEqual(state.innerWidth)
-}
-
-async function shot(page: Page, name: string) {
-  // From the top, so the sticky header sits where it belongs in the full-page image.
-  await page.evaluate(() => window.scrollTo(0, 0))
-  await page.screenshot({ path: `test-results/screens/${name}.png`, fullPage: true })
 }
 
 test('groups and group pages show hostile titles as text', async ({ page }) => {

@@ -2,6 +2,7 @@ import { expect as baseExpect, type Page } from '@playwright/test'
 import amqp from 'amqplib'
 import { E2E_ADMIN, signInAs, test } from './support/fixtures'
 import { pollJson } from './support/api-json'
+import { shots as screens, type ShotOptions } from './support/screens'
 
 /*
  * "Pause this entity" from a message and from an error group, prefilled (source, consumer queue, entity key, the
@@ -17,7 +18,6 @@ const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.r
 const QUEUE = `e2e.prefill.work.${RUN.toLowerCase()}`
 const FIRST = `${RUN}-order-1`
 const SECOND = `${RUN}-order-2`
-const SHOTS = '/tmp/shots/pause'
 
 /** Two messages of two entities rejected from QUEUE into the DLQ (x-death names QUEUE), one error: one group. */
 async function deadLetters() {
@@ -47,14 +47,8 @@ async function deadLetters() {
   }
 }
 
-async function shots(page: Page, name: string) {
-  for (const width of [1440, 1024]) {
-    await page.setViewportSize({ width, height: 900 })
-    await page.evaluate(() => window.scrollTo(0, 0))
-    await page.screenshot({ path: `${SHOTS}/${name}-${width}.png`, fullPage: true })
-  }
-  await page.setViewportSize({ width: 1440, height: 900 })
-}
+/** Screenshots at 1440 and 1024 px into test-results/screens/pause, each checked to fit (support/screens.ts). */
+const shots = (page: Page, name: string, options: ShotOptions = {}) => screens(page, `pause/${name}`, options)
 
 test('pause an entity from a message and a group, prefilled, warned while no guard listens', async ({ page, request }) => {
   await deadLetters()

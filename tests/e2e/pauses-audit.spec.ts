@@ -1,7 +1,8 @@
-import { expect as baseExpect, type Page } from '@playwright/test'
+import { expect as baseExpect } from '@playwright/test'
 import { signInAs, test } from './support/fixtures'
 import amqp from 'amqplib'
 import { pollJson } from './support/api-json'
+import { shot } from './support/screens'
 
 /*
  * The pause registry from the UI: pause an entity (with the form's validation), see it listed with who, why and
@@ -42,11 +43,6 @@ async function deadLetterFromQueue() {
   } finally {
     await connection.close()
   }
-}
-
-async function shot(page: Page, name: string) {
-  await page.evaluate(() => window.scrollTo(0, 0))
-  await page.screenshot({ path: `test-results/screens/${name}.png`, fullPage: true })
 }
 
 test('pause an entity, see it listed, resume it, and find both in the audit log', async ({ page, request }) => {

@@ -2,6 +2,7 @@ import { expect as baseExpect, type Browser, type APIRequestContext, type Page }
 import { signInAs, test } from './support/fixtures'
 import { pollJson } from './support/api-json'
 import amqp from 'amqplib'
+import { shots as screens, type ShotOptions } from './support/screens'
 
 /*
  * Four eyes in the browser (docs/security.md#four-eyes): with the admin's policy asking approval for replays of more
@@ -57,15 +58,6 @@ async function workDepth(): Promise<number> {
   }
 }
 
-async function shots(page: Page, name: string) {
-  for (const width of [1440, 1024]) {
-    await page.setViewportSize({ width, height: 900 })
-    await page.evaluate(() => window.scrollTo(0, 0))
-    await page.screenshot({ path: `test-results/screens/${name}-${width}.png`, fullPage: true })
-  }
-  await page.setViewportSize({ width: 1440, height: 900 })
-}
-
 /** A fresh browser context signed in as a new operator. */
 async function operatorPage(browser: Browser, request: APIRequestContext, email: string): Promise<Page> {
   const context = await browser.newContext({ storageState: { cookies: [], origins: [] }, viewport: { width: 1440, height: 900 } })
@@ -75,6 +67,9 @@ async function operatorPage(browser: Browser, request: APIRequestContext, email:
 }
 
 test.describe.configure({ mode: 'serial' })
+
+/** Screenshots at 1440 and 1024 px into test-results/screens/approvals, each checked to fit (support/screens.ts). */
+const shots = (page: Page, name: string, options: ShotOptions = {}) => screens(page, `approvals/${name}`, options)
 
 test.beforeAll(async ({ request }) => {
   test.setTimeout(120_000)
@@ -216,4 +211,56 @@ test('the source form marks a source critical', async ({ page }) => {
   await expect(critical).not.toBeChecked()
   await critical.scrollIntoViewIfNeeded()
   await shots(page, 'source-form-critical')
+})
+
+test('the replays list shows a job scheduled, one awaiting approval and one rejected, each with its state and when', async ({ browser, page, request }) => {
+  test.setTimeout(120_000)
+  const connection = await amqp.connect(AMQP_URL)
+  await (await connection.createChannel()).purgeQueue(WORK)
+  await connection.close()
+  const deadIds = async () => (((await pollJson(request, `/api/messages?q=${RUN}&limit=100`))?.messages ?? []) as { id: string; status: string }[]).filter((m) => m.status === 'dead').map((m) => m.id)
+  const before = new Set(await deadIds())
+  await deadLetter([6, 7, 8])
+  const newDeadIds = async () => (await deadIds()).filter((id) => !before.has(id)).sort((a, b) => Number(a) - Number(b))
+  await expect.poll(async () => (await newDeadIds()).length, { timeout: 30_000 }).toBe(3)
+  const ids = await newDeadIds()
+  const create = async (id: string, extra: Record<string, unknown> = {}) => {
+    const created = await request.post('/api/replays', { data: { selection: { ids: [id] }, target: { type: 'queue' }, ...extra } })
+    expect(created.status(), await created.text()).toBe(201)
+    return (await created.json()) as { id: string; status: string }
+  }
+  expect((await request.put('/api/settings/replay-approval', { data: OFF })).status()).toBe(200)
+  const scheduled = await create(ids[0], { startAt: new Date(Date.now() + 3_600_000).toISOString() })
+  expect(scheduled.status).toBe('scheduled')
+  expect((await request.put('/api/settings/replay-approval', { data: { ...OFF, aboveMessages: 0 } })).status()).toBe(200)
+  const waiting = await create(ids[1])
+  const rejected = await create(ids[2])
+  expect([waiting.status, rejected.status]).toEqual(['awaiting_approval', 'awaiting_approval'])
+  const approver = await operatorPage(browser, request, `e2e-list-approver-${RUN.toLowerCase()}@lazarus.test`)
+  const origin = new URL(test.info().project.use.baseURL as string).origin
+  const reject = await approver.request.post(`/api/replays/${rejected.id}/reject`, { data: { comment: 'not during the sale' }, headers: { origin } })
+  expect(reject.status(), await reject.text()).toBe(200)
+  await approver.context().close()
+
+  await page.goto('/replays')
+  const row = (id: string) => page.getByRole('table', { name: 'Replays' }).locator(`tr[data-job-id="${id}"]`)
+  await expect(row(scheduled.id).getByTestId('job-status')).toHaveText('scheduled')
+  await expect(row(scheduled.id).getByTestId('job-when')).toHaveText(/^starts in (59m|1h)$/)
+  await expect(row(waiting.id).getByTestId('job-status')).toHaveText('awaiting approval')
+  await expect(row(waiting.id).getByTestId('job-when')).toHaveText(/^expires in \d+h$/)
+  await expect(row(rejected.id).getByTestId('job-status')).toHaveText('rejected')
+  await expect(row(rejected.id).getByTestId('job-when')).toContainText(/ago|just now/)
+  // The status badges and the times are read whole at both widths.
+  await shots(page, 'replays-list-waiting', { neverCut: '[data-testid="job-status"] > span, [data-testid="job-when"]' })
+  // Nothing was published, and nothing is held: no message is marked replaying by a job that has not begun.
+  expect(await workDepth()).toBe(0)
+  expect(await newDeadIds()).toEqual(ids)
+
+  // The filter by status finds the scheduled one alone.
+  await page.getByRole('search', { name: 'Replay filters' }).getByLabel('Status').selectOption('scheduled')
+  await expect(page).toHaveURL(/status=scheduled/)
+  await expect(row(scheduled.id)).toBeVisible()
+  await expect(row(waiting.id)).toHaveCount(0)
+
+  for (const job of [scheduled, waiting]) expect((await request.post(`/api/replays/${job.id}/cancel`)).status()).toBe(200)
 })

@@ -1,8 +1,8 @@
 import { expect as baseExpect, type APIRequestContext, type Locator, type Page } from '@playwright/test'
 import amqp from 'amqplib'
-import { mkdirSync } from 'node:fs'
 import { E2E_ADMIN, test } from './support/fixtures'
 import { pollJson } from './support/api-json'
+import { shots as screens, type ShotOptions } from './support/screens'
 
 /*
  * What a replay says about itself (issue 16), end to end:
@@ -40,7 +40,6 @@ const COUNT = 90
 const COUNT_ESTIMATE = '1 min 30 s'
 // A second, shorter job of messages the cancel left dead: long enough for its page to open while it runs.
 const AGAIN = 15
-const SHOTS = '/tmp/shots/replay'
 
 type Message = { id: string; groupId: string; errorType: string | null; status: string }
 
@@ -112,41 +111,6 @@ async function runMessages(request: APIRequestContext, status?: string): Promise
 /** Texts that must be read whole: times with their zone, and what a job did ("31 replayed · 9 cancelled"). */
 const NEVER_CUT = '[data-column="at"], [data-column="created"], [data-column="when"], [data-testid="job-outcome"], [data-testid="progress-outcome"]'
 
-/**
- * The page is no wider than its window, no dialog is wider than itself, and none of the NEVER_CUT texts is cut short
- * (a table too wide for the window scrolls inside its box instead).
- */
-async function expectFits(page: Page, what: string) {
-  const o = await page.evaluate((neverCut) => {
-    const width = document.documentElement.clientWidth
-    const wide = [...document.querySelectorAll('body *')]
-      .filter((el) => el.getBoundingClientRect().right > width + 1)
-      .slice(0, 5)
-      .map((el) => `${el.tagName.toLowerCase()}.${String(el.getAttribute('class') ?? '').slice(0, 60)}`)
-    const dialogs = [...document.querySelectorAll('[role="dialog"]')].map((d) => ({ scroll: d.scrollWidth, client: d.clientWidth }))
-    const cut = [...document.querySelectorAll(neverCut)].filter((el) => el.scrollWidth > el.clientWidth).map((el) => el.textContent)
-    return { scrollWidth: document.documentElement.scrollWidth, width, wide, dialogs, cut: [...new Set(cut)].slice(0, 5) }
-  }, NEVER_CUT)
-  expect(o.scrollWidth, `${what} at ${o.width} px: ${o.wide.join('; ')}`).toBeLessThanOrEqual(o.width)
-  for (const d of o.dialogs) expect(d.scroll, `${what} at ${o.width} px: the dialog scrolls sideways`).toBeLessThanOrEqual(d.client)
-  expect(o.cut, `${what} at ${o.width} px: texts cut short`).toEqual([])
-}
-
-/**
- * Screenshots at 1440 and 1024 px wide, each checked with expectFits; back to 1440 after. A page is taken whole; a
- * dialog (fixed over the page) as the window shows it.
- */
-async function shots(page: Page, name: string, { dialog = false } = {}) {
-  mkdirSync(SHOTS, { recursive: true })
-  for (const width of [1440, 1024]) {
-    await page.setViewportSize({ width, height: 900 })
-    await page.evaluate(() => window.scrollTo(0, 0))
-    await expectFits(page, name)
-    await page.screenshot({ path: `${SHOTS}/${name}-${width}.png`, fullPage: !dialog })
-  }
-  await page.setViewportSize({ width: 1440, height: 900 })
-}
-
 /** Rows of the job's outcome table, by outcome. */
 const itemRows = (page: Page, status?: string): Locator =>
   page.getByRole('table', { name: 'Replay items' }).locator(status ? `tbody tr[data-item-status="${status}"]` : 'tbody tr[data-message-id]')
@@ -187,6 +151,9 @@ async function restoreLargeReplaySize(request: APIRequestContext) {
 }
 
 test.describe.configure({ mode: 'serial' })
+
+/** Screenshots at 1440 and 1024 px into test-results/screens/replay, each checked to fit (support/screens.ts). */
+const shots = (page: Page, name: string, options: ShotOptions = {}) => screens(page, `replay/${name}`, { neverCut: NEVER_CUT, ...options })
 
 test.beforeAll(async ({ request }) => {
   test.setTimeout(90_000)

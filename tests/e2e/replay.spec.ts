@@ -2,6 +2,7 @@ import { expect as baseExpect, type APIRequestContext, type Page } from '@playwr
 import { signInAs, test } from './support/fixtures'
 import { pollJson } from './support/api-json'
 import amqp from 'amqplib'
+import { shot } from './support/screens'
 
 /*
  * Replay and resolve end to end: messages dead-lettered by RabbitMQ itself (a consumer rejects them from a
@@ -103,11 +104,6 @@ async function rejectWorkQueue(count: number) {
   } finally {
     await connection.close()
   }
-}
-
-async function shot(page: Page, name: string) {
-  await page.evaluate(() => window.scrollTo(0, 0))
-  await page.screenshot({ path: `test-results/screens/${name}.png`, fullPage: true })
 }
 
 const rows = (page: Page) => page.getByRole('table', { name: 'Messages' }).locator('tbody tr[data-message-id]')

@@ -2,6 +2,7 @@ import { expect as baseExpect } from '@playwright/test'
 import amqp from 'amqplib'
 import { pollJson } from './support/api-json'
 import { test } from './support/fixtures'
+import { SHOTS_DIR as SHOTS } from './support/screens'
 
 /*
  * Restore (issue 18): a resolved message, and a group's resolved messages, go back to dead with a reason from the
@@ -14,7 +15,6 @@ const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
 const DLQ = (process.env.E2E_SOURCES ?? 'e2e.dlq').split(',')[0]!
 const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
 const TYPE = `com.acme.e2e.Restore${RUN}Exception`
-const SHOTS = process.env.E2E_SHOTS ?? 'test-results/screens'
 
 type Message = { id: string; groupId: string; status: string }
 

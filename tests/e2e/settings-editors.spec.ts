@@ -1,8 +1,8 @@
-import { mkdirSync } from 'node:fs'
 import { expect as baseExpect, type Page } from '@playwright/test'
 import amqp from 'amqplib'
 import { test } from './support/fixtures'
 import { pollJson } from './support/api-json'
+import { shots as screens, type ShotOptions } from './support/screens'
 
 /*
  * The settings editors save only a change, discard a draft, refuse an invalid value before the API sees it, and say
@@ -15,7 +15,6 @@ const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
 const DLQ = (process.env.E2E_SOURCES ?? 'e2e.dlq').split(',')[0]!
 const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
 const WORK = `e2e.settings.work.${RUN.toLowerCase()}`
-const SHOTS = process.env.E2E_SHOTS ?? 'test-results/screens'
 
 /** `count` messages that fail on a work queue dead-lettering into the drained DLQ: one error group of `count`. */
 async function deadLetter(count: number): Promise<void> {
@@ -45,15 +44,8 @@ async function deadLetter(count: number): Promise<void> {
   }
 }
 
-async function shots(page: Page, name: string) {
-  mkdirSync(SHOTS, { recursive: true })
-  for (const width of [1440, 1024]) {
-    await page.setViewportSize({ width, height: 900 })
-    expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name} at ${width} px scrolls sideways`).toBeLessThanOrEqual(width)
-    await page.screenshot({ path: `${SHOTS}/${name}-${width}.png`, fullPage: true })
-  }
-  await page.setViewportSize({ width: 1440, height: 900 })
-}
+/** Screenshots at 1440 and 1024 px into test-results/screens/settings, each checked to fit (support/screens.ts). */
+const shots = (page: Page, name: string, options: ShotOptions = {}) => screens(page, `settings/${name}`, options)
 
 test('large replays and the custom target allow list: edit, discard, refuse, save, and say who set it', async ({ page, request }) => {
   const before = (await pollJson(request, '/api/settings/replay-confirm'))!.largeJobMessages as number

@@ -1,8 +1,8 @@
 import { expect as baseExpect, type Browser, type BrowserContextOptions, type Page } from '@playwright/test'
 import amqp from 'amqplib'
-import { mkdirSync } from 'node:fs'
 import { ADMIN_STATE, test } from './support/fixtures'
 import { pollJson } from './support/api-json'
+import { shot as screen } from './support/screens'
 
 /*
  * What every page shares: it fits a 1024 px window, hydrates without a mismatch in any time zone, names itself in
@@ -17,8 +17,6 @@ const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.r
 const ERROR_TYPE = `com.acme.e2e.Shell${RUN}InvalidOperationException`
 const SHORT_TYPE = `Shell${RUN}InvalidOperationException`
 const now = () => Math.floor(Date.now() / 1000)
-// Where the pages' screenshots go (E2E_SHOTS_DIR, else the test results).
-const SHOTS = process.env.E2E_SHOTS_DIR ?? 'test-results/screens/shell'
 
 const ids = { group: '', message: '', replay: '' }
 
@@ -40,6 +38,8 @@ const pages = () => [
   '/settings/access',
 ]
 
+/** One screenshot into test-results/screens/shell/ (support/screens.ts). */
+const shot = (page: Page, name: string) => screen(page, `shell/${name}`)
 
 test.beforeAll(async ({ request }) => {
   test.setTimeout(90_000)
@@ -76,12 +76,6 @@ async function settle(page: Page) {
   await page.waitForLoadState('load')
   await expect(page.locator('[aria-busy="true"]')).toHaveCount(0)
   await expect(page.locator('main .animate-pulse')).toHaveCount(0)
-}
-
-async function shot(page: Page, name: string) {
-  mkdirSync(SHOTS, { recursive: true })
-  await page.evaluate(() => window.scrollTo(0, 0))
-  await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true })
 }
 
 const shotName = (path: string) => (path === '/' ? 'groups' : path.slice(1).replace(/\/\d+$/, '-one').replace(/\//g, '-'))
@@ -288,6 +282,6 @@ test('the raw x-death entries stay inside their panel and keep a readable width'
       if (p.height > 20) expect(p.width, `"${p.text.slice(0, 40)}" at ${width} px`).toBeGreaterThanOrEqual(66)
     }
     await raw.scrollIntoViewIfNeeded()
-    await page.screenshot({ path: `${SHOTS}/x-death-raw-${width}.png` })
+    await screen(page, `shell/x-death-raw-${width}`, { dialog: true })
   }
 })

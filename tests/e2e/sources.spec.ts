@@ -1,6 +1,7 @@
 import { expect as baseExpect, type Page } from '@playwright/test'
 import amqp from 'amqplib'
 import { test } from './support/fixtures'
+import { shot } from './support/screens'
 
 /*
  * The sources page's admin actions: delete a source that stored nothing, disable one that did (its messages stay),
@@ -9,14 +10,8 @@ import { test } from './support/fixtures'
 const expect = baseExpect.configure({ timeout: 15_000 })
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
 const RUN = Array.from({ length: 6 }, () => 'ghjkmnpqrstvwxyz'[Math.floor(Math.random() * 16)]).join('')
-const SHOTS = process.env.E2E_SHOTS_DIR ?? 'test-results/screens'
 
 type Source = { id: string; queue: string; drained: number; enabled: boolean }
-
-async function shot(page: Page, name: string) {
-  await page.evaluate(() => window.scrollTo(0, 0))
-  await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true })
-}
 
 /** Whether a select shows its chosen option's whole text (the arrow's padding excluded). */
 const selectFits = (page: Page, label: string) =>

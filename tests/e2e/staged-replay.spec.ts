@@ -1,8 +1,8 @@
 import { expect as baseExpect, type APIRequestContext, type Locator, type Page } from '@playwright/test'
 import amqp, { type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib'
-import { mkdirSync } from 'node:fs'
 import { test } from './support/fixtures'
 import { pollJson } from './support/api-json'
+import { shots as screens, type ShotOptions } from './support/screens'
 
 /*
  * Staged replays in the browser (issue 18, "Canary, then ramp, with automatic halt"), against a real application:
@@ -43,7 +43,6 @@ const CANARY_REFUNDS = Array.from({ length: CANARY }, (_, i) => i + 1).filter(is
 const STAGED_FROM = 10
 /** The window typed in the dialog: long enough to see "no news yet", short enough to see it pass. */
 const WINDOW_S = 20
-const SHOTS = '/tmp/shots/staged'
 
 type Message = { id: string; groupId: string; errorType: string | null; status: string }
 
@@ -121,33 +120,6 @@ async function tabTo(page: Page, target: Locator, max = 60) {
   throw new Error(`not reached by Tab in ${max} stops: ${target.toString()}`)
 }
 
-/** The page is no wider than its window, and no dialog scrolls sideways. */
-async function expectFits(page: Page, what: string) {
-  const o = await page.evaluate(() => {
-    const width = document.documentElement.clientWidth
-    const wide = [...document.querySelectorAll('body *')]
-      .filter((el) => el.getBoundingClientRect().right > width + 1)
-      .slice(0, 5)
-      .map((el) => `${el.tagName.toLowerCase()}.${String(el.getAttribute('class') ?? '').slice(0, 60)}`)
-    const dialogs = [...document.querySelectorAll('[role="dialog"]')].map((d) => ({ scroll: d.scrollWidth, client: d.clientWidth }))
-    return { scrollWidth: document.documentElement.scrollWidth, width, wide, dialogs }
-  })
-  expect(o.scrollWidth, `${what} at ${o.width} px: ${o.wide.join('; ')}`).toBeLessThanOrEqual(o.width)
-  for (const d of o.dialogs) expect(d.scroll, `${what} at ${o.width} px: the dialog scrolls sideways`).toBeLessThanOrEqual(d.client)
-}
-
-/** Screenshots at 1440 and 1024 px wide, each checked with expectFits; back to 1440 after. */
-async function shots(page: Page, name: string, { dialog = false } = {}) {
-  mkdirSync(SHOTS, { recursive: true })
-  for (const width of [1440, 1024]) {
-    await page.setViewportSize({ width, height: 900 })
-    await page.evaluate(() => window.scrollTo(0, 0))
-    await expectFits(page, name)
-    await page.screenshot({ path: `${SHOTS}/${name}-${width}.png`, fullPage: !dialog })
-  }
-  await page.setViewportSize({ width: 1440, height: 900 })
-}
-
 /** The vertical position of `locator`'s top: the page must not shift while it polls. */
 const topOf = async (locator: Locator) => (await locator.boundingBox())!.y
 
@@ -157,6 +129,9 @@ let original: { largeJobMessages: number; stagedFromMessages: number } | null = 
 const ids = { resumeGroup: '', cancelGroup: '', job: '' }
 
 test.describe.configure({ mode: 'serial' })
+
+/** Screenshots at 1440 and 1024 px into test-results/screens/staged, each checked to fit (support/screens.ts). */
+const shots = (page: Page, name: string, options: ShotOptions = {}) => screens(page, `staged/${name}`, options)
 
 test.beforeAll(async ({ request }) => {
   test.setTimeout(90_000)

@@ -1,6 +1,7 @@
 import { expect as baseExpect, type Page } from '@playwright/test'
 import amqp from 'amqplib'
 import { signInAs, test } from './support/fixtures'
+import { shot as screen } from './support/screens'
 
 /*
  * The topology pages in Chromium against the real broker: a trap built on RabbitMQ is found by Run now, marked on the
@@ -11,7 +12,9 @@ const expect = baseExpect.configure({ timeout: 20_000 })
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
 const MANAGEMENT_URL = process.env.MANAGEMENT_URL ?? 'http://127.0.0.1:15672'
 const RUN = Array.from({ length: 6 }, () => 'ghjkmnpqrstvwxyz'[Math.floor(Math.random() * 16)]).join('')
-const SHOTS = process.env.E2E_SHOTS_DIR ?? 'test-results/screens'
+
+/** What the window shows (the graph fills it), into test-results/screens (support/screens.ts). */
+const shot = (page: Page, name: string) => screen(page, name, { dialog: true })
 
 test.describe.configure({ mode: 'serial' })
 
@@ -29,10 +32,6 @@ async function createVhost(prefix: string): Promise<{ name: string; remove: () =
   expect((await management('PUT', `/api/vhosts/${encodeURIComponent(name)}`, {})).ok).toBe(true)
   expect((await management('PUT', `/api/permissions/${encodeURIComponent(name)}/guest`, { configure: '.*', write: '.*', read: '.*' })).ok).toBe(true)
   return { name, remove: async () => void (await management('DELETE', `/api/vhosts/${encodeURIComponent(name)}`)) }
-}
-
-async function shot(page: Page, name: string) {
-  await page.screenshot({ path: `${SHOTS}/${name}.png` })
 }
 
 for (const width of [1440, 1024]) {

@@ -2,6 +2,7 @@ import { expect as baseExpect, type APIRequestContext, type Page } from '@playwr
 import { test } from './support/fixtures'
 import { pollJson } from './support/api-json'
 import amqp from 'amqplib'
+import { shot } from './support/screens'
 
 /*
  * The triage pages end to end: dead letters published into the DLQ the server drains, then browsed,
@@ -103,11 +104,6 @@ async function useOrderIdAsEntity(request: APIRequestContext) {
 }
 
 const rows = (page: Page) => page.getByRole('table', { name: 'Messages' }).locator('tbody tr[data-message-id]')
-async function shot(page: Page, name: string) {
-  // From the top, so the sticky header sits where it belongs in the full-page image.
-  await page.evaluate(() => window.scrollTo(0, 0))
-  await page.screenshot({ path: `test-results/screens/${name}.png`, fullPage: true })
-}
 
 test.describe.configure({ mode: 'serial' })
 

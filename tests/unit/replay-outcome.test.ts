@@ -20,4 +20,11 @@ describe('outcomeText', () => {
     expect(outcomeText(job({ status: 'failed', total: 20, confirmed: 5, unroutable: 1 }))).toBe('5 replayed · 1 unroutable · 14 not attempted')
     expect(outcomeText(job({ status: 'completed', total: 0 }))).toBe('no messages')
   })
+
+  it('says a job that has not begun, or halted, still has its messages to go, not that it never attempted them', () => {
+    expect(outcomeText(job({ status: 'awaiting_approval', total: 3 }))).toBe('3 to go')
+    expect(outcomeText(job({ status: 'scheduled', total: 1 }))).toBe('1 to go')
+    expect(outcomeText(job({ status: 'halted', total: 100, confirmed: 10 }))).toBe('10 replayed · 90 to go')
+    expect(outcomeText(job({ status: 'rejected', total: 3, cancelled: 3 }))).toBe('3 cancelled')
+  })
 })
