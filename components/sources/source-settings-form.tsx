@@ -161,7 +161,7 @@ export function SourceSettingsForm({ source, onDone }: { source: SourceDto; onDo
       <fieldset className="min-w-0 space-y-2">
         <legend className="mb-1 text-xs font-semibold text-zinc-700">Default replay target</legend>
         <div className="flex flex-wrap items-start gap-2">
-          <Field label="Target" error={fields.defaultTarget} className="w-48 shrink-0">
+          <Field label="Target" error={fields.defaultTarget} className="w-56 shrink-0">
             <Select
               aria-label="Default replay target"
               value={draft.targetType}

@@ -13,14 +13,18 @@ const RUN = Array.from({ length: 6 }, () => 'ghjkmnpqrstvwxyz'[Math.floor(Math.r
 
 type Source = { id: string; queue: string; drained: number; enabled: boolean }
 
-/** Whether a select shows its chosen option's whole text (the arrow's padding excluded). */
+/**
+ * Whether a select is as wide as it wants to be, so every option's text shows whole: its width beside the width of
+ * an unconstrained copy. (Measuring the text against the padding missed Chromium's arrow, which takes room of its own.)
+ */
 const selectFits = (page: Page, label: string) =>
   page.getByLabel(label).evaluate((el: HTMLSelectElement) => {
-    const style = getComputedStyle(el)
-    const context = document.createElement('canvas').getContext('2d')!
-    context.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`
-    const text = context.measureText(el.options[el.selectedIndex].text).width
-    return text <= el.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight)
+    const copy = el.cloneNode(true) as HTMLSelectElement
+    copy.style.cssText = 'position:absolute;visibility:hidden;width:auto;min-width:0;max-width:none'
+    el.parentElement!.appendChild(copy)
+    const wanted = copy.getBoundingClientRect().width
+    copy.remove()
+    return el.getBoundingClientRect().width + 0.5 >= wanted
   })
 
 test.describe.configure({ mode: 'serial' })

@@ -72,6 +72,13 @@ export async function declareWorkTopology(channel: Channel, names: { exchange: s
   await channel.bindQueue(names.work, names.exchange, names.key)
 }
 
+/** Undoes declareWorkTopology, for an afterAll (a channel that never opened, or a name already gone, is skipped). */
+export async function deleteWorkTopology(channel: Channel | undefined, names: { exchange: string; work: string; dlq: string }): Promise<void> {
+  await channel?.deleteQueue(names.work).catch(() => {})
+  await channel?.deleteQueue(names.dlq).catch(() => {})
+  await channel?.deleteExchange(names.exchange).catch(() => {})
+}
+
 /** Publishes messages to `exchange`, then rejects each from `work` (no requeue) so RabbitMQ dead-letters it. */
 export async function deadLetterThrough(
   connection: ChannelModel,

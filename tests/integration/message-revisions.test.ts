@@ -14,7 +14,7 @@ import type { BulkEditResultDto, MessageRevisionsDto, RevisionCreatedDto } from 
 import { createTestUser, type TestUser } from '../helpers/auth'
 import { brokerConnection, queueDepth, uniqueName, waitFor } from '../helpers/broker'
 import { drainQueues } from '../helpers/drainer'
-import { collect, deadLetterThrough, declareWorkTopology, startTestExecutor, waitForJob } from '../helpers/replay'
+import { collect, deadLetterThrough, declareWorkTopology, deleteWorkTopology, startTestExecutor, waitForJob } from '../helpers/replay'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 import { b64, EVERY_BROKER_TYPE } from '../helpers/typed-headers'
 
@@ -98,9 +98,7 @@ describe('edit and replay', () => {
   afterAll(async () => {
     await executor?.stop()
     await drainer?.stop()
-    await channel?.deleteQueue(names.work).catch(() => {})
-    await channel?.deleteQueue(names.dlq).catch(() => {})
-    await channel?.deleteExchange(names.exchange).catch(() => {})
+    await deleteWorkTopology(channel, names)
     await connection?.close()
     await db?.drop()
   })

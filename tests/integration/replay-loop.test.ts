@@ -7,7 +7,7 @@ import type { ReplayExecutor } from '@/lib/server/engines/replay-executor/execut
 import type { ReplayCreatedDto, ReplayDryRunDto } from '@/lib/shared/schemas/replay'
 import { brokerConnection, uniqueName, waitFor } from '../helpers/broker'
 import { drainQueues } from '../helpers/drainer'
-import { deadLetterThrough, declareWorkTopology, startTestExecutor, waitForJob } from '../helpers/replay'
+import { deadLetterThrough, declareWorkTopology, deleteWorkTopology, startTestExecutor, waitForJob } from '../helpers/replay'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 
 const CAP = 5
@@ -42,9 +42,7 @@ describe('replay loops', () => {
   afterAll(async () => {
     await executor?.stop()
     await drainer?.stop()
-    await channel?.deleteQueue(names.work).catch(() => {})
-    await channel?.deleteQueue(names.dlq).catch(() => {})
-    await channel?.deleteExchange(names.exchange).catch(() => {})
+    await deleteWorkTopology(channel, names)
     await connection?.close()
     await db?.drop()
   })

@@ -12,7 +12,7 @@ import { resumeReplay } from '@/lib/server/replay/resume-replay'
 import type { ReplayCreatedDto, ReplayDryRunDto } from '@/lib/shared/schemas/replay'
 import { brokerConnection, uniqueName, waitFor } from '../helpers/broker'
 import { drainQueues } from '../helpers/drainer'
-import { declareWorkTopology, startTestExecutor, waitForJob } from '../helpers/replay'
+import { declareWorkTopology, deleteWorkTopology, startTestExecutor, waitForJob } from '../helpers/replay'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 
 const TOTAL = 200
@@ -80,9 +80,7 @@ describe('staged replays: canary, halt, resume', () => {
   afterAll(async () => {
     await executor?.stop()
     await drainer?.stop()
-    await channel?.deleteQueue(names.work).catch(() => {})
-    await channel?.deleteQueue(names.dlq).catch(() => {})
-    await channel?.deleteExchange(names.exchange).catch(() => {})
+    await deleteWorkTopology(channel, names)
     await connection?.close()
     await db?.drop()
   })

@@ -87,7 +87,7 @@ type HeaderRow = { id: string; headers: TypedTable; lineage_origin_id: string | 
 
 /**
  * What a replay would send of the selected messages that were edited: their newest revision
- * (docs/ARCHITECTURE.md#edit-and-replay). Edits are rare, so the newest revisions are read once and joined by hash,
+ * (docs/ARCHITECTURE.md#revisions). Edits are rare, so the newest revisions are read once and joined by hash,
  * rather than looked up row by row across a selection of 200,000.
  */
 async function loadEditedMessages({ sql, selection, params }: { sql: Sql; selection: string; params: unknown[] }): Promise<Array<HeaderRow & { body_size: number }>> {
