@@ -17,7 +17,7 @@ import { cn } from '@/lib/client/cn'
 import { formatCount, plural, visibleText } from '@/lib/client/format'
 import { useTimeFormat } from '@/lib/client/use-display-prefs'
 import { isActiveJob, isWaitingJob, useCancelReplay, useRefreshAfterJob, useReplay, useReplayItems } from '@/lib/client/use-replays'
-import { doneCount } from '@/lib/client/replay-outcome'
+import { doneCount, stageWaitSeconds } from '@/lib/client/replay-outcome'
 import { useCan } from '@/lib/client/use-session'
 import { useUrlState } from '@/lib/client/use-url-state'
 import { REPLAY_ITEM_STATUSES, type ReplayItemDto, type ReplayJobDetailDto } from '@/lib/shared/schemas/replay'
@@ -35,12 +35,13 @@ function elapsedSeconds(job: ReplayJobDetailDto): number | null {
   return Math.max(0, (end - Date.parse(job.startedAt)) / 1000)
 }
 
-/** Seconds left at the measured rate (else the limit), while the job runs. */
+/** Seconds left at the measured rate (else the limit), while the job runs; a staged job's windows still to wait too. */
 function etaSeconds(job: ReplayJobDetailDto): number | null {
   const remaining = Math.max(0, job.total - doneCount(job))
   if (!isActiveJob(job) || remaining === 0) return null
   // The limit caps the rate: a start-up burst must not promise an early end.
-  return remaining / (job.currentRate && job.currentRate > 0 ? Math.min(job.currentRate, job.ratePerSecond) : job.ratePerSecond)
+  const publishing = remaining / (job.currentRate && job.currentRate > 0 ? Math.min(job.currentRate, job.ratePerSecond) : job.ratePerSecond)
+  return publishing + stageWaitSeconds(job.staging)
 }
 
 function Numbers({ job }: { job: ReplayJobDetailDto }) {

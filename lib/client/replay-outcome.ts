@@ -1,5 +1,5 @@
 import { formatCount } from './format'
-import type { ReplayJobDto } from '@/lib/shared/schemas/replay'
+import type { ReplayJobDto, ReplayJobStagingDto } from '@/lib/shared/schemas/replay'
 
 export type JobCounts = Pick<ReplayJobDto, 'status' | 'total' | 'confirmed' | 'released' | 'unroutable' | 'failed' | 'skipped' | 'cancelled'>
 
@@ -44,4 +44,18 @@ export function progressPercent(job: JobCounts): number {
   if (job.status === 'completed') return 100
   if (job.total <= 0) return job.status === 'pending' || job.status === 'running' ? 0 : 100
   return Math.min(100, Math.floor((doneCount(job) / job.total) * 100))
+}
+
+/**
+ * Seconds a staged job still waits between its stages: what is left of the current observation window, and a whole
+ * window after each stage still to publish except the last (the last stage is observed, but nothing waits for it).
+ */
+export function stageWaitSeconds(staging: Pick<ReplayJobStagingDto, 'stages' | 'current' | 'windowSeconds' | 'nextStageAt'> | null, now = Date.now()): number {
+  if (!staging || staging.stages.length === 0) return 0
+  const last = staging.stages.length - 1
+  const current = Math.min(Math.max(staging.current, 0), last)
+  if (current === last) return 0
+  const observing = staging.nextStageAt ? Math.max(0, (Date.parse(staging.nextStageAt) - now) / 1000) : null
+  const wholeWindowsLeft = last - current - (observing === null ? 0 : 1)
+  return (observing ?? 0) + wholeWindowsLeft * staging.windowSeconds
 }
