@@ -2,6 +2,7 @@ import { expect as baseExpect, type Page } from '@playwright/test'
 import amqp from 'amqplib'
 import { test } from './support/fixtures'
 import { shots as screens, type ShotOptions } from './support/screens'
+import { AMQP_URL, declareWorkQueue, DLQ, rejectEach } from './support/dead-letter'
 
 /*
  * Old must not overwrite new (issue 18; docs/ARCHITECTURE.md#entity-versions), in the browser: the source's version
@@ -11,8 +12,6 @@ import { shots as screens, type ShotOptions } from './support/screens'
  */
 
 const expect = baseExpect.configure({ timeout: 15_000 })
-const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
-const DLQ = (process.env.E2E_SOURCES ?? 'e2e.dlq').split(',')[0]!
 const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
 const EXCHANGE = `e2e.versions.${RUN.toLowerCase()}`
 const WORK = `e2e.versions.work.${RUN.toLowerCase()}`
@@ -24,25 +23,13 @@ async function deadLetter(versions: number[]) {
   const connection = await amqp.connect(AMQP_URL)
   try {
     const channel = await connection.createConfirmChannel()
-    await channel.assertQueue(DLQ, { durable: true })
-    await channel.assertExchange(EXCHANGE, 'direct', { durable: false, autoDelete: false })
-    await channel.assertQueue(WORK, { durable: false, autoDelete: false, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': DLQ } })
-    await channel.bindQueue(WORK, EXCHANGE, KEY)
+    await declareWorkQueue(channel, { work: WORK, exchange: EXCHANGE, key: KEY })
     for (const version of versions) {
       const headers = { 'x-error-type': ERROR, 'x-error-message': `order ${ORDER} version ${version} failed`, 'x-service': 'orders' }
       channel.publish(EXCHANGE, KEY, Buffer.from(JSON.stringify({ orderId: ORDER, version, run: RUN })), { contentType: 'application/json', headers, persistent: true })
     }
     await channel.waitForConfirms()
-    let rejected = 0
-    await new Promise<void>((resolve) => {
-      void channel.consume(WORK, (msg) => {
-        if (!msg) return
-        channel.nack(msg, false, false)
-        if (++rejected === versions.length) resolve()
-      })
-    })
-    // A round trip on the channel: every nack was taken before the connection closes (see replay-outcomes.spec.ts).
-    expect((await channel.checkQueue(WORK)).messageCount).toBe(0)
+    expect(await rejectEach(channel, WORK, versions.length)).toBe(0)
     await channel.close()
   } finally {
     await connection.close()

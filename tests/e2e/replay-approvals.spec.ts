@@ -3,6 +3,7 @@ import { signInAs, test } from './support/fixtures'
 import { pollJson } from './support/api-json'
 import amqp from 'amqplib'
 import { shots as screens, type ShotOptions } from './support/screens'
+import { AMQP_URL, declareWorkQueue, DLQ, rejectEach } from './support/dead-letter'
 
 /*
  * Four eyes in the browser (docs/security.md#four-eyes): with the admin's policy asking approval for replays of more
@@ -14,8 +15,6 @@ import { shots as screens, type ShotOptions } from './support/screens'
 
 const expect = baseExpect.configure({ timeout: 15_000 })
 
-const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
-const DLQ = (process.env.E2E_SOURCES ?? 'e2e.dlq').split(',')[0]!
 const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
 const REQUESTER = `e2e-requester-${RUN.toLowerCase()}@lazarus.test`
 const APPROVER = `e2e-approver-${RUN.toLowerCase()}@lazarus.test`
@@ -28,22 +27,12 @@ async function deadLetter(numbers = [1, 2, 3]) {
   const connection = await amqp.connect(AMQP_URL)
   try {
     const channel = await connection.createConfirmChannel()
-    await channel.assertQueue(DLQ, { durable: true })
-    await channel.assertQueue(WORK, { durable: false, autoDelete: false, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': DLQ } })
+    await declareWorkQueue(channel, { work: WORK })
     for (const n of numbers) {
       channel.sendToQueue(WORK, Buffer.from(JSON.stringify({ orderId: `${RUN}-${n}` })), { contentType: 'application/json', messageId: `${RUN}-${n}`, headers: { 'x-error-type': ERROR, 'x-error-message': `order ${n} of ${RUN} failed` }, persistent: true })
     }
     await channel.waitForConfirms()
-    let rejected = 0
-    await new Promise<void>((resolve) => {
-      void channel.consume(WORK, (msg) => {
-        if (!msg) return
-        channel.nack(msg, false, false)
-        if (++rejected === numbers.length) resolve()
-      })
-    })
-    // A round trip after the nacks, so they reach the broker before the connection closes (else they are requeued).
-    await channel.checkQueue(WORK)
+    await rejectEach(channel, WORK, numbers.length)
   } finally {
     await connection.close()
   }

@@ -3,6 +3,7 @@ import amqp from 'amqplib'
 import { E2E_ADMIN, test } from './support/fixtures'
 import { pollJson } from './support/api-json'
 import { shots as screens, type ShotOptions } from './support/screens'
+import { AMQP_URL, declareWorkQueue, DLQ, rejectEach } from './support/dead-letter'
 
 /*
  * What a replay says about itself (issue 16), end to end:
@@ -23,8 +24,6 @@ import { shots as screens, type ShotOptions } from './support/screens'
 // Two cores shared with the server, PostgreSQL and RabbitMQ: allow a loaded machine some slack.
 const expect = baseExpect.configure({ timeout: 15_000 })
 
-const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
-const DLQ = (process.env.E2E_SOURCES ?? 'e2e.dlq').split(',')[0]!
 const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
 const EXCHANGE = `e2e.outcome.${RUN.toLowerCase()}`
 const WORK = `e2e.outcome.work.${RUN.toLowerCase()}`
@@ -48,32 +47,15 @@ async function deadLetterThroughWorkQueue() {
   const connection = await amqp.connect(AMQP_URL)
   try {
     const channel = await connection.createConfirmChannel()
-    await channel.assertQueue(DLQ, { durable: true })
-    await channel.assertExchange(EXCHANGE, 'direct', { durable: false, autoDelete: false })
-    await channel.assertQueue(WORK, { durable: false, autoDelete: false, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': DLQ } })
-    await channel.bindQueue(WORK, EXCHANGE, KEY)
+    await declareWorkQueue(channel, { work: WORK, exchange: EXCHANGE, key: KEY })
     for (let n = 1; n <= COUNT; n++) {
       const headers = { 'x-error-type': ERROR, 'x-error-message': `order ${n} of ${RUN} failed`, 'x-service': 'orders' }
       channel.publish(EXCHANGE, KEY, Buffer.from(JSON.stringify({ n, run: RUN })), { contentType: 'application/json', messageId: `${RUN}-outcome-${n}`, headers, persistent: true })
     }
     await channel.waitForConfirms()
-    let rejected = 0
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`only ${rejected} of ${COUNT} letters reached ${WORK}`)), 15_000)
-      void channel.consume(WORK, (msg) => {
-        if (!msg) return
-        channel.nack(msg, false, false)
-        if (++rejected === COUNT) {
-          clearTimeout(timer)
-          resolve()
-        }
-      })
-    })
-    // A round trip on the same channel before the connection closes: RabbitMQ drops the commands a channel has not yet
-    // handled when its connection closes, so nacks sent just before the close are lost and the broker requeues the
-    // letters into WORK instead of dead-lettering them (why the first version of this spec never saw its messages).
-    // The channel handles its frames in order: once it answers, every nack was taken.
-    expect((await channel.checkQueue(WORK)).messageCount).toBe(0)
+    // rejectEach ends with a round trip on the channel: nacks sent just before a close are lost, and the letters
+    // requeued into WORK (why the first version of this spec never saw its messages).
+    expect(await rejectEach(channel, WORK, COUNT)).toBe(0)
     // Nothing consumes WORK from now on: the replayed copies wait there until the spec deletes it.
     await channel.close()
     // Straight into the DLQ: dead letters whose x-death names an empty queue and the default exchange.

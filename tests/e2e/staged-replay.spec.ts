@@ -3,6 +3,7 @@ import amqp, { type Channel, type ChannelModel, type ConsumeMessage } from 'amqp
 import { test } from './support/fixtures'
 import { pollJson } from './support/api-json'
 import { shots as screens, type ShotOptions } from './support/screens'
+import { AMQP_URL, declareWorkQueue } from './support/dead-letter'
 
 /*
  * Staged replays in the browser (issue 18, "Canary, then ramp, with automatic halt"), against a real application:
@@ -23,8 +24,6 @@ import { shots as screens, type ShotOptions } from './support/screens'
 // Two cores shared with the server, PostgreSQL and RabbitMQ: allow a loaded machine some slack.
 const expect = baseExpect.configure({ timeout: 15_000 })
 
-const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
-const DLQ = (process.env.E2E_SOURCES ?? 'e2e.dlq').split(',')[0]!
 const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
 const EXCHANGE = `e2e.staged.${RUN.toLowerCase()}`
 const WORK = `e2e.staged.work.${RUN.toLowerCase()}`
@@ -71,10 +70,7 @@ async function startApplication() {
   app.connection = await amqp.connect(AMQP_URL)
   const channel = await app.connection.createConfirmChannel()
   app.channel = channel
-  await channel.assertQueue(DLQ, { durable: true })
-  await channel.assertExchange(EXCHANGE, 'direct', { durable: false, autoDelete: false })
-  await channel.assertQueue(WORK, { durable: false, autoDelete: false, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': DLQ } })
-  await channel.bindQueue(WORK, EXCHANGE, KEY)
+  await declareWorkQueue(channel, { work: WORK, exchange: EXCHANGE, key: KEY })
   await channel.prefetch(20)
   await channel.consume(WORK, handle)
   const total = BATCHES.resume.count + BATCHES.cancel.count
@@ -88,7 +84,7 @@ async function startApplication() {
   }
   await channel.waitForConfirms()
   await expect.poll(() => app.rejected, { timeout: 15_000 }).toBe(total)
-  // A round trip on the channel: its nacks were all taken before anything else happens (see replay-outcomes.spec.ts).
+  // A round trip on the channel: its nacks were all taken before anything else happens (see rejectEach in support/dead-letter.ts).
   expect((await channel.checkQueue(WORK)).messageCount).toBe(0)
   app.seeding = false
 }

@@ -72,6 +72,15 @@ export async function declareWorkTopology(channel: Channel, names: { exchange: s
   await channel.bindQueue(names.work, names.exchange, names.key)
 }
 
+/** A source for `dlq` whose entity is the body's `/orderId` and whose version its `/version` (a number); its id. */
+export async function insertOrderSource(sql: Sql, dlq: string): Promise<string> {
+  const { rows } = await sql.query<{ id: string }>(
+    `INSERT INTO sources (vhost, queue, entity_key, entity_version) VALUES ('/', $1, '{"kind":"jsonPointer","pointer":"/orderId"}', '{"kind":"jsonPointer","pointer":"/version","type":"number"}') RETURNING id::text`,
+    [dlq],
+  )
+  return rows[0].id
+}
+
 /** Undoes declareWorkTopology, for an afterAll (a channel that never opened, or a name already gone, is skipped). */
 export async function deleteWorkTopology(channel: Channel | undefined, names: { exchange: string; work: string; dlq: string }): Promise<void> {
   await channel?.deleteQueue(names.work).catch(() => {})

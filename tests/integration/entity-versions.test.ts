@@ -20,7 +20,7 @@ import { callRoute, type RouteModule } from '../helpers/call-route'
 import { drainQueues } from '../helpers/drainer'
 import { ingestRow } from '../helpers/ingest-row'
 import { isolatePauseTopology } from '../helpers/pause-topology'
-import { collect, deadLetterThrough, declareWorkTopology, startTestExecutor, waitForJob } from '../helpers/replay'
+import { collect, deadLetterThrough, declareWorkTopology, insertOrderSource, startTestExecutor, waitForJob } from '../helpers/replay'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 
 const topology = isolatePauseTopology()
@@ -60,11 +60,7 @@ describe('entity versions', () => {
     await declareWorkTopology(setup, names)
     await setup.close()
     // The source with both rules before the drainer starts: the order's id is the entity, its `version` the version.
-    const { rows } = await db.sql.query<{ id: string }>(
-      `INSERT INTO sources (vhost, queue, entity_key, entity_version) VALUES ('/', $1, '{"kind":"jsonPointer","pointer":"/orderId"}', '{"kind":"jsonPointer","pointer":"/version","type":"number"}') RETURNING id::text`,
-      [names.dlq],
-    )
-    sourceId = rows[0].id
+    sourceId = await insertOrderSource(db.sql, names.dlq)
     drainer = (await drainQueues(db, [names.dlq])).drainer
     executor = startTestExecutor(db)
     // Lazarus' HTTP API as the guard reaches it: the real route modules, behind a loopback server.

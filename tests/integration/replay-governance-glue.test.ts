@@ -16,7 +16,7 @@ import type { ReplayEditsDto, ReplayJobDetailDto } from '@/lib/shared/schemas/re
 import { ADMIN_AUTH, createTestUser, type TestUser } from '../helpers/auth'
 import { brokerConnection, queueDepth, uniqueName, waitFor } from '../helpers/broker'
 import { drainQueues } from '../helpers/drainer'
-import { collect, deadLetterThrough, declareWorkTopology, startTestExecutor, waitForJob } from '../helpers/replay'
+import { collect, deadLetterThrough, declareWorkTopology, insertOrderSource, startTestExecutor, waitForJob } from '../helpers/replay'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 
 const base = 'http://lazarus.test'
@@ -74,11 +74,7 @@ describe('replay governance glue: approvals, revisions, versions and stages of w
     await declareWorkTopology(setup, names)
     await setup.close()
     // The source with both rules before the drainer starts: the order's id is the entity, its `version` the version.
-    const { rows } = await db.sql.query<{ id: string }>(
-      `INSERT INTO sources (vhost, queue, entity_key, entity_version) VALUES ('/', $1, '{"kind":"jsonPointer","pointer":"/orderId"}', '{"kind":"jsonPointer","pointer":"/version","type":"number"}') RETURNING id::text`,
-      [names.dlq],
-    )
-    sourceId = rows[0].id
+    sourceId = await insertOrderSource(db.sql, names.dlq)
     drainer = (await drainQueues(db, [names.dlq])).drainer
     const messages = [
       ...['E1', 'E2', 'E3'].map((o) => order(o, { amount: 'forty-two' })),
