@@ -1,6 +1,6 @@
 import { expect as baseExpect } from '@playwright/test'
 import amqp from 'amqplib'
-import { pollJson } from './support/api-json'
+import { getJson, pollJson } from './support/api-json'
 import { test } from './support/fixtures'
 import { SHOTS_DIR as SHOTS } from './support/screens'
 
@@ -48,7 +48,7 @@ test.beforeAll(async ({ request }) => {
     await connection.close()
   }
   await expect.poll(async () => (await pollJson(request, `/api/messages?q=${RUN}&limit=10`))?.messages?.length, { timeout: 30_000 }).toBe(1)
-  messageId = (await pollJson(request, `/api/messages?q=${RUN}&limit=10`)).messages[0].id
+  messageId = (await getJson(request, `/api/messages?q=${RUN}&limit=10`)).messages[0].id
 })
 
 test.afterAll(async () => {

@@ -1,7 +1,7 @@
 import { expect as baseExpect } from '@playwright/test'
 import amqp from 'amqplib'
 import { E2E_ADMIN, test } from './support/fixtures'
-import { pollJson } from './support/api-json'
+import { getJson, pollJson } from './support/api-json'
 
 /*
  * Links back to Lazarus in tickets and Markdown exports use the address the browser used (defect 6 of issue 16 had
@@ -29,7 +29,7 @@ test('tickets and Markdown exports link to the address they were asked through, 
     await connection.close()
   }
   await expect.poll(async () => (await pollJson(request, `/api/messages?q=${RUN}&limit=1`))?.messages?.length, { timeout: 30_000 }).toBe(1)
-  const message = (await pollJson(request, `/api/messages?q=${RUN}&limit=1`))!.messages[0] as { id: string; groupId: string }
+  const message = (await getJson(request, `/api/messages?q=${RUN}&limit=1`))!.messages[0] as { id: string; groupId: string }
 
   const port = new URL(baseURL!).port
   for (const host of ['127.0.0.1', 'localhost']) {

@@ -117,9 +117,12 @@ test('request approval as one operator, approve as another; the job then runs', 
   await expect(approver.getByRole('table', { name: 'Replay items' }).locator('tbody tr[data-item-status="confirmed"]')).toHaveCount(3)
   await shots(approver, 'replay-approval-done')
 
-  const audit = await pollJson(request, `/api/audit?limit=50`)
-  const actions = (audit?.entries ?? []).filter((e: { subject: { id: string } }) => e.subject.id === jobId).map((e: { action: string }) => e.action)
-  expect(actions).toEqual(expect.arrayContaining(['replay.approval-requested', 'replay.approved', 'replay.started', 'replay.finished']))
+  // The job's own trail, asked by subject so other specs' entries cannot push it off the page.
+  const jobActions = async () =>
+    ((await pollJson(request, `/api/audit?subjectType=replay&subjectId=${jobId}&limit=50`))?.entries ?? []).map((e: { action: string }) => e.action)
+  await expect
+    .poll(jobActions, { timeout: 15_000 })
+    .toEqual(expect.arrayContaining(['replay.approval-requested', 'replay.approved', 'replay.started', 'replay.finished']))
   await requester.context().close()
   await approver.context().close()
 })

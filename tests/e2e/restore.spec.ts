@@ -1,6 +1,6 @@
 import { expect as baseExpect } from '@playwright/test'
 import amqp from 'amqplib'
-import { pollJson } from './support/api-json'
+import { getJson, pollJson } from './support/api-json'
 import { test } from './support/fixtures'
 import { SHOTS_DIR as SHOTS } from './support/screens'
 
@@ -31,7 +31,7 @@ test.beforeAll(async ({ request }) => {
   await channel.waitForConfirms()
   await connection.close()
   await expect.poll(async () => (await pollJson(request, `/api/messages?q=${RUN}&limit=10`))?.messages?.length, { timeout: 30_000 }).toBe(2)
-  messages = (await pollJson(request, `/api/messages?q=${RUN}&limit=10`)).messages
+  messages = (await getJson(request, `/api/messages?q=${RUN}&limit=10`)).messages
   const resolved = await request.post('/api/messages/resolve', { data: { selection: { groupId: messages[0].groupId }, reason: 'e2e: cancelled orders' } })
   expect(resolved.status(), await resolved.text()).toBe(200)
 })

@@ -2,7 +2,7 @@ import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { expect, type Page } from '@playwright/test'
-import { pollJson } from './support/api-json'
+import { getJson } from './support/api-json'
 import { signInAs, test } from './support/fixtures'
 
 /*
@@ -51,18 +51,18 @@ test.afterAll(() => {
 })
 
 test('a page of another origin cannot make a signed-in admin change anything (no-cors fetch, HTML form)', async ({ page, request }) => {
-  const before = await pollJson(request, '/api/audit?limit=200')
+  const before = await getJson(request, '/api/audit?limit=200')
   await page.goto(`${attackerOrigin}/csrf`)
   // The form posts to Lazarus and the browser navigates there: wait for that answer.
   await page.waitForURL(/\/api\/messages\/resolve$/, { timeout: 15_000 })
   await expect(page.locator('body')).toContainText('forbidden')
-  const sources = await pollJson(request, '/api/sources')
+  const sources = await getJson(request, '/api/sources')
   expect(sources.sources.map((s: { queue: string }) => s.queue)).not.toContain(`csrf-${RUN}.dlq`)
-  const alerts = await pollJson(request, '/api/alerts')
+  const alerts = await getJson(request, '/api/alerts')
   expect(alerts.webhooks.map((w: { url: string }) => w.url).join(' ')).not.toContain(`csrf-${RUN}`)
-  const tokens = await pollJson(request, '/api/tokens')
+  const tokens = await getJson(request, '/api/tokens')
   expect(tokens.tokens.map((t: { name: string }) => t.name)).not.toContain(`csrf-${RUN}`)
-  const after = await pollJson(request, '/api/audit?limit=200')
+  const after = await getJson(request, '/api/audit?limit=200')
   const newEntries = after.entries.filter((e: { id: string }) => !before.entries.some((b: { id: string }) => b.id === e.id))
   expect(newEntries.filter((e: { action: string }) => !e.action.startsWith('auth.'))).toEqual([])
 })

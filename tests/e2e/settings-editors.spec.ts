@@ -1,7 +1,7 @@
 import { expect as baseExpect, type Page } from '@playwright/test'
 import amqp from 'amqplib'
 import { test } from './support/fixtures'
-import { pollJson } from './support/api-json'
+import { getJson, pollJson } from './support/api-json'
 import { shots as screens, type ShotOptions } from './support/screens'
 
 /*
@@ -48,8 +48,8 @@ async function deadLetter(count: number): Promise<void> {
 const shots = (page: Page, name: string, options: ShotOptions = {}) => screens(page, `settings/${name}`, options)
 
 test('large replays and the custom target allow list: edit, discard, refuse, save, and say who set it', async ({ page, request }) => {
-  const before = (await pollJson(request, '/api/settings/replay-confirm'))!.largeJobMessages as number
-  const targetsBefore = (await pollJson(request, '/api/settings/replay-targets'))!.customTargetPatterns as string[]
+  const before = (await getJson(request, '/api/settings/replay-confirm'))!.largeJobMessages as number
+  const targetsBefore = (await getJson(request, '/api/settings/replay-targets'))!.customTargetPatterns as string[]
   try {
     await page.goto('/settings')
     const large = page.locator('section', { has: page.getByRole('heading', { name: 'Large replays' }) }).last()
@@ -72,7 +72,7 @@ test('large replays and the custom target allow list: edit, discard, refuse, sav
     await size.press('Enter')
     await expect(large.getByRole('button', { name: 'Discard' })).toHaveCount(0)
     await expect(large).toContainText(/Set by e2e-admin@lazarus\.test/)
-    expect((await pollJson(request, '/api/settings/replay-confirm'))!.largeJobMessages).toBe(next)
+    expect((await getJson(request, '/api/settings/replay-confirm'))!.largeJobMessages).toBe(next)
 
     // The allow list editor: the same footer, saving on click.
     const targets = page.locator('section', { has: page.getByRole('heading', { name: 'Custom replay targets' }) }).last()
@@ -80,7 +80,7 @@ test('large replays and the custom target allow list: edit, discard, refuse, sav
     await list.fill([...targetsBefore, 'e2e.settings.*'].join('\n'))
     await targets.getByRole('button', { name: 'Save' }).click()
     await expect(targets.getByRole('button', { name: 'Discard' })).toHaveCount(0)
-    expect((await pollJson(request, '/api/settings/replay-targets'))!.customTargetPatterns).toContain('e2e.settings.*')
+    expect((await getJson(request, '/api/settings/replay-targets'))!.customTargetPatterns).toContain('e2e.settings.*')
   } finally {
     expect((await request.put('/api/settings/replay-confirm', { data: { largeJobMessages: before } })).status()).toBe(200)
     expect((await request.put('/api/settings/replay-targets', { data: { customTargetPatterns: targetsBefore } })).status()).toBe(200)
@@ -89,7 +89,7 @@ test('large replays and the custom target allow list: edit, discard, refuse, sav
 
 test('the staged replay size: refused when invalid, saved beside the large replay size, and the plan dialog offers staging from it', async ({ page, request }) => {
   test.setTimeout(90_000)
-  const before = (await pollJson(request, '/api/settings/replay-confirm')) as { largeJobMessages: number; stagedFromMessages: number }
+  const before = (await getJson(request, '/api/settings/replay-confirm')) as { largeJobMessages: number; stagedFromMessages: number }
   try {
     await deadLetter(3)
     await expect.poll(async () => (await pollJson(request, `/api/messages?q=${RUN}&limit=10`))?.messages?.length, { timeout: 30_000 }).toBe(3)
@@ -129,9 +129,9 @@ test('the staged replay size: refused when invalid, saved beside the large repla
     await save.click()
     await expect(large.getByRole('button', { name: 'Discard' })).toHaveCount(0)
     await expect(large).toContainText(/Set by e2e-admin@lazarus\.test/)
-    const saved = await pollJson(request, '/api/settings/replay-confirm')
+    const saved = await getJson(request, '/api/settings/replay-confirm')
     expect(saved).toMatchObject({ largeJobMessages: before.largeJobMessages, stagedFromMessages: 3 })
-    const { entries } = (await pollJson(request, '/api/audit?subjectType=settings&subjectId=replay-confirm')) as { entries: { summary: string }[] }
+    const { entries } = (await getJson(request, '/api/audit?subjectType=settings&subjectId=replay-confirm')) as { entries: { summary: string }[] }
     expect(entries.some((e) => e.summary.includes('from 3 they are staged by default'))).toBe(true)
 
     // It takes effect: the same 3 messages are now offered staged, defaults switched on.

@@ -1,7 +1,7 @@
 import { expect as baseExpect, type Browser, type BrowserContextOptions, type Page } from '@playwright/test'
 import amqp from 'amqplib'
 import { ADMIN_STATE, test } from './support/fixtures'
-import { pollJson } from './support/api-json'
+import { getJson, pollJson } from './support/api-json'
 import { shot as screen } from './support/screens'
 
 /*
@@ -62,7 +62,7 @@ test.beforeAll(async ({ request }) => {
   await channel.assertQueue(`orders.retry.${RUN}`, { durable: false, arguments: { 'x-expires': 600_000 } })
   await connection.close()
   await expect.poll(async () => (await pollJson(request, `/api/messages?q=${RUN}&limit=10`))?.messages?.length, { timeout: 30_000 }).toBe(1)
-  const { messages } = (await pollJson(request, `/api/messages?q=${RUN}&limit=10`))!
+  const { messages } = (await getJson(request, `/api/messages?q=${RUN}&limit=10`))!
   ids.message = messages[0].id
   ids.group = messages[0].groupId
   // Replayed to its failed queue: the job has a page.
