@@ -1,5 +1,6 @@
 import { expect as baseExpect } from '@playwright/test'
 import amqp from 'amqplib'
+import { AMQP_URL, declareWorkQueue, rejectEach } from './support/dead-letter'
 import { getJson, pollJson } from './support/api-json'
 import { test } from './support/fixtures'
 import { SHOTS_DIR as SHOTS } from './support/screens'
@@ -13,8 +14,6 @@ import { SHOTS_DIR as SHOTS } from './support/screens'
 
 const expect = baseExpect.configure({ timeout: 15_000 })
 
-const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
-const DLQ = (process.env.E2E_SOURCES ?? 'e2e.dlq').split(',')[0]!
 const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
 const WORK = `e2e.edit.work.${RUN.toLowerCase()}`
 const EDITED = { orderId: `${RUN}-1`, amount: 42, currency: 'EUR' }
@@ -26,24 +25,14 @@ test.beforeAll(async ({ request }) => {
   const connection = await amqp.connect(AMQP_URL)
   try {
     const channel = await connection.createConfirmChannel()
-    await channel.assertQueue(DLQ, { durable: true })
-    await channel.assertQueue(WORK, { durable: false, autoDelete: false, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': DLQ } })
+    await declareWorkQueue(channel, { work: WORK })
     channel.sendToQueue(WORK, Buffer.from(JSON.stringify({ orderId: `${RUN}-1`, amount: 'forty-two', currency: 'EUR' })), {
       contentType: 'application/json',
       messageId: `${RUN}-1`,
       headers: { 'x-error-type': `com.acme.e2e.Edit${RUN}Exception`, 'x-error-message': 'amount is not a number', 'x-retries': 3 },
     })
     await channel.waitForConfirms()
-    await new Promise<void>((resolve) => {
-      void channel.consume(WORK, (msg) => {
-        if (!msg) return
-        channel.nack(msg, false, false)
-        resolve()
-      })
-    })
-    // A round trip on the same channel: the broker has taken the nack before the connection closes (closing first
-    // would put the message back on the work queue instead of dead-lettering it).
-    await channel.checkQueue(WORK)
+    await rejectEach(channel, WORK, 1)
   } finally {
     await connection.close()
   }

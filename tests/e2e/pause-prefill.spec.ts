@@ -1,5 +1,6 @@
 import { expect as baseExpect, type Page } from '@playwright/test'
 import amqp from 'amqplib'
+import { AMQP_URL, DLQ, declareWorkQueue, rejectEach } from './support/dead-letter'
 import { E2E_ADMIN, signInAs, test } from './support/fixtures'
 import { getJson, pollJson } from './support/api-json'
 import { shots as screens, type ShotOptions } from './support/screens'
@@ -12,8 +13,6 @@ import { shots as screens, type ShotOptions } from './support/screens'
 
 const expect = baseExpect.configure({ timeout: 15_000 })
 
-const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
-const DLQ = (process.env.E2E_SOURCES ?? 'e2e.dlq').split(',')[0]!
 const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
 const QUEUE = `e2e.prefill.work.${RUN.toLowerCase()}`
 const FIRST = `${RUN}-order-1`
@@ -24,8 +23,7 @@ async function deadLetters() {
   const connection = await amqp.connect(AMQP_URL)
   try {
     const channel = await connection.createConfirmChannel()
-    await channel.assertQueue(DLQ, { durable: true })
-    await channel.assertQueue(QUEUE, { durable: false, autoDelete: false, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': DLQ } })
+    await declareWorkQueue(channel, { work: QUEUE })
     for (const entity of [FIRST, SECOND]) {
       channel.sendToQueue(QUEUE, Buffer.from(JSON.stringify({ orderId: entity })), {
         contentType: 'application/json',
@@ -33,14 +31,7 @@ async function deadLetters() {
       })
     }
     await channel.waitForConfirms()
-    let rejected = 0
-    await new Promise<void>((resolve) => {
-      void channel.consume(QUEUE, (msg) => {
-        if (!msg) return
-        channel.nack(msg, false, false)
-        if (++rejected === 2) resolve()
-      })
-    })
+    await rejectEach(channel, QUEUE, 2)
     await channel.deleteQueue(QUEUE)
   } finally {
     await connection.close()

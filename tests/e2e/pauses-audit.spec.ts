@@ -1,6 +1,7 @@
 import { expect as baseExpect } from '@playwright/test'
 import { signInAs, test } from './support/fixtures'
 import amqp from 'amqplib'
+import { AMQP_URL, DLQ, declareWorkQueue, rejectEach } from './support/dead-letter'
 import { pollJson } from './support/api-json'
 import { shot } from './support/screens'
 
@@ -12,8 +13,6 @@ import { shot } from './support/screens'
 // Two cores shared with the server, PostgreSQL and RabbitMQ: allow a loaded machine some slack.
 const expect = baseExpect.configure({ timeout: 15_000 })
 
-const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
-const DLQ = (process.env.E2E_SOURCES ?? 'e2e.dlq').split(',')[0]!
 const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
 const OPERATOR = `e2e-pauser-${RUN.toLowerCase()}@lazarus.test`
 const QUEUE = `e2e.pause.work.${RUN.toLowerCase()}`
@@ -28,17 +27,10 @@ async function deadLetterFromQueue() {
   const connection = await amqp.connect(AMQP_URL)
   try {
     const channel = await connection.createConfirmChannel()
-    await channel.assertQueue(DLQ, { durable: true })
-    await channel.assertQueue(QUEUE, { durable: false, autoDelete: false, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': DLQ } })
+    await declareWorkQueue(channel, { work: QUEUE })
     channel.sendToQueue(QUEUE, Buffer.from(JSON.stringify({ orderId: ENTITY })), { contentType: 'application/json', headers: { 'x-error-message': `pause fixture ${RUN}` } })
     await channel.waitForConfirms()
-    await new Promise<void>((resolve) => {
-      void channel.consume(QUEUE, (msg) => {
-        if (!msg) return
-        channel.nack(msg, false, false)
-        resolve()
-      })
-    })
+    await rejectEach(channel, QUEUE, 1)
     await channel.deleteQueue(QUEUE)
   } finally {
     await connection.close()

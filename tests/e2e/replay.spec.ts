@@ -2,6 +2,7 @@ import { expect as baseExpect, type APIRequestContext, type Page } from '@playwr
 import { signInAs, test } from './support/fixtures'
 import { pollJson } from './support/api-json'
 import amqp from 'amqplib'
+import { AMQP_URL, DLQ, rejectEach } from './support/dead-letter'
 import { shot } from './support/screens'
 
 /*
@@ -14,8 +15,6 @@ import { shot } from './support/screens'
 // Two cores shared with the server, PostgreSQL and RabbitMQ: allow a loaded machine some slack.
 const expect = baseExpect.configure({ timeout: 15_000 })
 
-const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
-const DLQ = (process.env.E2E_SOURCES ?? 'e2e.dlq').split(',')[0]!
 const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
 const OPERATOR = `e2e-operator-${RUN.toLowerCase()}@lazarus.test`
 const EXCHANGE = `e2e.replay.${RUN.toLowerCase()}`
@@ -54,18 +53,7 @@ async function deadLetterThroughWorkQueue(letters: Letter[]) {
       channel.publish(EXCHANGE, ROUTING_KEY, Buffer.from(JSON.stringify(l.body)), { contentType: 'application/json', messageId: l.messageId, headers: l.headers, persistent: true })
     }
     await channel.waitForConfirms()
-    let rejected = 0
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`only ${rejected} of ${letters.length} letters reached ${WORK}`)), 15_000)
-      void channel.consume(WORK, (msg) => {
-        if (!msg) return
-        channel.nack(msg, false, false)
-        if (++rejected === letters.length) {
-          clearTimeout(timer)
-          resolve()
-        }
-      })
-    })
+    await rejectEach(channel, WORK, letters.length)
     // Bound only now, so it holds nothing but what a replay might send it.
     await channel.bindQueue(AUDIT_COPY, EXCHANGE, '#')
   } finally {
@@ -89,18 +77,7 @@ async function queueDepths(): Promise<{ work: number; copy: number }> {
 async function rejectWorkQueue(count: number) {
   const connection = await amqp.connect(AMQP_URL)
   try {
-    const channel = await connection.createChannel()
-    let rejected = 0
-    while (rejected < count) {
-      const msg = await channel.get(WORK, { noAck: false })
-      if (!msg) {
-        await new Promise((r) => setTimeout(r, 100))
-        continue
-      }
-      channel.nack(msg, false, false)
-      rejected++
-    }
-    await channel.close()
+    await rejectEach(await connection.createChannel(), WORK, count)
   } finally {
     await connection.close()
   }

@@ -1,5 +1,6 @@
 import { expect as baseExpect, type Page } from '@playwright/test'
 import amqp from 'amqplib'
+import { AMQP_URL, declareWorkQueue, rejectEach } from './support/dead-letter'
 import { test } from './support/fixtures'
 import { getJson, pollJson } from './support/api-json'
 import { shots as screens, type ShotOptions } from './support/screens'
@@ -11,8 +12,6 @@ import { shots as screens, type ShotOptions } from './support/screens'
 
 const expect = baseExpect.configure({ timeout: 15_000 })
 
-const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
-const DLQ = (process.env.E2E_SOURCES ?? 'e2e.dlq').split(',')[0]!
 const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
 const WORK = `e2e.settings.work.${RUN.toLowerCase()}`
 
@@ -21,24 +20,14 @@ async function deadLetter(count: number): Promise<void> {
   const connection = await amqp.connect(AMQP_URL)
   try {
     const channel = await connection.createConfirmChannel()
-    await channel.assertQueue(DLQ, { durable: true })
-    await channel.assertQueue(WORK, { durable: false, autoDelete: false, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': DLQ } })
+    await declareWorkQueue(channel, { work: WORK })
     for (let n = 1; n <= count; n++) {
       channel.sendToQueue(WORK, Buffer.from(JSON.stringify({ orderId: `${RUN}-${n}` })), {
         contentType: 'application/json', messageId: `${RUN}-${n}`, headers: { 'x-error-type': `com.acme.e2e.Stage${RUN}Exception`, 'x-error-message': 'ledger locked' },
       })
     }
     await channel.waitForConfirms()
-    let nacked = 0
-    await new Promise<void>((resolve) => {
-      void channel.consume(WORK, (msg) => {
-        if (!msg) return
-        channel.nack(msg, false, false)
-        if (++nacked === count) resolve()
-      })
-    })
-    // A round trip on the same channel: the broker has taken the nacks before the connection closes.
-    await channel.checkQueue(WORK)
+    await rejectEach(channel, WORK, count)
   } finally {
     await connection.close()
   }
