@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync, chmodSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 
@@ -14,20 +14,54 @@ function binDir(): string {
   return `/usr/lib/postgresql/${version}/bin`
 }
 
-export function createScratchPostgres(port = 55_000 + Math.floor(Math.random() * 5_000)): ScratchPostgres {
+/**
+ * A port for the scratch server below the kernel's ephemeral range (ip_local_port_range, 32768 up on Linux). A port
+ * inside it can be held at any moment by one of the machine's own outgoing connections (every test talks to RabbitMQ
+ * and PostgreSQL), and the server must get the same port back when a test restarts it.
+ */
+function candidatePort(): number {
+  let ephemeralLow = 32_768
+  try {
+    ephemeralLow = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || ephemeralLow
+  } catch {
+    // not Linux: keep the usual default
+  }
+  const low = Math.min(20_000, ephemeralLow - 1_000)
+  return low + Math.floor(Math.random() * (ephemeralLow - low))
+}
+
+export function createScratchPostgres(port?: number): ScratchPostgres {
   const bin = binDir()
   const dir = mkdtempSync(path.join(tmpdir(), 'lazarus-pg-'))
   chmodSync(dir, 0o777)
   const data = path.join(dir, 'data')
+  const log = path.join(dir, 'log')
   // The server refuses to run as root; the Debian package's postgres user owns the scratch cluster.
   const asPostgres = (args: string[]) =>
     execFileSync('su', ['postgres', '-s', '/bin/sh', '-c', args.map((a) => `'${a}'`).join(' ')], { stdio: 'pipe' })
-  asPostgres([`${bin}/initdb`, '-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync'])
   const pgCtl = (...args: string[]) => asPostgres([`${bin}/pg_ctl`, '-D', data, '-w', '-t', '30', ...args])
-  const start = () => pgCtl('-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, '-l', path.join(dir, 'log'), 'start')
-  start()
+  let chosen = port ?? candidatePort()
+  const start = () => pgCtl('-o', `-p ${chosen} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, '-l', log, 'start')
+  try {
+    asPostgres([`${bin}/initdb`, '-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync'])
+    // Another process may still have taken the port: try a few others before giving up (never when one was asked for).
+    for (let attempt = 1; ; attempt++) {
+      try {
+        start()
+        break
+      } catch (error) {
+        const inUse = existsSync(log) && readFileSync(log, 'utf8').includes('Address already in use')
+        if (port !== undefined || !inUse || attempt === 5) throw error
+        rmSync(log, { force: true })
+        chosen = candidatePort()
+      }
+    }
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true })
+    throw error
+  }
   return {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    url: `postgres://postgres@127.0.0.1:${chosen}/postgres`,
     start,
     // "immediate" is what a crash or a pulled plug looks like to clients: connections just drop.
     stop: () => pgCtl('-m', 'immediate', 'stop'),
