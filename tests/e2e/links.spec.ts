@@ -29,7 +29,7 @@ test('tickets and Markdown exports link to the address they were asked through, 
     await connection.close()
   }
   await expect.poll(async () => (await pollJson(request, `/api/messages?q=${RUN}&limit=1`))?.messages?.length, { timeout: 30_000 }).toBe(1)
-  const message = (await getJson(request, `/api/messages?q=${RUN}&limit=1`))!.messages[0] as { id: string; groupId: string }
+  const message = (await getJson(request, `/api/messages?q=${RUN}&limit=1`)).messages[0] as { id: string; groupId: string }
 
   const port = new URL(baseURL!).port
   for (const host of ['127.0.0.1', 'localhost']) {

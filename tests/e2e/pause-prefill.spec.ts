@@ -46,7 +46,7 @@ test('pause an entity from a message and a group, prefilled, warned while no gua
   const listed = await expect
     .poll(async () => (await pollJson(request, `/api/messages?q=${RUN}&limit=10`))?.messages?.length, { timeout: 30_000 })
     .toBe(2)
-    .then(async () => (await getJson(request, `/api/messages?q=${RUN}&limit=10`))!.messages as { id: string; entityKey: string; groupId: string }[])
+    .then(async () => (await getJson(request, `/api/messages?q=${RUN}&limit=10`)).messages as { id: string; entityKey: string; groupId: string }[])
   const first = listed.find((m) => m.entityKey === FIRST)!
   expect(listed.map((m) => m.groupId)).toEqual([first.groupId, first.groupId])
 
@@ -78,12 +78,12 @@ test('pause an entity from a message and a group, prefilled, warned while no gua
 
   // A person naming an instance leaves no heartbeat; a guard polling for QUEUE with its guard token does (its poll is
   // its heartbeat), holding the current registry version.
-  const { version } = (await getJson(request, '/api/pauses'))!
+  const { version } = await getJson(request, '/api/pauses')
   const pollQuery = `/api/pauses?queue=${encodeURIComponent(QUEUE)}&vhost=%2F&instance=e2e-guard-${RUN}&guardVersion=2.1.0&registryVersion=${version}`
   expect((await request.get(pollQuery)).status()).toBe(200)
   await page.reload()
   await expect(row.getByTestId('guard-count')).toHaveText('listening: 0, up to date: 0')
-  const admin = ((await getJson(request, '/api/users'))!.users as { id: string; email: string }[]).find((u) => u.email === E2E_ADMIN.email)!
+  const admin = ((await getJson(request, '/api/users')).users as { id: string; email: string }[]).find((u) => u.email === E2E_ADMIN.email)!
   const created = await request.post('/api/tokens', { data: { name: `e2e-guard-${RUN}`, scope: 'guard', guardQueue: QUEUE, userId: admin.id, expiresInDays: 1 } })
   expect(created.status()).toBe(201)
   const { token } = (await created.json()) as { token: string }

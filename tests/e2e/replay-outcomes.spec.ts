@@ -156,7 +156,7 @@ test.afterAll(async ({ request }) => {
 
 test('defect 16: from the admin-set size, a replay starts only once its count is typed', async ({ page, request }) => {
   test.setTimeout(90_000)
-  originalLargeJobMessages = (await getJson<{ largeJobMessages: number }>(request, '/api/settings/replay-confirm'))!.largeJobMessages
+  originalLargeJobMessages = (await getJson<{ largeJobMessages: number }>(request, '/api/settings/replay-confirm')).largeJobMessages
   expect(originalLargeJobMessages).toBeGreaterThan(0)
 
   // The admin sets the size to exactly this replay's count: "at or above" needs the count typed.
@@ -194,7 +194,7 @@ test('defect 16: from the admin-set size, a replay starts only once its count is
   await expect(start).toBeEnabled()
   await shots(page, 'replay-plan-confirm-count', { dialog: true })
   // Nothing was created meanwhile: the job list holds no job of this group yet.
-  const jobs = (await getJson<{ replays: { selection: { groupId?: string } | null }[] }>(request, '/api/replays?limit=200'))!.replays
+  const jobs = (await getJson<{ replays: { selection: { groupId?: string } | null }[] }>(request, '/api/replays?limit=200')).replays
   expect(jobs.filter((j) => j.selection?.groupId === ids.group)).toHaveLength(0)
 
   await typed.press('Enter')

@@ -37,8 +37,8 @@ async function deadLetter(count: number): Promise<void> {
 const shots = (page: Page, name: string, options: ShotOptions = {}) => screens(page, `settings/${name}`, options)
 
 test('large replays and the custom target allow list: edit, discard, refuse, save, and say who set it', async ({ page, request }) => {
-  const before = (await getJson(request, '/api/settings/replay-confirm'))!.largeJobMessages as number
-  const targetsBefore = (await getJson(request, '/api/settings/replay-targets'))!.customTargetPatterns as string[]
+  const before = (await getJson(request, '/api/settings/replay-confirm')).largeJobMessages as number
+  const targetsBefore = (await getJson(request, '/api/settings/replay-targets')).customTargetPatterns as string[]
   try {
     await page.goto('/settings')
     const large = page.locator('section', { has: page.getByRole('heading', { name: 'Large replays' }) }).last()
@@ -61,7 +61,7 @@ test('large replays and the custom target allow list: edit, discard, refuse, sav
     await size.press('Enter')
     await expect(large.getByRole('button', { name: 'Discard' })).toHaveCount(0)
     await expect(large).toContainText(/Set by e2e-admin@lazarus\.test/)
-    expect((await getJson(request, '/api/settings/replay-confirm'))!.largeJobMessages).toBe(next)
+    expect((await getJson(request, '/api/settings/replay-confirm')).largeJobMessages).toBe(next)
 
     // The allow list editor: the same footer, saving on click.
     const targets = page.locator('section', { has: page.getByRole('heading', { name: 'Custom replay targets' }) }).last()
@@ -69,7 +69,7 @@ test('large replays and the custom target allow list: edit, discard, refuse, sav
     await list.fill([...targetsBefore, 'e2e.settings.*'].join('\n'))
     await targets.getByRole('button', { name: 'Save' }).click()
     await expect(targets.getByRole('button', { name: 'Discard' })).toHaveCount(0)
-    expect((await getJson(request, '/api/settings/replay-targets'))!.customTargetPatterns).toContain('e2e.settings.*')
+    expect((await getJson(request, '/api/settings/replay-targets')).customTargetPatterns).toContain('e2e.settings.*')
   } finally {
     expect((await request.put('/api/settings/replay-confirm', { data: { largeJobMessages: before } })).status()).toBe(200)
     expect((await request.put('/api/settings/replay-targets', { data: { customTargetPatterns: targetsBefore } })).status()).toBe(200)

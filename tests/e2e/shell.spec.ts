@@ -62,7 +62,7 @@ test.beforeAll(async ({ request }) => {
   await channel.assertQueue(`orders.retry.${RUN}`, { durable: false, arguments: { 'x-expires': 600_000 } })
   await connection.close()
   await expect.poll(async () => (await pollJson(request, `/api/messages?q=${RUN}&limit=10`))?.messages?.length, { timeout: 30_000 }).toBe(1)
-  const { messages } = (await getJson(request, `/api/messages?q=${RUN}&limit=10`))!
+  const { messages } = await getJson(request, `/api/messages?q=${RUN}&limit=10`)
   ids.message = messages[0].id
   ids.group = messages[0].groupId
   // Replayed to its failed queue: the job has a page.

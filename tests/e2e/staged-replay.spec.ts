@@ -137,7 +137,7 @@ test.beforeAll(async ({ request }) => {
   ids.resumeGroup = (await batchMessages(request, 'resume'))![0]!.groupId
   ids.cancelGroup = (await batchMessages(request, 'cancel'))![0]!.groupId
   // The admin stages replays from STAGED_FROM messages (the confirm-count size stays as it is).
-  const before = (await getJson<{ largeJobMessages: number; stagedFromMessages: number }>(request, '/api/settings/replay-confirm'))!
+  const before = await getJson<{ largeJobMessages: number; stagedFromMessages: number }>(request, '/api/settings/replay-confirm')
   original = { largeJobMessages: before.largeJobMessages, stagedFromMessages: before.stagedFromMessages }
   expect(original.largeJobMessages).toBeGreaterThan(BATCHES.resume.count)
   const set = await request.put('/api/settings/replay-confirm', { data: { largeJobMessages: original.largeJobMessages, stagedFromMessages: STAGED_FROM } })
@@ -248,7 +248,7 @@ test('the job page shows the stages, the canary states and the re-failures live,
   await expect(page.getByTestId('job-status')).toHaveText('completed', { timeout: 90_000 })
   await expect(page.getByTestId('count-confirmed')).toHaveText(String(BATCHES.resume.count))
   for (const i of [0, 1, 2]) await expect(page.getByTestId(`stage-${i}`)).toContainText('done')
-  const job = (await getJson<{ staging: { halt: { outcome: string } } }>(request, `/api/replays/${ids.job}`))!
+  const job = await getJson<{ staging: { halt: { outcome: string } } }>(request, `/api/replays/${ids.job}`)
   expect(job.staging.halt.outcome).toBe('resumed')
   await shots(page, 'job-resumed-completed')
 })
@@ -279,7 +279,7 @@ test('a halted job cancelled by keyboard: its unpublished messages are dead agai
   await expect(page.getByTestId('count-confirmed')).toHaveText(String(CANARY))
 
   // Back to dead: the messages the canary did not publish, besides the refunds' copies that failed again.
-  const items = (await getJson<{ items: { messageId: string; status: string }[] }>(request, `/api/replays/${jobId}/items?status=cancelled&limit=100`))!.items
+  const items = (await getJson<{ items: { messageId: string; status: string }[] }>(request, `/api/replays/${jobId}/items?status=cancelled&limit=100`)).items
   expect(items).toHaveLength(BATCHES.cancel.count - CANARY)
   const dead = new Set((await batchMessages(request, 'cancel', 'dead'))!.map((m) => m.id))
   for (const item of items) expect(dead.has(item.messageId), `message ${item.messageId} is dead again`).toBe(true)

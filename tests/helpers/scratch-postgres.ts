@@ -30,7 +30,7 @@ function candidatePort(): number {
   return low + Math.floor(Math.random() * (ephemeralLow - low))
 }
 
-export function createScratchPostgres(port?: number): ScratchPostgres {
+export function createScratchPostgres(): ScratchPostgres {
   const bin = binDir()
   const dir = mkdtempSync(path.join(tmpdir(), 'lazarus-pg-'))
   chmodSync(dir, 0o777)
@@ -40,20 +40,20 @@ export function createScratchPostgres(port?: number): ScratchPostgres {
   const asPostgres = (args: string[]) =>
     execFileSync('su', ['postgres', '-s', '/bin/sh', '-c', args.map((a) => `'${a}'`).join(' ')], { stdio: 'pipe' })
   const pgCtl = (...args: string[]) => asPostgres([`${bin}/pg_ctl`, '-D', data, '-w', '-t', '30', ...args])
-  let chosen = port ?? candidatePort()
-  const start = () => pgCtl('-o', `-p ${chosen} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, '-l', log, 'start')
+  let port = candidatePort()
+  const start = () => pgCtl('-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, '-l', log, 'start')
   try {
     asPostgres([`${bin}/initdb`, '-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync'])
-    // Another process may still have taken the port: try a few others before giving up (never when one was asked for).
+    // Another process may still have taken the port: try a few others before giving up.
     for (let attempt = 1; ; attempt++) {
       try {
         start()
         break
       } catch (error) {
         const inUse = existsSync(log) && readFileSync(log, 'utf8').includes('Address already in use')
-        if (port !== undefined || !inUse || attempt === 5) throw error
+        if (!inUse || attempt === 5) throw error
         rmSync(log, { force: true })
-        chosen = candidatePort()
+        port = candidatePort()
       }
     }
   } catch (error) {
@@ -61,7 +61,7 @@ export function createScratchPostgres(port?: number): ScratchPostgres {
     throw error
   }
   return {
-    url: `postgres://postgres@127.0.0.1:${chosen}/postgres`,
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     start,
     // "immediate" is what a crash or a pulled plug looks like to clients: connections just drop.
     stop: () => pgCtl('-m', 'immediate', 'stop'),
