@@ -1,36 +1,46 @@
 import { defineConfig, devices } from '@playwright/test'
+import { E2E_WORKERS, e2eSlot } from './tests/e2e/support/slots'
 
-const PORT = Number(process.env.E2E_PORT ?? 3100)
+// Debian's Chromium; Playwright must never download a browser here. With no GPU, Chromium would emulate one in its GPU
+// process (SwiftShader) to composite every frame; software compositing does the same work for less CPU
+// (docs/ARCHITECTURE.md#tests).
+const launchOptions = {
+  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+  args: ['--disable-gpu', '--disable-gpu-compositing', '--disable-software-rasterizer', '--disable-quic'],
+}
+const slots = Array.from({ length: E2E_WORKERS }, (_, index) => e2eSlot(index))
 
 export default defineConfig({
   testDir: './tests/e2e',
   outputDir: './test-results/e2e',
   forbidOnly: !!process.env.CI,
   retries: 0,
-  // Two cores, one server and one shared database: tests run one at a time.
-  workers: 1,
+  // One Lazarus per worker (tests/e2e/support/slots.ts): specs in different workers share the broker, nothing else.
+  workers: E2E_WORKERS,
   timeout: 60_000,
-  use: { baseURL: `http://127.0.0.1:${PORT}`, trace: 'retain-on-failure', screenshot: 'only-on-failure' },
+  // A trace records a screencast and DOM snapshots of every test, kept or not: a fifth of the browser tests' CPU.
+  // E2E_TRACE=1 records them and keeps those of failed tests (test-results/e2e/*/trace.zip).
+  use: { trace: process.env.E2E_TRACE ? 'retain-on-failure' : 'off', screenshot: 'only-on-failure' },
   projects: [
-    // Signs the admin in through the sign-in page once; every spec starts from that browser state.
-    { name: 'setup', testMatch: /auth\.setup\.ts/, use: { launchOptions: { executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--disable-gpu', '--disable-quic'] } } },
+    // Signs the admin in through the sign-in page of every server once; every spec starts from its server's state.
+    { name: 'setup', testMatch: /auth\.setup\.ts/, use: { launchOptions } },
     {
       name: 'chromium',
       dependencies: ['setup'],
-      use: {
-        ...devices['Desktop Chrome'],
-        storageState: 'test-results/.auth/admin.json',
-        viewport: { width: 1440, height: 900 },
-        // Debian's Chromium; Playwright must never download a browser here.
-        launchOptions: { executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--disable-gpu', '--disable-quic'] },
-      },
+      use: { ...devices['Desktop Chrome'], viewport: { width: 1440, height: 900 }, launchOptions },
     },
   ],
-  webServer: {
-    command: `bash tests/e2e/serve.sh ${PORT}`,
-    url: `http://127.0.0.1:${PORT}/api/health`,
+  webServer: slots.map((slot) => ({
+    command: `bash tests/e2e/serve.sh ${slot.port}`,
+    env: {
+      E2E_DB: slot.database,
+      E2E_SOURCES: slot.sources.join(','),
+      LAZARUS_CONTROL_EXCHANGE: slot.controlExchange,
+      LAZARUS_HOLD_QUEUE: slot.holdQueue,
+    },
+    url: `${slot.url}/api/health`,
     reuseExistingServer: false,
     timeout: 120_000,
-    stdout: 'pipe',
-  },
+    stdout: 'pipe' as const,
+  })),
 })

@@ -1,6 +1,42 @@
 import { defineConfig } from 'vitest/config'
 import path from 'node:path'
 
+/**
+ * Files that change the machine for everyone (stop RabbitMQ, raise its memory alarm) or need it to themselves (kill
+ * processes mid-publish and measure what survived at a set rate) run in a group of their own, one at a time, after the
+ * parallel ones (docs/ARCHITECTURE.md#tests).
+ */
+const ALONE = [
+  'tests/integration/drain-resilience.test.ts',
+  'tests/integration/replay-blocked.test.ts',
+]
+
+/** What `npm run test:soak` runs at production-like sizes (tests/helpers/soak.ts); `npm test` runs them smaller. */
+const SOAK = [
+  'tests/integration/drain-crash-safety.test.ts',
+  'tests/integration/export-memory.test.ts',
+  'tests/integration/replay-crash-safety.test.ts',
+  'tests/integration/replay-staged-crash.test.ts',
+]
+
+/**
+ * The stores' tests (tests/stores/) once per database engine Lazarus runs on: PostgreSQL, and the embedded PGlite of
+ * `npm start` without DATABASE_URL (docs/decisions/0002). tests/helpers/engine-db.ts reads LAZARUS_TEST_ENGINE.
+ */
+const storesProject = (engine: 'postgres' | 'pglite') => ({
+  extends: true as const,
+  test: {
+    name: `stores-${engine}`,
+    include: ['tests/stores/**/*.test.ts'],
+    environment: 'node',
+    env: { LAZARUS_TEST_ENGINE: engine },
+    // Copied for each test database rather than made anew: initdb and the migrations take half a minute on PGlite.
+    globalSetup: engine === 'pglite' ? ['tests/global-setup.ts', 'tests/helpers/pglite-templates.ts'] : ['tests/global-setup.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+  },
+})
+
 export default defineConfig({
   resolve: {
     alias: {
@@ -11,23 +47,56 @@ export default defineConfig({
   },
   test: {
     setupFiles: ['tests/setup-env.ts'],
+    globalSetup: ['tests/global-setup.ts'],
+    // Integration files mostly wait on the broker and the database, so more of them than cores run at once.
+    maxWorkers: 3,
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['tests/unit/**/*.test.ts'], environment: 'node' },
+        // Pure logic with no process state: one module graph shared by the files saves most of the project's CPU
+        // (17 s → 6 s on two cores); each integration file keeps its own, for its own composition root.
+        test: { name: 'unit', include: ['tests/unit/**/*.test.ts'], environment: 'node', isolate: false },
       },
       {
         extends: true,
         test: {
           name: 'integration',
           include: ['tests/integration/**/*.test.ts'],
+          exclude: ALONE,
           environment: 'node',
-          // Broker and database are shared machine services; files run one at a time to keep timings sane.
-          fileParallelism: false,
           testTimeout: 120_000,
           hookTimeout: 120_000,
         },
       },
+      {
+        extends: true,
+        test: {
+          name: 'integration-alone',
+          include: ALONE,
+          environment: 'node',
+          fileParallelism: false,
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'soak',
+          include: SOAK,
+          environment: 'node',
+          env: { LAZARUS_SOAK: '1' },
+          fileParallelism: false,
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
+          testTimeout: 600_000,
+          hookTimeout: 600_000,
+        },
+      },
+      storesProject('postgres'),
+      storesProject('pglite'),
     ],
   },
 })

@@ -58,4 +58,17 @@ ensure_chromium() {
   echo "chromium: $(/usr/bin/chromium --version 2>/dev/null | head -1)"
 }
 
-ensure_all() { ensure_postgres; ensure_rabbitmq; ensure_chromium; }
+ensure_nats() {
+  if ! command -v nats-server >/dev/null; then
+    apt_install nats-server
+  fi
+  if ! (exec 3<>/dev/tcp/127.0.0.1/4222) 2>/dev/null; then
+    mkdir -p /var/lib/nats-server
+    start-stop-daemon --start --oknodo --background --exec "$(command -v nats-server)" -- \
+      -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server -l /var/log/nats-server.log
+  fi
+  wait_port 127.0.0.1 4222 30
+  echo "nats: $(nats-server --version 2>/dev/null || echo up)"
+}
+
+ensure_all() { ensure_postgres; ensure_rabbitmq; ensure_nats; ensure_chromium; }

@@ -1,5 +1,6 @@
 // Prints one closing line for the whole suite, "N passed, N failed", from the Vitest and Playwright JSON reports,
-// preceded by the name and first error line of every failed test, so a CI log's tail says what failed.
+// preceded by the ten slowest test files (so the next slow file is seen the run it arrives) and by the name and first
+// error line of every failed test, so a CI log's tail says what failed.
 import { existsSync, readFileSync } from 'node:fs'
 import { relative } from 'node:path'
 
@@ -7,6 +8,8 @@ let passed = 0
 let failed = 0
 let skipped = 0
 const failures = []
+/** Seconds per test file, both runners: Vitest files by wall time, Playwright files by the sum of their tests. */
+const fileSeconds = []
 const [vitestFile, playwrightFile] = process.argv.slice(2)
 
 const firstLine = (text) =>
@@ -24,6 +27,7 @@ if (vitestFile && existsSync(vitestFile)) {
   skipped += (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0)
   for (const file of report.testResults ?? []) {
     const name = relative(process.cwd(), file.name ?? '')
+    if (file.startTime && file.endTime) fileSeconds.push([name, (file.endTime - file.startTime) / 1000])
     const failedTests = (file.assertionResults ?? []).filter((test) => test.status === 'failed')
     for (const test of failedTests) {
       failures.push(`${name} › ${test.fullName ?? test.title}: ${firstLine(test.failureMessages?.[0])}`)
@@ -35,9 +39,14 @@ if (vitestFile && existsSync(vitestFile)) {
   failed++
 }
 
+const playwrightSeconds = new Map()
+
 function collectPlaywright(suite, file) {
   for (const spec of suite.specs ?? []) {
     for (const test of spec.tests ?? []) {
+      const path = `tests/e2e/${spec.file ?? file}`
+      const spent = (test.results ?? []).reduce((sum, result) => sum + (result.duration ?? 0), 0) / 1000
+      playwrightSeconds.set(path, (playwrightSeconds.get(path) ?? 0) + spent)
       if (test.status !== 'unexpected') continue
       const error = test.results?.at(-1)?.error?.message
       failures.push(`${spec.file ?? file} › ${spec.title} [${test.projectName}]: ${firstLine(error)}`)
@@ -54,9 +63,16 @@ if (playwrightFile && existsSync(playwrightFile)) {
   skipped += stats.skipped ?? 0
   for (const suite of report.suites ?? []) collectPlaywright(suite, suite.file)
   for (const error of report.errors ?? []) failures.push(`playwright: ${firstLine(error.message)}`)
+  fileSeconds.push(...playwrightSeconds)
 } else {
   console.error('no Playwright report')
   failed++
+}
+
+const slowest = fileSeconds.sort((a, b) => b[1] - a[1]).slice(0, 10)
+if (slowest.length > 0) {
+  console.log('\nSlowest test files:')
+  for (const [name, seconds] of slowest) console.log(`  ${seconds.toFixed(1).padStart(6)} s  ${name}`)
 }
 
 if (failures.length > 0) console.log(`\nFailed:\n${failures.map((line) => `  ✘ ${line}`).join('\n')}`)

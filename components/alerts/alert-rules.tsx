@@ -6,6 +6,7 @@ import { Button } from '@/components/ui/button'
 import { DataTable, type DataColumn } from '@/components/ui/data-table'
 import { ConfirmDialog } from '@/components/ui/dialog'
 import { InlineError } from '@/components/ui/states'
+import { RelativeTime } from '@/components/ui/time'
 import { cn } from '@/lib/client/cn'
 import { visibleText } from '@/lib/client/format'
 import { useDeleteAlertRule, useSetAlertRuleEnabled } from '@/lib/client/use-alerts'
@@ -19,6 +20,7 @@ const COLUMNS: DataColumn[] = [
   { header: 'Window', width: 'w-24', align: 'right' },
   { header: 'Cool-down', width: 'w-28', align: 'right' },
   { header: 'Firing', width: 'w-20', align: 'right' },
+  { header: 'Checked', width: 'w-24' },
   { header: 'Enabled', width: 'w-28' },
   { width: 'w-20' },
 ]
@@ -100,6 +102,9 @@ export function AlertRules({ rules, loading }: { rules: AlertRuleDto[] | undefin
             <td className="text-right text-zinc-600 tabular-nums">{rule.thresholdPerMinute === null ? <span className="text-zinc-400">—</span> : minutesText(rule.cooldownMinutes)}</td>
             <td className="text-right" data-testid="rule-firing">
               {rule.firing > 0 ? <Badge tone="red">{rule.firing}</Badge> : <span className="text-zinc-400 tabular-nums">0</span>}
+            </td>
+            <td className="text-zinc-600" data-testid="rule-checked">
+              {rule.evaluatedAt && rule.enabled ? <RelativeTime iso={rule.evaluatedAt} /> : <span className="text-zinc-400">—</span>}
             </td>
             <td>
               <EnabledSwitch rule={rule} />

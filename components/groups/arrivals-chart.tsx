@@ -4,7 +4,7 @@ import { useEffect, useRef, useState } from 'react'
 import uPlot from 'uplot'
 import 'uplot/dist/uPlot.min.css'
 import { absoluteTime, formatCount } from '@/lib/client/format'
-import { useTimeFormat } from '@/lib/client/use-display-prefs'
+import { useDarkMode, useTimeFormat } from '@/lib/client/use-display-prefs'
 import type { ArrivalBucketDto, GroupDetailDto } from '@/lib/shared/schemas/group'
 
 export type ChartZoom = { from: string; to: string }
@@ -19,8 +19,27 @@ type ArrivalsChartProps = {
 
 const BUCKET_MS = { hour: 3_600_000, day: 86_400_000 } as const
 const HEIGHT = 150
-const BRAND = 'rgb(45, 110, 200)'
-const BRAND_FILL = 'rgba(45, 110, 200, 0.6)'
+
+/**
+ * The palette's colours as they stand (app/globals.css mirrors them in the dark) for the canvas, which takes no CSS
+ * variables: a probe element resolves each to a colour the canvas parses.
+ */
+function paletteColours(element: HTMLElement) {
+  const probe = document.createElement('span')
+  element.appendChild(probe)
+  const resolve = (css: string) => {
+    probe.style.color = css
+    return getComputedStyle(probe).color
+  }
+  const colours = {
+    axis: resolve('var(--color-zinc-500)'),
+    grid: resolve('var(--color-zinc-100)'),
+    ticks: resolve('var(--color-zinc-200)'),
+    bar: resolve('color-mix(in srgb, var(--color-brand) 60%, transparent)'),
+  }
+  probe.remove()
+  return colours
+}
 
 const label = (bucket: GroupDetailDto['bucket'], ms: number, zone: string) => {
   const text = absoluteTime(new Date(ms).toISOString(), zone)
@@ -40,6 +59,7 @@ export function ArrivalsChart({ points, bucket, zoom, onZoom }: ArrivalsChartPro
   const latest = useRef({ onZoom, bucket })
   const [hover, setHover] = useState<number | null>(null)
   const total = points.reduce((sum, p) => sum + p.count, 0)
+  const dark = useDarkMode()
 
   useEffect(() => {
     latest.current = { onZoom, bucket }
@@ -53,6 +73,7 @@ export function ArrivalsChart({ points, bucket, zoom, onZoom }: ArrivalsChartPro
     const xs = points.map((p) => new Date(p.t).getTime() / 1000)
     if (xs.length > 0) xs.push(xs[xs.length - 1] + step)
     const ys: (number | null)[] = [...points.map((p) => p.count), null]
+    const colour = paletteColours(element)
     const options: uPlot.Options = {
       width: element.clientWidth,
       height: HEIGHT,
@@ -60,13 +81,12 @@ export function ArrivalsChart({ points, bucket, zoom, onZoom }: ArrivalsChartPro
       padding: [8, 20, 0, 0],
       scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(max ?? 0, 1) * 1.1] } },
       axes: [
-        { stroke: '#71717a', grid: { stroke: '#f4f4f5' }, ticks: { stroke: '#e4e4e7' }, font: '10px system-ui, sans-serif' },
-        { stroke: '#71717a', grid: { stroke: '#f4f4f5' }, ticks: { show: false }, font: '10px system-ui, sans-serif', size: 40, values: (_u, ticks) => ticks.map((t) => (Number.isInteger(t) ? formatCount(t) : '')) },
+        { stroke: colour.axis, grid: { stroke: colour.grid }, ticks: { stroke: colour.ticks }, font: '10px system-ui, sans-serif' },
+        { stroke: colour.axis, grid: { stroke: colour.grid }, ticks: { show: false }, font: '10px system-ui, sans-serif', size: 40, values: (_u, ticks) => ticks.map((t) => (Number.isInteger(t) ? formatCount(t) : '')) },
       ],
       series: [
         {},
-        // The brand colour of app/globals.css (--color-brand) in sRGB: a canvas takes no CSS variables.
-        { label: 'Arrivals', stroke: BRAND, fill: BRAND_FILL, width: 0, paths: uPlot.paths.bars?.({ size: [0.8, Infinity], align: 1 }), points: { show: false } },
+        { label: 'Arrivals', stroke: colour.bar, fill: colour.bar, width: 0, paths: uPlot.paths.bars?.({ size: [0.8, Infinity], align: 1 }), points: { show: false } },
       ],
       cursor: {
         y: false,
@@ -109,7 +129,8 @@ export function ArrivalsChart({ points, bucket, zoom, onZoom }: ArrivalsChartPro
       chart.destroy()
       plot.current = null
     }
-  }, [points, bucket])
+    // Drawn again in the other theme's colours when it changes.
+  }, [points, bucket, dark])
 
   // The zoom lives in the URL: applied on every change, and when the chart is drawn anew with it set.
   useEffect(() => {
@@ -120,7 +141,7 @@ export function ArrivalsChart({ points, bucket, zoom, onZoom }: ArrivalsChartPro
     const min = zoom ? Math.max(new Date(zoom.from).getTime() / 1000, first) : first
     const max = zoom ? Math.min(new Date(zoom.to).getTime() / 1000, last) : last
     chart.setScale('x', max > min ? { min, max } : { min: first, max: last })
-  }, [zoom, points, bucket])
+  }, [zoom, points, bucket, dark])
 
   const hovered = hover !== null ? points[hover] : undefined
   return (

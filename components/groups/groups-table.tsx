@@ -4,7 +4,7 @@ import Link from 'next/link'
 import { useRouter } from 'next/navigation'
 import { memo, useRef, type ReactNode } from 'react'
 import { KindBadge, StatusBadge } from '@/components/ui/badge'
-import { DataTable, type DataColumn } from '@/components/ui/data-table'
+import { DataTable, WIDE_ONLY, type DataColumn } from '@/components/ui/data-table'
 import { Sparkline } from '@/components/ui/sparkline'
 import { RelativeTime } from '@/components/ui/time'
 import { cn } from '@/lib/client/cn'
@@ -49,7 +49,8 @@ function columnsFor(sort: GroupSort, onSort: (s: GroupSort) => void): DataColumn
     { header: 'Resolved', width: 'w-[5.5rem]', align: 'right' },
     { ...sorted('count', 'Count', 'right'), width: 'w-20', title: 'Every message stored' },
     { header: '1h', width: 'w-[6.5rem]', title: 'Arrivals per minute over the last hour' },
-    { header: '24h', width: 'w-[6.5rem]', title: 'Arrivals per hour over the last 24 hours' },
+    // Below xl the 24-hour trend (also on the group's page) gives its width to the error title.
+    { header: '24h', width: 'w-[6.5rem]', title: 'Arrivals per hour over the last 24 hours', wide: true },
     { ...sorted('rate', '/min 5m', 'right'), width: 'w-20' },
     { ...sorted('lastSeen', 'Last seen'), width: 'w-28' },
     { header: 'Sources', width: 'w-32' },
@@ -87,8 +88,9 @@ const GroupRow = memo(function GroupRow({ group, index, cursorStore, router }: {
   const href = `/groups/${group.id}`
   return (
     <tr data-row-index={index} data-group-id={group.id} data-cursor={cursor || undefined} className="hover:bg-zinc-50" {...rowLinkProps({ href, index, cursorStore, router })}>
-      <td className="h-10! truncate py-0.5">
-        <Link href={href} tabIndex={-1} title={title} className="block truncate font-mono text-[12px] leading-4 text-zinc-900 hover:text-brand hover:underline">
+      <td className="h-10! overflow-hidden py-0.5">
+        {/* On-call reads the title first: up to two lines of it, wrapped at words, before anything is cut. */}
+        <Link href={href} tabIndex={-1} title={title} data-testid="group-title" className="line-clamp-2 font-mono text-[12px] leading-4 break-words text-zinc-900 hover:text-brand hover:underline">
           {title}
         </Link>
         <GroupOrigin group={group} />
@@ -112,7 +114,7 @@ const GroupRow = memo(function GroupRow({ group, index, cursorStore, router }: {
       <td>
         <Sparkline values={group.sparklineHour} width={90} gap={0} label="last hour, per minute" />
       </td>
-      <td>
+      <td className={WIDE_ONLY}>
         <Sparkline values={group.sparkline} width={90} />
       </td>
       <td className={cn('text-right tabular-nums', group.ratePerMinute.last5 > 0 ? 'font-medium text-zinc-900' : 'text-zinc-400')} title={`${formatRate(group.ratePerMinute.last60)}/min over the last hour`}>
@@ -156,11 +158,12 @@ export function GroupsTable({ groups, loading, sort, onSort, empty }: GroupsTabl
   useScrollCursorIntoView(cursorStore, body)
 
   return (
-    // The Error column takes what the fixed columns leave, never less than 16rem: below that width (a 1024 px window)
-    // the table scrolls inside its box rather than squeezing the error to two characters or widening the page. The
-    // minimum is the fixed columns' widths plus those 16rem; keep it in step with columnsFor.
+    // The Error column takes what the fixed columns leave, never less than 16rem, and 22rem below xl, where the 24-hour
+    // sparkline is left out: two lines of the title hold 60 characters or more (at 1024 px, about 37 a line). Below
+    // that width the table scrolls inside its box rather than squeezing the error or widening the page. The minimum
+    // is the fixed columns' widths plus the Error column's; keep it in step with columnsFor.
     <div className="overflow-x-auto overflow-y-hidden rounded-md border border-zinc-200 bg-white">
-      <DataTable label="Error groups" className="min-w-[calc(68.5rem+16rem)]" columns={columnsFor(sort, onSort)} pending={loading && rows.length === 0} skeletonRows={10} bodyRef={body}>
+      <DataTable label="Error groups" className="min-w-[calc(62rem+22rem)] xl:min-w-[calc(68.5rem+16rem)]" columns={columnsFor(sort, onSort)} pending={loading && rows.length === 0} skeletonRows={10} bodyRef={body}>
         {rows.map((g, i) => (
           <GroupRow key={g.id} group={g} index={i} cursorStore={cursorStore} router={router} />
         ))}

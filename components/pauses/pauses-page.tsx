@@ -169,7 +169,7 @@ export function PausesPage() {
       <Panel title="Pause an entity">
         <PauseForm key={JSON.stringify(prefill)} prefill={prefill} />
         <p className="mt-2 text-xs text-zinc-500">
-          Guards (<code className="font-mono">lib/guard</code>) in front of the queue&apos;s consumers park the entity&apos;s new messages on <code className="font-mono">lazarus.hold</code>{' '}
+          Guards (<code className="font-mono">@lazarus/guard</code>) in front of the queue&apos;s consumers park the entity&apos;s new messages on <code className="font-mono">lazarus.hold</code>{' '}
           instead of handling them; resuming releases them in arrival order. Replays of order-sensitive sources pause and resume entities on their own.
         </p>
       </Panel>

@@ -3,7 +3,7 @@
 import { Badge } from '@/components/ui/badge'
 import { Checkbox } from '@/components/ui/fields'
 import { formatCount, plural, visibleText } from '@/lib/client/format'
-import { formatVersion } from '@/lib/guard/entity-version'
+import { formatVersion } from '@/packages/guard/src/entity-version'
 import type { ReplayPlanVersionsDto } from '@/lib/shared/schemas/replay'
 
 /**

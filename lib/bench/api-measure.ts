@@ -22,6 +22,10 @@ export function capturingSql(inner: Sql, sink: CaptureSink): Sql {
       sink.current?.push({ text, params: [...params] })
       return inner.query(text, params, options)
     },
+    execute(text, params = [], options) {
+      sink.current?.push({ text, params: [...params] })
+      return inner.execute(text, params, options)
+    },
     transaction: (fn) => inner.transaction((tx) => fn(capturingSql(tx, sink))),
     exec: (script) => inner.exec(script),
     close: () => inner.close(),

@@ -20,8 +20,9 @@ import { authenticate } from '@/lib/server/auth/authenticate'
 import { newSecret, secretHash } from '@/lib/server/auth/secret-token'
 import { createSession } from '@/lib/server/auth/sessions'
 import { getConfig } from '@/lib/server/platform/config'
-import { openDb, setDb, type Db } from '@/lib/server/platform/db'
-import { requestFacts } from '@/lib/server/platform/http/request-facts'
+import { openDb, type Db } from '@/lib/server/platform/db'
+import { composition } from '@/lib/server/platform/process/composition'
+import { requestFacts } from '@/lib/server/platform/request-facts'
 import * as groupsRoute from '@/app/api/groups/route'
 import * as groupRoute from '@/app/api/groups/[id]/route'
 import * as messagesRoute from '@/app/api/messages/route'
@@ -143,7 +144,7 @@ async function main() {
   const database = reuse ? existingDatabase(reuse) : await freshDatabase('lazarus_bench_api')
   let db: Db | undefined
   const cleanUp = async () => {
-    setDb(undefined)
+    composition().setDb(undefined)
     await db?.close().catch(() => {})
     if (keep) console.log(`\nDatabase kept: ${database.url} (measure it again with BENCH_DB=${new URL(database.url).pathname.slice(1)})`)
     else await database.drop()
@@ -191,7 +192,7 @@ async function main() {
     credentials = { cookie: `lazarus_session=${session.secret}`, scopedToken }
 
     const sink: CaptureSink = { current: null }
-    setDb(capturingDb(db, sink))
+    composition().setDb(capturingDb(db, sink))
 
     const largeGroup = load.groupIds.get(1)!
     const smallSpec = load.groups.find((g) => g.rank === 47)!

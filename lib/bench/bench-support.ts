@@ -106,7 +106,7 @@ export function coresAt(perItemSeconds: number, rate: number): string {
  * CPU per message since `before`: the text for the bench's output, and the whole machine's share per message.
  * Backends that ended meanwhile are not counted per process (the bench keeps its pools open); the machine counts all.
  */
-export async function cpuUse(sql: CpuQuery, before: CpuSample, count: number): Promise<{ text: string; machinePerItem: number }> {
+export async function cpuUse(sql: CpuQuery, before: CpuSample, count: number): Promise<{ text: string; machinePerItem: number; nodePerItem: number }> {
   const now = await cpuSample(sql, before.nodePid)
   let postgres = 0
   for (const [pid, used] of now.postgres) postgres += used - (before.postgres.get(pid) ?? 0)
@@ -115,5 +115,6 @@ export async function cpuUse(sql: CpuQuery, before: CpuSample, count: number): P
   return {
     text: `CPU per message: node ${per(now.node - before.node)}, postgres ${per(postgres)}, rabbitmq ${per(now.rabbitmq - before.rabbitmq)}; whole machine ${microseconds(machinePerItem)}`,
     machinePerItem,
+    nodePerItem: (now.node - before.node) / count,
   }
 }

@@ -5,7 +5,7 @@
  *   (b) a bare pipeline: consume, one prepared multi-row INSERT of (id, body) per batch, ack after commit —
  *       the ceiling any ack-after-commit drainer has on this machine before it does any work of its own;
  *   (c) Lazarus' drainer (a worker process) into PostgreSQL,
- * and prints the rates, the ratios, and the worker's peak RSS.
+ * and prints the rates, the CPU per message of each, the worker's peak RSS, and a PASS or MISS line per target.
  * Options: BENCH_MESSAGES (default 100000), LAZARUS_DRAIN_BATCH, LAZARUS_DRAIN_PREFETCH,
  * BENCH_REPLAYED_SHARE (default 0; e.g. 0.2): that share of the dead letters are replayed copies that failed again,
  * stamped as the executor stamps them (x-lazarus-replay-id, x-lazarus-origin-id, x-lazarus-replay-count) with the
@@ -20,6 +20,8 @@ import { openDb } from '@/lib/server/platform/db'
 import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
 import type { IngestRow } from '@/lib/server/ingest/types'
 import { AMQP_URL, coresAt, cpuSample, cpuUse, fmt, freshDatabase, machineCores, peakRssMiB, sleep, startWorker } from './bench-support'
+import { printVerdicts } from './verdict'
+import { springFailureHeaders } from './spring-dead-letter'
 
 const total = Number(process.env.BENCH_MESSAGES ?? 100_000)
 const replayedShare = Number(process.env.BENCH_REPLAYED_SHARE ?? 0)
@@ -55,18 +57,7 @@ function message(i: number) {
       appId: 'orders',
       persistent: true,
       headers: {
-        'x-exception-message': `SKU ${48213 + (i % 50)} out of stock in warehouse WH-${i % 9}`,
-        'x-exception-stacktrace': STACK,
-        'x-original-exchange': 'orders',
-        'x-original-routingKey': 'order.created',
-        'retry-count': { '!': 'long', value: 3 },
-        'x-death': [
-          { count: { '!': 'long', value: 3 }, reason: 'rejected', queue: 'orders.work', time: { '!': 'timestamp', value: now }, exchange: 'orders', 'routing-keys': ['order.created'] },
-          { count: { '!': 'long', value: 2 }, reason: 'expired', queue: 'orders.retry.30s', time: { '!': 'timestamp', value: now - 30 }, exchange: 'orders.retry', 'routing-keys': ['order.created'] },
-        ],
-        'x-first-death-queue': 'orders.work',
-        'x-first-death-reason': 'rejected',
-        'x-first-death-exchange': 'orders',
+        ...springFailureHeaders({ index: i, nowSeconds: now, stack: STACK }),
         // (The originals, built before the job exists, carry no stamp.)
         ...(isReplayed(i) && lineage.length > 0 ? replayStamp(lineage[Math.floor(i * replayedShare)]) : {}),
       },
@@ -270,13 +261,18 @@ async function main() {
     await new Promise((r) => worker.once('exit', r))
     const peakMB = Math.round(peak * 1.048576)
     console.log(`lazarus drainer into PostgreSQL${replayed > 0 ? ` (${(replayedShare * 100).toFixed(1)}% replayed copies, linked)` : ' (no replayed copies)'}: ${fmt(drainRate)} msg/s, peak RSS ${peak} MiB (${peakMB} MB); worker ${drainCpu.text}`)
-    const ratio = drainRate / rawRate
-    console.log(`ratio drainer/raw: ${(ratio * 100).toFixed(1)}% (target ≥ 60%: ${ratio >= 0.6 ? 'met' : 'MISSED'}); drainer/bare pipeline: ${(drainRate / bareRate * 100).toFixed(1)}%; peak memory < 300 MB: ${peakMB < 300 ? 'met' : 'MISSED'}`)
-    const targetRate = rawRate * 0.6
+    console.log(`rates: drainer/raw ${(drainRate / rawRate * 100).toFixed(1)}%, drainer/bare pipeline ${(drainRate / bareRate * 100).toFixed(1)}%`)
     console.log(
-      `at the target rate (${fmt(targetRate)} msg/s), with the whole machine's CPU per message measured above: the drainer would keep ` +
-        `${coresAt(drainCpu.machinePerItem, targetRate)} busy, the bare pipeline ${coresAt(bareCpu.machinePerItem, targetRate)}; this machine has ${machineCores}`,
+      `at the raw rate (${fmt(rawRate)} msg/s), with the whole machine's CPU per message measured above: the drainer would keep ` +
+        `${coresAt(drainCpu.machinePerItem, rawRate)} busy, the bare pipeline ${coresAt(bareCpu.machinePerItem, rawRate)}; this machine has ${machineCores}`,
     )
+    // The targets of docs/performance.md: CPU per message against the bare pipeline's in the same run (rates swing
+    // between machines; the cost of each message does much less), and memory bounded by prefetch and batch.
+    printVerdicts([
+      { name: 'drainer CPU per message vs the bare pipeline (whole machine)', measured: drainCpu.machinePerItem / bareCpu.machinePerItem, bound: 'max', target: 1.5, unit: '×' },
+      { name: 'drainer CPU per message vs the bare pipeline (Node)', measured: drainCpu.nodePerItem / bareCpu.nodePerItem, bound: 'max', target: 2, unit: '×' },
+      { name: `drainer peak RSS (prefetch ${prefetch})`, measured: peak, bound: 'max', target: 200, unit: 'MiB' },
+    ])
   } finally {
     await setup.deleteQueue(rawQueue).catch(() => {})
     await setup.deleteQueue(bareQueue).catch(() => {})

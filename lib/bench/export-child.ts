@@ -1,17 +1,20 @@
 /**
  * Child process of `npm run bench:export`: streams GET /api/export through the route handler into nothing (as the
  * server hands a download to a client) and prints one JSON line with what it saw and its own peak memory, so the
- * figure is the export's alone. Arguments: database URL, the export's query string.
+ * figure is the export's alone. Arguments: database URL, the export's query string; BENCH_TOKEN: the caller's API token.
  */
 import * as exportRoute from '@/app/api/export/route'
-import { openDb, setDb } from '@/lib/server/platform/db'
+import { openDb } from '@/lib/server/platform/db'
+import { composition } from '@/lib/server/platform/process/composition'
 
 const [url, query] = process.argv.slice(2)
 const db = await openDb({ databaseUrl: url, migrate: false })
-setDb(db)
+composition().setDb(db)
 const started = performance.now()
 let firstByteMs: number | null = null
-const response = await exportRoute.GET(new Request(`http://lazarus.bench/api/export?${query}`), { params: Promise.resolve({}) })
+// The viewer token bench:export made (BENCH_TOKEN): an export answers only a signed-in caller.
+const headers = { authorization: `Bearer ${process.env.BENCH_TOKEN ?? ''}` }
+const response = await exportRoute.GET(new Request(`http://lazarus.bench/api/export?${query}`, { headers }), { params: Promise.resolve({}) })
 if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${await response.text()}`)
 const reader = response.body!.getReader()
 let bytes = 0

@@ -9,7 +9,7 @@
  *       of any Node exporter on this machine;
  *   (c) GET /api/export?format=jsonl through the route handler, redaction included, in a child process whose peak
  *       RSS is the export's alone.
- * Targets: (c) ≥ 20,000 rows/s with peak memory < 300 MB.
+ * Prints a PASS or MISS line per target (docs/performance.md): (c) at ≥ 50 % of (a)'s rate, peak RSS < 200 MB.
  *
  * Options: EXPORT_PROF=<dir> (CPU profile of the export process), BENCH_ROWS (default 1000000), BENCH_KEEP=1 (keep the database), BENCH_DB=<name> (measure a database an
  * earlier BENCH_KEEP=1 run loaded; nothing is loaded or dropped), BENCH_FORMAT (default jsonl; csv works too).
@@ -19,16 +19,17 @@ import { promisify } from 'node:util'
 import { openDb, type Db } from '@/lib/server/platform/db'
 import { EXPORT_COLUMNS, EXPORT_JOINS, readExportPages } from '@/lib/server/export/export-rows'
 import { MESSAGES_FROM } from '@/lib/server/selection/message-filter-sql'
+import { API_TOKEN_PREFIX } from '@/lib/server/auth/api-tokens'
+import { newSecret, secretHash } from '@/lib/server/auth/secret-token'
 import { loadDataset } from './api-load'
 import { coresAt, fmt, freshDatabase, machineBusySeconds, machineCores } from './bench-support'
+import { printVerdicts } from './verdict'
 
 const run = promisify(execFile)
 const reuse = process.env.BENCH_DB
 const keep = process.env.BENCH_KEEP === '1' || reuse !== undefined
 const rows = Number(process.env.BENCH_ROWS ?? 1_000_000)
 const format = process.env.BENCH_FORMAT ?? 'jsonl'
-const TARGET_RATE = 20_000
-const TARGET_RSS_MB = 300
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
 const mib = (bytes: number) => `${fmt(bytes / 2 ** 20)} MiB`
@@ -60,11 +61,32 @@ async function selectRate(db: Db): Promise<{ rate: number; ms: number; count: nu
 
 type ChildResult = { lines: number; bytes: number; seconds: number; firstByteMs: number; peakRssMiB: number; cpuSeconds: number }
 
-async function exportRate(url: string): Promise<ChildResult> {
+/**
+ * A viewer's API token: the export goes through sign-in as any download does, and a viewer may not see raw bodies,
+ * so every row is redacted, the work the export is measured with.
+ */
+async function viewerToken(db: Db): Promise<string> {
+  const { rows: [user] } = await db.sql.query<{ id: string }>(
+    // BENCH_DB measures a database an earlier run kept, which may hold this user already.
+    `WITH made AS (INSERT INTO users (email, auth_source) VALUES ('export-bench@lazarus.bench', 'local') ON CONFLICT DO NOTHING RETURNING id)
+     SELECT id::text FROM made UNION ALL SELECT id::text FROM users WHERE lower(email) = 'export-bench@lazarus.bench' LIMIT 1`,
+  )
+  // A token carries at most its owner's role: the owner needs the binding too.
+  await db.sql.query(
+    `INSERT INTO role_bindings (user_id, role, origin) SELECT $1::bigint, 'viewer', 'manual'
+     WHERE NOT EXISTS (SELECT 1 FROM role_bindings WHERE user_id = $1::bigint)`,
+    [user.id],
+  )
+  const token = newSecret(API_TOKEN_PREFIX)
+  await db.sql.query(`INSERT INTO api_tokens (name, token_hash, user_id, role) VALUES ('bench:export', $1, $2::bigint, 'viewer')`, [secretHash(token), user.id])
+  return token
+}
+
+async function exportRate(url: string, token: string): Promise<ChildResult> {
   // EXPORT_PROF=<dir> writes a V8 CPU profile of the export process there.
   const prof = process.env.EXPORT_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.EXPORT_PROF}`] : []
   const { stdout } = await run(process.execPath, [...prof, '--conditions=react-server', '--import', 'tsx', 'lib/bench/export-child.ts', url, `format=${format}`], {
-    env: { ...process.env, LAZARUS_LOG_LEVEL: 'warn' },
+    env: { ...process.env, LAZARUS_LOG_LEVEL: 'warn', BENCH_TOKEN: token },
     maxBuffer: 1024 * 1024,
   })
   return JSON.parse(stdout.trim().split('\n').at(-1)!) as ChildResult
@@ -98,7 +120,7 @@ async function main() {
     const select = await selectRate(db)
     console.log(`  (b) keyset SELECT through node-pg, rows dropped:            ${fmt(select.rate).padStart(9)} rows/s  (${seconds(select.ms)})`)
     const machineBefore = machineBusySeconds()
-    const result = await exportRate(database.url)
+    const result = await exportRate(database.url, await viewerToken(db))
     const machinePerRow = (machineBusySeconds() - machineBefore) / result.lines
     const rate = result.lines / result.seconds
     console.log(`  (c) GET /api/export?format=${format} (route handler, redacted): ${fmt(rate).padStart(9)} rows/s  (${seconds(result.seconds * 1000)}, ${mib(result.bytes)}, first byte after ${fmt(result.firstByteMs)} ms)`)
@@ -106,13 +128,14 @@ async function main() {
     if (result.lines !== shape.n) throw new Error(`exported ${result.lines} rows of ${shape.n}`)
 
     console.log(`\nexport / COPY: ${((rate / copy.rate) * 100).toFixed(0)}%; export / keyset SELECT: ${((rate / select.rate) * 100).toFixed(0)}%`)
-    const rateOk = rate >= TARGET_RATE
-    const rssOk = result.peakRssMiB * 1.048576 < TARGET_RSS_MB
-    console.log(`target ≥ ${fmt(TARGET_RATE)} rows/s: ${rateOk ? 'met' : 'MISSED'} (${fmt(rate)}); peak memory < ${TARGET_RSS_MB} MB: ${rssOk ? 'met' : 'MISSED'} (${fmt(result.peakRssMiB * 1.048576)} MB)`)
     console.log(
-      `at ${fmt(TARGET_RATE)} rows/s, the export's CPU per row on the whole machine (its process, its database backends, the kernel) ` +
-        `would keep ${coresAt(machinePerRow, TARGET_RATE)} busy; this machine has ${machineCores}`,
+      `at COPY's rate (${fmt(copy.rate)} rows/s), the export's CPU per row on the whole machine (its process, its database backends, the kernel) ` +
+        `would keep ${coresAt(machinePerRow, copy.rate)} busy; this machine has ${machineCores}`,
     )
+    printVerdicts([
+      { name: `export rate vs COPY of the same rows (${format}, redacted)`, measured: rate / copy.rate, bound: 'min', target: 0.5, unit: '%' },
+      { name: 'export process peak RSS', measured: result.peakRssMiB * 1.048576, bound: 'max', target: 200, unit: 'MB' },
+    ])
   } finally {
     await cleanUp()
   }

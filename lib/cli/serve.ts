@@ -10,6 +10,7 @@ import path from 'node:path'
 import { isLoopbackHostname } from '@/lib/server/platform/addresses'
 import { getConfigOrExit } from '@/lib/server/platform/config'
 import { openDb } from '@/lib/server/platform/db'
+import { applyConnectionTimeouts } from '@/lib/server/platform/http/connection-timeouts'
 import { createFront } from '@/lib/server/platform/http/front'
 import { MAX_JSON_BYTES } from '@/lib/server/platform/http/handle-route'
 import { REVISIONS_PATH, revisionRequestBytes } from '@/lib/server/messages/revision-request-limit'
@@ -68,9 +69,7 @@ async function main() {
       }),
     )
   }
-  // Slow clients may not hold connections forever (slowloris); keep-alive as Next's own server does.
-  server.requestTimeout = 5 * 60_000
-  server.headersTimeout = 30_000
+  applyConnectionTimeouts(server)
   server.on('error', (error: NodeJS.ErrnoException) => {
     log.error(error.code === 'EADDRINUSE' ? `port ${config.PORT} is in use` : 'server error', { error: error.message })
     process.exit(1)

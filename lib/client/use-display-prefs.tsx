@@ -1,6 +1,6 @@
 'use client'
 
-import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react'
+import { createContext, useCallback, useContext, useEffect, useMemo, useState, useSyncExternalStore, type ReactNode } from 'react'
 import { PREF_COOKIES, type DisplayPrefs, type Theme, type TimeMode } from '@/lib/shared/display-prefs'
 import { absoluteTime, timeTitle, zoneLabel } from './format'
 
@@ -66,4 +66,25 @@ export function useTimeFormat() {
     }),
     [shown],
   )
+}
+
+const DARK_QUERY = '(prefers-color-scheme: dark)'
+const subscribeToSystemScheme = (onChange: () => void) => {
+  const query = window.matchMedia(DARK_QUERY)
+  query.addEventListener('change', onChange)
+  return () => query.removeEventListener('change', onChange)
+}
+
+/**
+ * Whether the page is dark now: the reader's theme, or the system's when they chose none. For what CSS cannot colour
+ * (a canvas): it draws again when this changes. The server renders light.
+ */
+export function useDarkMode(): boolean {
+  const { theme } = useDisplayPrefs()
+  const systemDark = useSyncExternalStore(
+    subscribeToSystemScheme,
+    () => window.matchMedia(DARK_QUERY).matches,
+    () => false,
+  )
+  return theme === 'dark' || (theme === 'system' && systemDark)
 }

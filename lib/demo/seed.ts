@@ -3,7 +3,8 @@
  * Lazarus user sees a populated dashboard. Three demo apps get the three-tier builder's retry topology (topology.ts); a
  * deliberately failing consumer retries through the delay queues until x-death says it is out of attempts, then
  * moves each message to the terminal DLQ the way its framework would (framework-failures.ts). Side queues add
- * broker-made dead letters: TTL expiry, max-length overflow and a consumer that rejects without retrying.
+ * broker-made dead letters: TTL expiry, max-length overflow and a consumer that rejects without retrying. Beside the
+ * apps, one deliberate, labelled trap per kind of finding the topology doctor can see in declarations (traps.ts).
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import { once } from 'node:events'
@@ -23,6 +24,7 @@ import {
   type Headers,
 } from './framework-failures'
 import { handleReplayed, isReplayed, type ReplayTally } from './replayed'
+import { declareDemoTraps, demoTraps, type DemoTrap } from './traps'
 import {
   appTopology,
   CAPPED_QUEUE_MAX_LENGTH,
@@ -78,6 +80,8 @@ export type SeedResult = {
   fast: boolean
   durationMs: number
   topologies: AppTopology[]
+  /** The deliberate traps declared beside the apps, for the topology doctor to find (traps.ts). */
+  traps: DemoTrap[]
   dlqs: DlqSummary[]
   /** Value for LAZARUS_SOURCES: the terminal DLQs, comma-separated. */
   lazarusSources: string
@@ -1050,18 +1054,22 @@ async function connect(url: string): Promise<ChannelModel> {
   }
 }
 
-async function declareAll(connection: ChannelModel, topologies: readonly AppTopology[]): Promise<void> {
-  for (const topology of topologies) {
-    try {
-      await declareAppTopology(connection, topology)
-    } catch (error) {
-      if (error instanceof TopologyConflictError) throw new SeedError(error.message)
-      if ((error as { code?: number }).code === 406) {
-        throw new SeedError(`${(error as Error).message}\nA queue of ${topology.exchange} exists with other settings; use another --prefix or delete it.`)
-      }
-      throw error
+/** Runs a declaration; a conflict with what exists becomes a SeedError naming `what`. */
+async function declaring(what: string, declare: () => Promise<void>): Promise<void> {
+  try {
+    await declare()
+  } catch (error) {
+    if (error instanceof TopologyConflictError) throw new SeedError(error.message)
+    if ((error as { code?: number }).code === 406) {
+      throw new SeedError(`${(error as Error).message}\nA queue of ${what} exists with other settings; use another --prefix or delete it.`)
     }
+    throw error
   }
+}
+
+async function declareAll(connection: ChannelModel, topologies: readonly AppTopology[], traps: { prefix: string; traps: readonly DemoTrap[] }): Promise<void> {
+  for (const topology of topologies) await declaring(topology.exchange, () => declareAppTopology(connection, topology))
+  await declaring(`${traps.prefix}.trap.*`, () => declareDemoTraps(connection, traps.traps))
 }
 
 function withDefaults(input: Partial<SeedOptions>): SeedOptions {
@@ -1081,13 +1089,15 @@ export async function runSeed(input: Partial<SeedOptions> = {}): Promise<SeedRes
   const started = Date.now()
   const delays = options.fast ? FAST_DELAYS : DEMO_DELAYS
   const topologies = demoTopologies(options.prefix, delays)
+  const traps = demoTraps(options.prefix)
   const connection = await connect(options.amqpUrl)
   const consumers: ConsumerHandle[] = []
   const book: PlanBook = new Map()
   const tally: Tally = { discarded: 0, refused: 0, channelErrors: [], replaysSucceeded: 0, replaysFailedAgain: 0 }
   try {
-    await declareAll(connection, topologies)
+    await declareAll(connection, topologies, { prefix: options.prefix, traps })
     log(`Declared ${topologies.map((t) => t.exchange).join(', ')} (retry delays ${formatDelay(delays.short)} / ${formatDelay(delays.long)})`)
+    log(`Declared ${traps.length} deliberate traps for the topology doctor under ${options.prefix}.trap.*`)
     const { publications, targets } = await planRun(connection, topologies, options.count, book)
     for (const topology of topologies) consumers.push(...(await startConsumers(connection, topology, book, tally)))
     await publishAll(connection, publications)
@@ -1106,6 +1116,7 @@ export async function runSeed(input: Partial<SeedOptions> = {}): Promise<SeedRes
       fast: options.fast,
       durationMs: Date.now() - started,
       topologies,
+      traps,
       dlqs: statuses.map((s) => ({ queue: s.topology.dlq, depth: s.depth, consumers: s.consumers, added: s.added, breakdown: s.breakdown })),
       lazarusSources: lazarusSources(topologies),
       discardedLeftovers: tally.discarded,
@@ -1134,6 +1145,10 @@ export function formatSummary(result: SeedResult): string {
     lines.push(`Handled ${result.replaysSucceeded + result.replaysFailedAgain} replayed messages: ${result.replaysSucceeded} succeeded, ${result.replaysFailedAgain} failed again.`)
   }
   if (result.discardedLeftovers) lines.push(`Discarded ${result.discardedLeftovers} leftover messages of an interrupted earlier run.`)
+  if (result.traps.length) {
+    lines.push(`Declared ${result.traps.length} deliberate traps under ${result.prefix}.trap.* (argument demo-trap) for the topology doctor: /topology shows one finding of each kind:`)
+    lines.push(`  ${result.traps.map((t) => t.kind).join(', ')}`)
+  }
   lines.push('', 'Point Lazarus at the terminal DLQs with:', `LAZARUS_SOURCES=${result.lazarusSources}`)
   return lines.join('\n')
 }

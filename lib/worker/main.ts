@@ -1,6 +1,6 @@
 import { getConfigOrExit } from '@/lib/server/platform/config'
-import { getDb } from '@/lib/server/platform/db'
 import { logger } from '@/lib/server/platform/log'
+import { composition } from '@/lib/server/platform/process/composition'
 import { installShutdown, startBackground } from '@/lib/server/platform/runtime/background'
 
 const log = logger('worker')
@@ -12,12 +12,13 @@ async function main() {
     log.error('npm run worker needs DATABASE_URL: the embedded database can only be used by one process (npm start)')
     process.exit(78)
   }
-  await getDb()
+  const root = composition()
+  await root.db()
   installShutdown()
-  await startBackground()
+  await startBackground(root)
 }
 
 main().catch((error) => {
-  log.error('worker failed', { error: error instanceof Error ? error.message : String(error), stack: error instanceof Error ? error.stack : undefined })
+  log.error('worker failed', { error: error instanceof Error ? error : String(error) })
   process.exit(1)
 })

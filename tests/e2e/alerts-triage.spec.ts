@@ -5,6 +5,7 @@ import { test } from './support/fixtures'
 import { pollJson } from './support/api-json'
 import amqp from 'amqplib'
 import { shot } from './support/screens'
+import { sourceQueue } from './support/slots'
 
 /*
  * Group triage and inflow alerts end to end: an operator acknowledges a group with a note and a ticket link (and
@@ -17,7 +18,7 @@ import { shot } from './support/screens'
 const expect = baseExpect.configure({ timeout: 15_000 })
 
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
-const DLQ = (process.env.E2E_SOURCES ?? 'e2e.dlq').split(',')[0]!
+const DLQ = sourceQueue()
 const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
 const TRIAGE_ERROR = `com.acme.e2e.Triage${RUN}Exception`
 const STORM_ERROR = `com.acme.e2e.Storm${RUN}Exception`
@@ -244,9 +245,13 @@ test('alerts: one webhook notice per breach, shown in the banner, the firing lis
     await expect(history).toContainText(hook)
     await shot(page, 'alerts-firing')
 
-    // Still in breach a few evaluations later: nothing more is sent.
-    await page.waitForTimeout(8_000)
+    // Still in breach two evaluations later, nothing more is sent. The rule says when it was last checked; an
+    // evaluation delivers before the next one starts, so two more checks mean one whole evaluation went by.
+    const checkedAt = async () => ((await pollJson(request, '/api/alerts'))?.rules?.[0]?.evaluatedAt as string | undefined) ?? ''
+    const seen = new Set([await checkedAt()])
+    await expect.poll(async () => seen.add(await checkedAt()).size, { timeout: 30_000 }).toBeGreaterThanOrEqual(3)
     expect(received).toHaveLength(1)
+    await expect(rule.getByTestId('rule-checked')).toContainText(/ago|now/)
 
     // Every page shows the banner in the header, without moving the content; it links to /alerts.
     await page.goto('/messages')

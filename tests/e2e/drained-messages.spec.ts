@@ -2,12 +2,13 @@ import { expect as baseExpect } from '@playwright/test'
 import { test } from './support/fixtures'
 import { pollJson } from './support/api-json'
 import amqp from 'amqplib'
+import { sourceQueue } from './support/slots'
 
 // Two cores shared with the server, PostgreSQL and RabbitMQ: allow a loaded machine some slack.
 const expect = baseExpect.configure({ timeout: 15_000 })
 
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
-const DLQ = (process.env.E2E_SOURCES ?? 'e2e.dlq').split(',')[0]!
+const DLQ = sourceQueue()
 const HOSTILE = `<script>window.__pwned = true</script><img src=x onerror="window.__pwned = true">`
 // Other specs publish into the same queue and database: this one finds its letter by this marker.
 const MARKER = `order-${Date.now().toString(36)}`

@@ -48,6 +48,8 @@ test.afterAll(async () => {
 })
 
 test('edit a JSON body, see the diff, save and replay: the edited revision arrives, the revision shows on the page', async ({ page, request }) => {
+  // Editing, a refused save, a replay through the broker and the revision page: more than the default minute on a busy machine.
+  test.setTimeout(120_000)
   await page.goto(`/messages/${messageId}`)
   await expect(page.getByTestId('revision-history')).toHaveCount(0)
   await expect(page.getByText('Never edited: a replay sends the original message.')).toBeVisible()
@@ -83,6 +85,23 @@ test('edit a JSON body, see the diff, save and replay: the edited revision arriv
   }
   await page.setViewportSize({ width: 1440, height: 900 })
 
+  // A header Lazarus stamps itself cannot be set in a revision: the server refuses it (422) and the editor says why.
+  await page.getByRole('button', { name: 'Add header' }).click()
+  const forged = page.getByRole('table', { name: 'Headers' }).locator('tbody tr').last()
+  await forged.getByRole('textbox').first().fill('X-Lazarus-Replay-Id')
+  await forged.getByRole('textbox').nth(1).fill('forged')
+  await page.getByRole('button', { name: 'Save revision' }).click()
+  await expect(page.getByRole('alert').filter({ hasText: 'X-Lazarus-Replay-Id' })).toHaveText(
+    `Header "X-Lazarus-Replay-Id" is Lazarus' own and cannot be set in a revision: a replay strips or stamps it itself`,
+  )
+  await expect(page.getByTestId('saved-revision')).toHaveCount(0)
+  for (const width of [1440, 1024]) {
+    await page.setViewportSize({ width, height: 1100 })
+    await page.screenshot({ path: `${SHOTS}/edit-message-refused-header-${width}.png` })
+  }
+  await page.setViewportSize({ width: 1440, height: 900 })
+  await forged.getByRole('button', { name: 'Remove header X-Lazarus-Replay-Id' }).click()
+
   await page.getByRole('button', { name: 'Save and replay…' }).click()
   const dialog = page.getByRole('dialog', { name: 'Replay plan' })
   await expect(dialog.getByTestId('plan-edited')).toContainText('1 message goes out as an edited revision')
@@ -104,6 +123,7 @@ test('edit a JSON body, see the diff, save and replay: the edited revision arriv
     expect(received.content.toString('utf8')).toBe(JSON.stringify(EDITED, null, 2))
     expect(Number(received.properties.headers?.['x-lazarus-revision'])).toBe(1)
     expect(received.properties.headers?.['x-retries']).toBe(0)
+    expect(received.properties.headers?.['X-Lazarus-Replay-Id']).toBeUndefined()
     expect((await channel.checkQueue(WORK)).messageCount).toBe(0)
   } finally {
     await connection.close()

@@ -69,8 +69,8 @@ test('versions in the plan, only the newest per entity, and a superseded item on
     await form.getByRole('button', { name: 'Save' }).click()
     await expect(form).toHaveCount(0)
     await expect(page.getByText('version: body /version (number)')).toBeVisible()
-    // The drainer re-reads its sources every 5 s (docs/ARCHITECTURE.md#draining): the rule applies from then on.
-    await page.waitForTimeout(6_000)
+    // Saved through this server's API: its drainer applied the rule before the save was answered
+    // (the composition root's `sourcesChanged` signal), so the next dead letters are read with it.
 
     await deadLetter([3, 1, 2])
     await expect.poll(async () => (await (await request.get(`/api/messages?q=${RUN}&limit=10`)).json()).messages?.length, { timeout: 30_000 }).toBe(3)

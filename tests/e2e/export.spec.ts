@@ -3,6 +3,7 @@ import { expect as baseExpect, type Page } from '@playwright/test'
 import { test } from './support/fixtures'
 import amqp from 'amqplib'
 import { parse } from 'csv-parse/sync'
+import { sourceQueue } from './support/slots'
 
 /*
  * Export for bug tickets: an operator downloads the dead letters matching a search as CSV, JSON Lines and a Markdown
@@ -12,7 +13,7 @@ import { parse } from 'csv-parse/sync'
 
 const expect = baseExpect.configure({ timeout: 15_000 })
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
-const DLQ = (process.env.E2E_SOURCES ?? 'e2e.dlq').split(',')[0]!
+const DLQ = sourceQueue()
 const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
 const ERROR_TYPE = `com.acme.e2e.Export${RUN}Exception`
 const SECRET = `hunter2-${RUN}`

@@ -2,6 +2,7 @@ import { expect as baseExpect } from '@playwright/test'
 import { test } from './support/fixtures'
 import amqp from 'amqplib'
 import { SHOTS_DIR } from './support/screens'
+import { sourceQueue } from './support/slots'
 
 /*
  * Header filters in the message list: an admin adds `h.tenant = …` through the filter form, the filter lands in the
@@ -10,7 +11,7 @@ import { SHOTS_DIR } from './support/screens'
 
 const expect = baseExpect.configure({ timeout: 15_000 })
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
-const DLQ = (process.env.E2E_SOURCES ?? 'e2e.dlq').split(',')[0]!
+const DLQ = sourceQueue()
 const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
 const ERROR_NAME = `Field${RUN}Exception`
 const SHOTS = `${SHOTS_DIR}/search`

@@ -3,6 +3,7 @@ import amqp from 'amqplib'
 import { pollJson } from './support/api-json'
 import { test } from './support/fixtures'
 import { shots as screens, type ShotOptions } from './support/screens'
+import { sourceQueue } from './support/slots'
 
 /*
  * The groups view as on-call uses it (issue 16): dead / replayed / resolved per group with "needs attention" as the
@@ -14,7 +15,7 @@ import { shots as screens, type ShotOptions } from './support/screens'
 const expect = baseExpect.configure({ timeout: 15_000 })
 
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
-const DLQ = (process.env.E2E_SOURCES ?? 'e2e.dlq').split(',')[0]!
+const DLQ = sourceQueue()
 const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
 const TYPE = `com.acme.e2e.Timeout${RUN}Exception`
 const HOUR_S = 3600
@@ -168,3 +169,53 @@ test('dragging across the arrivals chart zooms in and shows only those messages'
   await expect(page).not.toHaveURL(/from=/)
   await expect(messageRows(page)).toHaveCount(5)
 })
+
+test('at 1024 px the error title shows at least 60 characters, on up to two lines, and the 24-hour sparkline gives way', async ({ page, request }) => {
+  // A title of its own (its own marker, so the counts above stay theirs), long enough to be cut somewhere.
+  const marker = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
+  const message = `index out of range: cursor ${marker} of partition 7 moved past the end of the compacted segment log at offset 4096 while rebalancing`
+  const connection = await amqp.connect(AMQP_URL)
+  const channel = await connection.createConfirmChannel()
+  await channel.assertQueue(DLQ, { durable: true })
+  channel.sendToQueue(DLQ, Buffer.from('{}'), { contentType: 'application/json', messageId: `${marker}-long`, headers: { 'x-error-type': 'RangeError', 'x-error-message': message }, persistent: true })
+  await channel.waitForConfirms()
+  await connection.close()
+  await expect
+    .poll(async () => (await pollJson<{ groups: Group[] }>(request, '/api/groups?view=all&limit=500'))?.groups.filter((g) => g.title.includes(marker)).length, { timeout: 30_000 })
+    .toBe(1)
+
+  await page.goto(`/?view=all&q=${marker}`)
+  const title = groupsTable(page).getByTestId('group-title')
+  // The group's title is the normalised error (numbers become <int>), cut by the server well past two lines.
+  await expect(title).toContainText(`RangeError: index out of range: cursor ${marker} of partition <int> moved past the end`)
+  /** How many leading characters of the title are on screen: inside the link's box, before any ellipsis of a cut line. */
+  const shownCharacters = () =>
+    title.evaluate((link) => {
+      const text = link.firstChild as Text
+      const box = link.getBoundingClientRect()
+      const range = document.createRange()
+      let inside = 0
+      for (; inside < text.length; inside++) {
+        range.setStart(text, inside)
+        range.setEnd(text, inside + 1)
+        const rect = range.getBoundingClientRect()
+        if (rect.bottom > box.bottom + 0.5 || rect.right > box.right + 0.5) break
+      }
+      // A clamped title ends its last line with an ellipsis, which may be drawn over (at most) two of the characters
+      // laid out before it in the monospaced font.
+      const cut = link.scrollHeight > link.clientHeight + 0.5
+      return { shown: inside - (cut ? 2 : 0), cut, lines: Math.round(box.height / parseFloat(getComputedStyle(link).lineHeight)) }
+    })
+  await page.setViewportSize({ width: 1024, height: 900 })
+  const narrow = await shownCharacters()
+  expect(narrow.cut, 'the title is longer than two lines at 1024 px').toBe(true)
+  expect(narrow.shown, `at 1024 px: ${JSON.stringify(narrow)}`).toBeGreaterThanOrEqual(60)
+  expect(narrow.lines).toBeLessThanOrEqual(2)
+  await expect(groupsTable(page).getByRole('img', { name: /last hour, per minute/ })).toBeVisible()
+  await expect(groupsTable(page).getByRole('img', { name: /last 24 hours/ })).toBeHidden()
+  await page.setViewportSize({ width: 1440, height: 900 })
+  expect((await shownCharacters()).shown).toBeGreaterThanOrEqual(60)
+  await expect(groupsTable(page).getByRole('img', { name: /last 24 hours/ })).toBeVisible()
+  await shots(page, 'groups-long-title')
+})
+

@@ -2,6 +2,7 @@ import { expect as baseExpect } from '@playwright/test'
 import amqp from 'amqplib'
 import { E2E_ADMIN, test } from './support/fixtures'
 import { getJson, pollJson } from './support/api-json'
+import { sourceQueue } from './support/slots'
 
 /*
  * Links back to Lazarus in tickets and Markdown exports use the address the browser used (defect 6 of issue 16 had
@@ -12,7 +13,7 @@ import { getJson, pollJson } from './support/api-json'
 
 const expect = baseExpect.configure({ timeout: 15_000 })
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
-const DLQ = (process.env.E2E_SOURCES ?? 'e2e.dlq').split(',')[0]!
+const DLQ = sourceQueue()
 const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
 
 test('tickets and Markdown exports link to the address they were asked through, without escaped slashes', async ({ request, baseURL }) => {

@@ -4,6 +4,7 @@ import { pollJson } from './support/api-json'
 import amqp from 'amqplib'
 import { shots as screens, type ShotOptions } from './support/screens'
 import { AMQP_URL, declareWorkQueue, DLQ, rejectEach } from './support/dead-letter'
+import { currentSlot } from './support/slots'
 
 /*
  * Four eyes in the browser (docs/security.md#four-eyes): with the admin's policy asking approval for replays of more
@@ -229,7 +230,7 @@ test('the replays list shows a job scheduled, one awaiting approval and one reje
   const rejected = await create(ids[2])
   expect([waiting.status, rejected.status]).toEqual(['awaiting_approval', 'awaiting_approval'])
   const approver = await operatorPage(browser, request, `e2e-list-approver-${RUN.toLowerCase()}@lazarus.test`)
-  const origin = new URL(test.info().project.use.baseURL as string).origin
+  const origin = currentSlot().url
   const reject = await approver.request.post(`/api/replays/${rejected.id}/reject`, { data: { comment: 'not during the sale' }, headers: { origin } })
   expect(reject.status(), await reject.text()).toBe(200)
   await approver.context().close()

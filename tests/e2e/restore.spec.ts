@@ -3,6 +3,7 @@ import amqp from 'amqplib'
 import { getJson, pollJson } from './support/api-json'
 import { test } from './support/fixtures'
 import { SHOTS_DIR as SHOTS } from './support/screens'
+import { sourceQueue } from './support/slots'
 
 /*
  * Restore (issue 18): a resolved message, and a group's resolved messages, go back to dead with a reason from the
@@ -12,7 +13,7 @@ import { SHOTS_DIR as SHOTS } from './support/screens'
 const expect = baseExpect.configure({ timeout: 15_000 })
 
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
-const DLQ = (process.env.E2E_SOURCES ?? 'e2e.dlq').split(',')[0]!
+const DLQ = sourceQueue()
 const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
 const TYPE = `com.acme.e2e.Restore${RUN}Exception`
 

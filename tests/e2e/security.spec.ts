@@ -39,7 +39,8 @@ test.beforeAll(async ({ baseURL }) => {
         </script>`)
       return
     }
-    res.end(`<!doctype html><title>frame</title><iframe id="victim" src="${target}/" width="800" height="600"></iframe>`)
+    // The frame's load event fires once the browser is done with it, shown or blocked: the title tells the test.
+    res.end(`<!doctype html><title>frame</title><iframe id="victim" src="${target}/" width="800" height="600" onload="document.title = 'frame loaded'"></iframe>`)
   })
   attacker.listen(0, '127.0.0.1')
   await once(attacker, 'listening')
@@ -70,8 +71,8 @@ test('a page of another origin cannot make a signed-in admin change anything (no
 test('another site cannot frame Lazarus', async ({ page }) => {
   await page.goto(`${attackerOrigin}/frame`)
   const frame = page.frameLocator('#victim')
-  // Blocked by frame-ancestors 'none' (and X-Frame-Options): the frame never shows Lazarus' navigation.
-  await page.waitForTimeout(1_000)
+  // Blocked by frame-ancestors 'none' (and X-Frame-Options): once the frame has loaded, it does not show Lazarus' navigation.
+  await expect(page).toHaveTitle('frame loaded')
   await expect(frame.getByRole('navigation', { name: 'Main' })).toHaveCount(0)
   const response = await page.request.get('/')
   expect(response.headers()['content-security-policy']).toContain("frame-ancestors 'none'")

@@ -3,6 +3,7 @@ import { test } from './support/fixtures'
 import { pollJson } from './support/api-json'
 import amqp from 'amqplib'
 import { shot } from './support/screens'
+import { sourceQueue } from './support/slots'
 
 /*
  * The triage pages end to end: dead letters published into the DLQ the server drains, then browsed,
@@ -14,7 +15,7 @@ import { shot } from './support/screens'
 const expect = baseExpect.configure({ timeout: 15_000 })
 
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
-const DLQ = (process.env.E2E_SOURCES ?? 'e2e.dlq').split(',')[0]!
+const DLQ = sourceQueue()
 const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
 const STOCK = `com.acme.e2e.Stock${RUN}Exception`
 const PAYLOAD = `com.acme.e2e.Payload${RUN}Exception`

@@ -2,7 +2,11 @@ import type { ChannelModel } from '@/lib/server/platform/broker/amqplib'
 import { startPauseRuntime, type PauseRuntime } from '@/lib/server/engines/release/pause-runtime'
 import { getConfig } from '@/lib/server/platform/config'
 import { AMQP_URL, brokerConnection, uniqueName } from './broker'
+import type { RouteModule } from './call-route'
+import { drainQueues } from './drainer'
+import { serveRoutes } from './route-server'
 import { createTestDb, type TestDb } from './test-db'
+import { closeComposition, composition } from '@/lib/server/platform/process/composition'
 
 /** What a pause test starts from: a fresh database, the pause runtime on the file's topology, and an app connection. */
 export type PauseTestbed = { db: TestDb; runtime: PauseRuntime; app: ChannelModel }
@@ -37,13 +41,41 @@ export function isolatePauseTopology() {
     async startTestbed(queues: string[] = []): Promise<PauseTestbed> {
       this.assertConfigured()
       const db = await createTestDb()
-      const runtime = await startPauseRuntime({ db, config: this.config, sweepMs: 300 })
+      const runtime = await startPauseRuntime({ db, control: composition().brokers.control, config: this.config, sweepMs: 300 })
       await runtime.topologyReady
       const app = await brokerConnection()
       const setup = await app.createChannel()
       for (const queue of queues) await setup.assertQueue(queue, { durable: false })
       await setup.close()
       return { db, runtime, app }
+    },
+    /**
+     * Lazarus as applications' guards meet it: the testbed, a drainer on the source `dlq` (with `entityKey` as its
+     * rule, which pauses of it copy) and on the hold queue, and `routes` behind a loopback server (serveRoutes).
+     * `stop(queues)` undoes it all and deletes `queues` too.
+     */
+    async startLazarus({ dlq, entityKey, routes }: { dlq: string; entityKey: unknown; routes: Record<string, RouteModule> }) {
+      const bed = await this.startTestbed([dlq])
+      const { drainer, sourceIds } = await drainQueues(bed.db, [dlq], { entityKey })
+      const server = await serveRoutes(routes)
+      return { ...bed, drainer, server, sourceId: sourceIds[dlq], stop: (queues: string[]) => this.stopTestbed(bed, { stop: [() => drainer.stop(), () => server.close()], queues: [dlq, ...queues] }) }
+    },
+    /**
+     * Undoes startTestbed and what a test started on it, whichever of them started: first `stop` in order (a drainer,
+     * a loopback server), then the runtime; deletes `queues`, closes the app connection and the control publisher,
+     * removes the file's topology and drops the database.
+     */
+    async stopTestbed(bed: Partial<PauseTestbed>, { stop = [], queues = [] }: { stop?: (() => Promise<unknown> | undefined)[]; queues?: string[] } = {}) {
+      for (const step of stop) await step()
+      await bed.runtime?.stop()
+      if (bed.app) {
+        const channel = await bed.app.createChannel()
+        for (const queue of queues) await channel.deleteQueue(queue).catch(() => {})
+        await bed.app.close().catch(() => {})
+      }
+      await closeComposition()
+      await this.cleanup()
+      await bed.db?.drop()
     },
     async cleanup() {
       const connection = await brokerConnection()

@@ -1,5 +1,6 @@
 import { get_dmmf } from '@prisma/prisma-schema-wasm'
 import type { Sql } from '@/lib/server/platform/db/sql'
+import type { CheckConstraint } from '@/prisma/check-constraints'
 
 /**
  * Compares prisma/schema.prisma with a migrated PostgreSQL database, for tests/integration/prisma-schema-drift.test.ts.
@@ -10,8 +11,9 @@ import type { Sql } from '@/lib/server/platform/db/sql'
  * type, nullability, default), primary keys, unique constraints and indexes (columns, order, sort direction, method,
  * operator class, name) and foreign keys (columns, referenced table and columns, ON DELETE, ON UPDATE, name).
  *
- * Not compared, as the schema has no words for them: CHECK constraints, storage parameters (fillfactor), sequences,
- * functions, triggers and extensions.
+ * Not compared, as the schema has no words for them: storage parameters (fillfactor), sequences, functions, triggers
+ * and extensions. CHECK constraints, which the schema cannot declare either, are compared with the list beside it,
+ * prisma/check-constraints.ts (readCheckConstraints, compareCheckConstraints: that file says why).
  */
 
 /** What PostgreSQL holds that the schema cannot say; each entry is a name and why it lives in SQL only. */
@@ -549,6 +551,72 @@ export function compareSchema(schema: SchemaSide, database: DatabaseSide, allow:
   // An exception the test accepts is one a reader of the schema should learn of too.
   for (const name of [...Object.keys(allow.sqlOnlyTables), ...Object.keys(allow.sqlOnlyIndexes), ...Object.keys(allow.includeColumns)]) {
     if (!schema.text.includes(name)) out.push(`"${name}" is allow-listed but prisma/schema.prisma does not mention it: say in a schema comment what SQL holds there`)
+  }
+  return out
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// CHECK constraints, against prisma/check-constraints.ts.
+
+export type DbCheck = { name: string; table: string; definition: string }
+
+/** Every CHECK constraint of the current schema, with PostgreSQL's text of its condition. */
+export async function readCheckConstraints(sql: Sql): Promise<DbCheck[]> {
+  const { rows } = await sql.query<DbCheck>(
+    `SELECT con.conname AS name, t.relname AS table, pg_get_constraintdef(con.oid) AS definition
+     FROM pg_constraint con JOIN pg_class t ON t.oid = con.conrelid JOIN pg_namespace n ON n.oid = t.relnamespace
+     WHERE n.nspname = current_schema() AND con.contype = 'c'
+     ORDER BY t.relname, con.conname`,
+  )
+  return rows
+}
+
+/**
+ * The column and values of a `column IN ('a', 'b')` CHECK as PostgreSQL prints it back
+ * (`CHECK ((status = ANY (ARRAY['a'::text, 'b'::text])))`); null for any other condition.
+ */
+export function parseValueList(definition: string): { column: string; values: string[] } | null {
+  const m = /^CHECK \(\((\w+) = ANY \(ARRAY\[(.*)\]\)\)\)$/.exec(definition)
+  if (!m) return null
+  const values = m[2].split(', ').map((v) => /^'((?:[^']|'')*)'::text$/.exec(v)?.[1].replaceAll("''", "'"))
+  return values.every((v) => v !== undefined) ? { column: m[1], values: values as string[] } : null
+}
+
+const quoteAll = (values: string[]) => values.map((v) => `'${v}'`).join(', ')
+
+/** The differences between the listed CHECK constraints and the database's, one line each, naming the constraint. */
+export function compareCheckConstraints(listed: Record<string, CheckConstraint>, database: DbCheck[]): string[] {
+  const out: string[] = []
+  const file = 'prisma/check-constraints.ts'
+  for (const db of database) {
+    const entry = listed[db.name]
+    if (!entry) {
+      out.push(`CHECK "${db.name}" on ${db.table} in SQL (${db.definition}), but not listed in ${file}`)
+      continue
+    }
+    if (entry.table !== db.table) out.push(`CHECK "${db.name}": on ${db.table} in SQL, listed in ${file} on ${entry.table}`)
+    if ('check' in entry) {
+      if (entry.check !== db.definition) out.push(`CHECK "${db.name}" on ${db.table}: SQL ${db.definition}, ${file} ${entry.check}`)
+      continue
+    }
+    const list = parseValueList(db.definition)
+    if (!list || list.column !== entry.column) {
+      out.push(`CHECK "${db.name}" on ${db.table}: ${file} lists the values of ${entry.column}, but SQL says ${db.definition}`)
+      continue
+    }
+    const onlySql = list.values.filter((v) => !entry.oneOf.includes(v))
+    const onlyListed = entry.oneOf.filter((v) => !list.values.includes(v))
+    if (onlySql.length > 0 || onlyListed.length > 0) {
+      const parts = [
+        onlySql.length > 0 ? `SQL allows ${quoteAll(onlySql)}, which ${entry.source} does not name` : null,
+        onlyListed.length > 0 ? `${entry.source} names ${quoteAll(onlyListed)}, which SQL does not allow` : null,
+      ]
+      out.push(`CHECK "${db.name}" on ${db.table}.${entry.column}: ${parts.filter(Boolean).join('; ')}`)
+    }
+  }
+  const names = new Set(database.map((c) => c.name))
+  for (const [name, entry] of Object.entries(listed)) {
+    if (!names.has(name)) out.push(`CHECK "${name}" on ${entry.table} is listed in ${file}, but the migrations do not create it`)
   }
   return out
 }

@@ -9,6 +9,7 @@ import { startReplayExecutor, type ReplayExecutor } from '@/lib/server/engines/r
 import { replaySettings, type ReplaySettings } from '@/lib/server/replay/replay-settings'
 import { brokerConnection, waitFor } from './broker'
 import { createTestDb, type TestDb } from './test-db'
+import { composition } from '@/lib/server/platform/process/composition'
 
 export type ReplayBed = { db: TestDb; connection: ChannelModel; channel: Channel; close(): Promise<void> }
 
@@ -38,7 +39,7 @@ export async function openReplayBed(names: { exchange: string; work: string; key
 
 /** An in-process replay executor with test-friendly timings. */
 export function startTestExecutor(db: Db, overrides: Partial<ReplaySettings> = {}): ReplayExecutor {
-  return startReplayExecutor({ db, settings: replaySettings(getConfig(), { pollMs: 100, leaseMs: 3_000, ...overrides }) })
+  return startReplayExecutor({ db, control: composition().control, work: composition().replayWork, settings: replaySettings(getConfig(), { pollMs: 100, leaseMs: 3_000, ...overrides }) })
 }
 
 export type JobState = {

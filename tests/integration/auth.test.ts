@@ -52,11 +52,17 @@ describe('sign-in', () => {
   afterAll(async () => db?.drop())
 
   it('first run: no user yet, a one-time setup link creates the first admin, and only once', async () => {
-    const { entries } = await captureLogs(() => prepareFirstRun({ db, config: { ...getConfig(), LAZARUS_ADMIN_EMAIL: undefined, LAZARUS_ADMIN_PASSWORD: undefined }, log }))
+    const { entries, notices } = await captureLogs(() => prepareFirstRun({ db, config: { ...getConfig(), LAZARUS_ADMIN_EMAIL: undefined, LAZARUS_ADMIN_PASSWORD: undefined }, log }))
     const printed = entries.map((e) => `${e.level} ${e.msg} ${e.setupUrl ?? ''}`).join('\n')
     expect(entries.map((e) => e.level)).toEqual(['warn'])
     const link = /\/setup#token=([A-Za-z0-9_-]+)/.exec(printed)
     expect(link, printed).not.toBeNull()
+    // The same link as one plain line on the console (stderr), between two rules as wide as it, with blank lines around.
+    expect(notices).toHaveLength(1)
+    const [blank, rule, line, closing, ...rest] = notices[0].split('\n')
+    expect(line).toBe(`Lazarus: create the first admin at ${entries[0].setupUrl}  (valid 24 h)`)
+    expect(line).toMatch(/^Lazarus: create the first admin at https?:\/\/\S+\/setup#token=[A-Za-z0-9_-]+ {2}\(valid 24 h\)$/)
+    expect([blank, rule, closing, rest]).toEqual(['', '='.repeat(line.length), '='.repeat(line.length), ['', '']])
     expect(await (await call(sessionRoute, 'GET', '/api/auth/session')).json()).toMatchObject({ signedIn: false, needsSetup: true })
     expect((await call(setup, 'POST', '/api/auth/setup', { body: { token: 'x'.repeat(43), email: 'root@lazarus.test', password: 'long enough password' } })).status).toBe(403)
     const created = await call(setup, 'POST', '/api/auth/setup', { body: { token: link![1], email: 'root@lazarus.test', password: 'long enough password' } })
@@ -76,6 +82,7 @@ describe('sign-in', () => {
     // With users present, first run does nothing (no new link logged).
     const again = await captureLogs(() => prepareFirstRun({ db, config: getConfig(), log }))
     expect(again.entries).toEqual([])
+    expect(again.notices).toEqual([])
   })
 
   it('an invited user sets a password with the one-time link, then signs in; a wrong password is refused alike for unknown accounts', async () => {

@@ -24,6 +24,7 @@ import { jobState } from '../helpers/replay'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 import { b64, EVERY_BROKER_TYPE } from '../helpers/typed-headers'
 import { exited, spawnWorker } from '../helpers/worker-process'
+import { composition } from '@/lib/server/platform/process/composition'
 
 /**
  * docs/operations.md#backup-and-restore, proven: a `pg_dump` of the database of a running Lazarus (a worker process
@@ -168,6 +169,7 @@ describe('backup and restore of a running Lazarus', () => {
     ;({ secret: session } = await createSession({ sql: db.sql, userId: user.userId, method: 'local', limits: SESSION_LIMITS, ip: '127.0.0.1', userAgent: 'backup test' }))
     replayJob = (await createReplay({
       db,
+      control: composition().control, replayWork: composition().replayWork,
       input: { selection: { ids: ids.slice(100, 100 + REPLAYED) }, target: { type: 'queue' }, ratePerSecond: REPLAY_RATE, confirmCount: REPLAYED },
       actor: 'backup-test',
     })) as ReplayCreatedDto

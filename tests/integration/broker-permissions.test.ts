@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { connect, type Channel, type ChannelModel, type ConfirmChannel } from '@/lib/server/platform/broker/amqplib'
 import { getConfig } from '@/lib/server/platform/config'
 import { startDrainer, type Drainer } from '@/lib/server/engines/drainer/drainer'
-import { closeControlPublisher } from '@/lib/server/pauses/control-events'
 import { declarePauseTopology } from '@/lib/server/engines/release/pause-runtime'
 import { registerHoldSource } from '@/lib/server/engines/release/release-store'
 import { createReplay } from '@/lib/server/replay/create-replay'
@@ -16,6 +15,7 @@ import { management, MANAGEMENT_URL, waitForQueueStats } from '../helpers/manage
 import { isolatePauseTopology } from '../helpers/pause-topology'
 import { collect, deadLetterThrough, declareWorkTopology, startTestExecutor, waitForJob } from '../helpers/replay'
 import { createTestDb, type TestDb } from '../helpers/test-db'
+import { closeComposition, composition } from '@/lib/server/platform/process/composition'
 
 /**
  * docs/rabbitmq.md#broker-permissions, proven: Lazarus drains, replays (to the source exchange and through the default
@@ -84,7 +84,7 @@ describe('Lazarus with least-privilege RabbitMQ users', () => {
   afterAll(async () => {
     await executor?.stop()
     await drainer?.stop()
-    await closeControlPublisher()
+    await closeComposition()
     for (const user of Object.values(users)) await management('DELETE', `/api/users/${user}`)
     for (const q of [names.work, names.dlq]) await channel?.deleteQueue(q).catch(() => {})
     await channel?.deleteExchange(names.exchange).catch(() => {})
@@ -142,13 +142,13 @@ describe('Lazarus with least-privilege RabbitMQ users', () => {
     executor = startTestExecutor(db, { amqpUrl: LAZARUS_AMQP_URL, amqpUser: users.amqp })
     const id = async (entity: string) => (await db.sql.query<{ id: string }>('SELECT id::text FROM dead_letters WHERE entity_key = $1', [entity])).rows[0].id
 
-    const toSource = (await createReplay({ db, input: { selection: { ids: [await id('order-1')] } }, actor: 'ann' })) as ReplayCreatedDto
+    const toSource = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids: [await id('order-1')] } }, actor: 'ann' })) as ReplayCreatedDto
     // The bindings were read: the management user sees the exchange and where the key goes.
     expect(toSource.plan).toMatchObject({ pauseEntities: true, targets: [{ exchange: names.exchange, exists: true, queues: 1, queueNames: [names.work] }] })
     expect(toSource.plan.warnings.join(' ')).not.toMatch(/Could not check/)
     expect(await waitForJob(db.sql, toSource.id)).toMatchObject({ status: 'completed', confirmed: 1, failed: 0 })
 
-    const toQueue = (await createReplay({ db, input: { selection: { ids: [await id('order-2')] }, target: { type: 'queue' } }, actor: 'ann' })) as ReplayCreatedDto
+    const toQueue = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids: [await id('order-2')] }, target: { type: 'queue' } }, actor: 'ann' })) as ReplayCreatedDto
     expect(await waitForJob(db.sql, toQueue.id)).toMatchObject({ status: 'completed', confirmed: 1, failed: 0 })
 
     const received = await collect(admin, names.work, 2, 10_000)

@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from '@/lib/server/platform/broker/amqplib'
-import { HELD_FROM_HEADER, HELD_ID_HEADER } from '@/lib/guard/protocol'
+import { HELD_FROM_HEADER, HELD_ID_HEADER } from '@/packages/guard/src/protocol'
 import { classifyAmqpError } from '@/lib/server/platform/broker/amqp-errors'
 import { BROKER_PROCESS_TAG, BrokerConnection } from '@/lib/server/platform/broker/connection'
 import type { Drainer } from '@/lib/server/engines/drainer/drainer'
 import { getHealth, type Health } from '@/lib/server/health/get-health'
-import { closeControlPublisher } from '@/lib/server/pauses/control-events'
 import { createPause } from '@/lib/server/pauses/create-pause'
 import { startPauseRuntime, type PauseRuntime } from '@/lib/server/engines/release/pause-runtime'
 import { resumePause } from '@/lib/server/pauses/resume-pause'
@@ -18,6 +17,7 @@ import { management, managementJson } from '../helpers/management'
 import { isolatePauseTopology } from '../helpers/pause-topology'
 import { bulkRows, collect, jobState, replayIdOf, startTestExecutor, storeBulk, waitForJob } from '../helpers/replay'
 import { createTestDb, type TestDb } from '../helpers/test-db'
+import { closeComposition, composition } from '@/lib/server/platform/process/composition'
 
 /**
  * lib/server/platform/broker under fire: the pause topology is deleted (durable objects survive a dropped connection, so only a
@@ -69,8 +69,8 @@ describe('one broker layer: recovery and re-declaration', () => {
   }
 
   async function pauseAndResume(i: number): Promise<string> {
-    const pause = await createPause({ db, input: { sourceId: dlqSourceId, queue: work, entityKey: `entity-${i}`, reason: 'broker recovery test' }, actor: 'ann', allowAnyQueue: true })
-    await resumePause({ db, id: pause.id, actor: 'ann' })
+    const pause = await createPause({ db, control: composition().control, input: { sourceId: dlqSourceId, queue: work, entityKey: `entity-${i}`, reason: 'broker recovery test' }, actor: 'ann', allowAnyQueue: true })
+    await resumePause({ db, control: composition().control, id: pause.id, actor: 'ann' })
     return pause.id
   }
 
@@ -87,7 +87,7 @@ describe('one broker layer: recovery and re-declaration', () => {
     ;({ queue: eventQueue } = await eventChannel.assertQueue('', { exclusive: true }))
     await eventChannel.consume(eventQueue, (m: ConsumeMessage | null) => m && events.push(JSON.parse(m.content.toString())), { noAck: true })
 
-    runtime = await startPauseRuntime({ db, config: topology.config, sweepMs: 500 })
+    runtime = await startPauseRuntime({ db, control: composition().brokers.control, config: topology.config, sweepMs: 500 })
     await runtime.topologyReady
     const drain = await drainQueues(db, [dlq], { batch: 50, prefetch: 100 })
     drainer = drain.drainer
@@ -99,7 +99,7 @@ describe('one broker layer: recovery and re-declaration', () => {
     await executor?.stop()
     await drainer?.stop()
     await runtime?.stop()
-    await closeControlPublisher()
+    await closeComposition()
     if (app) {
       const ch = await app.createChannel()
       for (const q of [dlq, work]) await ch.deleteQueue(q).catch(() => {})
@@ -115,7 +115,7 @@ describe('one broker layer: recovery and re-declaration', () => {
     const REPLAYED = 4_000
     await storeBulk(db.sql, uniqueName('rec_src'), bulkRows(REPLAYED, { originExchange: exchange, originKey: 'k', originQueue: work }))
     const { rows: replayIds } = await db.sql.query<{ id: string }>(`SELECT d.id::text FROM dead_letters d JOIN sources s ON s.id = d.source_id WHERE s.enabled = false`)
-    const job = (await createReplay({ db, input: { selection: { ids: replayIds.map((r) => r.id) }, ratePerSecond: 200, confirmCount: REPLAYED }, actor: 'ann' })) as ReplayCreatedDto
+    const job = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids: replayIds.map((r) => r.id) }, ratePerSecond: 200, confirmCount: REPLAYED }, actor: 'ann' })) as ReplayCreatedDto
     executor.wake()
 
     await listenForEvents()
@@ -141,7 +141,7 @@ describe('one broker layer: recovery and re-declaration', () => {
     let polling = true
     const healthLoad = (async () => {
       while (polling) {
-        healthSeen.push((await getHealth({ db })).broker)
+        healthSeen.push((await getHealth({ db, broker: composition().brokers.health, engines: null })).broker)
         await sleep(200)
       }
     })()
@@ -227,7 +227,7 @@ describe('one broker layer: recovery and re-declaration', () => {
          WHERE s.enabled = false AND st.status = 'dead'`,
       )
       expect(rows).toHaveLength(first.failed)
-      const again = (await createReplay({ db, input: { selection: { ids: rows.map((r) => r.id) }, ratePerSecond: 1_000, confirmCount: rows.length }, actor: 'ann' })) as ReplayCreatedDto
+      const again = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids: rows.map((r) => r.id) }, ratePerSecond: 1_000, confirmCount: rows.length }, actor: 'ann' })) as ReplayCreatedDto
       executor.wake()
       expect(await waitForJob(db.sql, again.id)).toMatchObject({ status: 'completed', confirmed: first.failed, failed: 0 })
     }
@@ -251,7 +251,7 @@ describe('one broker layer: recovery and re-declaration', () => {
     expect(confirmedIds.filter((r) => !perReplayId.has(r.replay_id))).toEqual([])
 
     // --- Health: once its cache has expired, the new health connection answers.
-    await waitFor(async () => (await getHealth({ db })).broker.ok || null, { what: 'health ok again', timeoutMs: 15_000, intervalMs: 500 })
+    await waitFor(async () => (await getHealth({ db, broker: composition().brokers.health, engines: null })).broker.ok || null, { what: 'health ok again', timeoutMs: 15_000, intervalMs: 500 })
     polling = false
     await healthLoad
     expect(healthSeen.length).toBeGreaterThan(10)

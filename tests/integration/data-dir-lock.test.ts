@@ -1,8 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync } from 'node:fs'
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 
@@ -41,12 +41,22 @@ async function finish(proc: ChildProcess): Promise<{ code: number | null; output
 
 describe('one embedded database, two processes', () => {
   const cleanup: Array<() => Promise<unknown>> = []
+  // One data directory made and migrated once, copied for each test: the lock is taken before the database opens, and
+  // initdb with every migration costs PGlite a quarter of a minute of WebAssembly per copy.
+  let template: string
+  beforeAll(async () => {
+    template = await mkdtemp(path.join(tmpdir(), 'lazarus-lock-template-'))
+    const { openDb } = await import('@/lib/server/platform/db')
+    await (await openDb({ dataDir: template })).close()
+  })
+  afterAll(() => rm(template, { recursive: true, force: true }))
   afterEach(async () => {
     for (const step of cleanup.splice(0).reverse()) await step()
   })
   const tempDir = async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'lazarus-lock-'))
     cleanup.push(() => rm(dir, { recursive: true, force: true }))
+    await cp(template, dir, { recursive: true })
     return dir
   }
 

@@ -1,11 +1,20 @@
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import path from 'node:path'
+// First: the doctor's modules (the traps' tests) load amqplib through this, which patches its header codec before
+// anything loads amqplib; the demo's plain amqplib then decodes as it always does.
+import '@/lib/server/platform/broker/amqplib'
 import amqp, { type ChannelModel, type ConsumeMessage } from 'amqplib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { failsAgain } from '@/lib/demo/replayed'
 import { allocate, formatSummary, runSeed, type SeedResult } from '@/lib/demo/seed'
 import { deleteAppTopology } from '@/lib/demo/topology'
+import { deleteDemoTraps, TRAP_LABEL } from '@/lib/demo/traps'
+import { readBrokerSnapshot } from '@/lib/server/topology/broker-snapshot'
+import { diagnose } from '@/lib/server/topology/diagnose'
+import { emptyEvidence } from '@/lib/server/topology/topology-evidence'
+import { FINDING_KINDS, type FindingKind } from '@/lib/shared/schemas/topology'
+import { createTestVhost, type TestVhost } from '../helpers/topology-vhost'
 
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
 const UNREACHABLE_URL = 'amqp://guest:guest@127.0.0.1:1'
@@ -74,6 +83,7 @@ describe('demo seed (lib/demo/seed.ts) against the local broker', () => {
 
   afterAll(async () => {
     for (const topology of result?.topologies ?? []) await deleteAppTopology(connection, topology)
+    if (result) await deleteDemoTraps(connection, result.traps)
     await connection?.close()
   })
 
@@ -130,6 +140,7 @@ describe('demo seed: details a dashboard relies on', () => {
 
   afterAll(async () => {
     for (const topology of result?.topologies ?? []) await deleteAppTopology(connection, topology)
+    if (result) await deleteDemoTraps(connection, result.traps)
     await connection?.close()
   })
 
@@ -209,6 +220,7 @@ describe('demo seed: messages Lazarus replayed into a work queue', () => {
   })
   afterAll(async () => {
     for (const topology of first?.topologies ?? []) await deleteAppTopology(connection, topology)
+    if (first) await deleteDemoTraps(connection, first.traps)
     await connection?.close()
   })
 
@@ -241,3 +253,56 @@ describe('demo seed: messages Lazarus replayed into a work queue', () => {
     expect(again.every((m) => m.properties.headers?.['x-lazarus-replay-id'] !== undefined && m.properties.headers?.['x-death'] === undefined)).toBe(true)
   })
 })
+
+/** Kinds no declaration shows: they need a connected consumer, traffic, or letters Lazarus has stored. */
+const NOT_FROM_DECLARATIONS: FindingKind[] = ['no-dlx', 'requeue-to-head', 'retry-count-high', 'delay-mixed-ttl', 'message-near-size-limit', 'unknown-x-death-queue']
+
+describe('demo seed: a deliberate trap for each kind of finding the topology doctor sees in declarations', () => {
+  let vhost: TestVhost
+  let result: SeedResult
+
+  beforeAll(async () => {
+    // A vhost of its own: the doctor reads all of it, so what it finds is the demo's and nothing else's.
+    vhost = await createTestVhost('demo_traps')
+    result = await runSeed({ amqpUrl: vhost.amqpUrl, prefix: 'demo', count: 30, fast: true })
+  })
+  afterAll(async () => vhost?.remove())
+
+  const doctor = async () =>
+    diagnose({
+      snapshot: await readBrokerSnapshot({ vhost: vhost.name }),
+      evidence: emptyEvidence(),
+      // As Lazarus runs the demo: draining the DLQs the seed prints for LAZARUS_SOURCES.
+      sources: result.lazarusSources.split(',').map((queue, i) => ({ id: String(i + 1), queue })),
+    })
+
+  it('finds exactly one finding of each trap kind, on that trap’s objects, and nothing in the demo apps', async () => {
+    expect(result.traps.map((t) => t.kind).sort()).toEqual(FINDING_KINDS.filter((k) => !NOT_FROM_DECLARATIONS.includes(k)).sort())
+    const diagnosis = await doctor()
+    const found = diagnosis.findings.map((f) => [f.kind, f.objects.map((o) => o.name)] as const)
+    expect(found.map(([kind]) => kind).sort()).toEqual(result.traps.map((t) => t.kind).sort())
+    for (const [kind, objects] of found) {
+      expect(objects.length, kind).toBeGreaterThan(0)
+      for (const name of objects) expect(name, kind).toMatch(new RegExp(`^demo\\.trap\\.${kind}(\\.|$)`))
+    }
+    // The page's check lines agree: each trap's rule raised exactly one.
+    for (const trap of result.traps) expect(diagnosis.checks.find((c) => c.kind === trap.kind)?.raised, trap.kind).toBe(1)
+  })
+
+  it('labels every trap object as deliberate, and says so in the summary', async () => {
+    const snapshot = await readBrokerSnapshot({ vhost: vhost.name })
+    const trapObjects = [...snapshot.queues, ...snapshot.exchanges].filter((o) => o.name.startsWith('demo.trap.'))
+    expect(trapObjects.length).toBe(result.traps.reduce((n, t) => n + t.queues.length + t.exchanges.length, 0))
+    for (const o of trapObjects) expect(String(o.arguments[TRAP_LABEL]), o.name).toMatch(/^deliberate trap for the topology doctor \([a-z-]+\): /)
+    // No trap object outside its own names, and no demo app object labelled as a trap.
+    for (const o of [...snapshot.queues, ...snapshot.exchanges].filter((x) => !x.name.startsWith('demo.trap.'))) expect(o.arguments[TRAP_LABEL], o.name).toBeUndefined()
+    expect(formatSummary(result)).toContain(`Declared ${result.traps.length} deliberate traps under demo.trap.*`)
+  })
+
+  it('declares the traps again without conflict on the next run, and they still raise one finding each', async () => {
+    const again = await runSeed({ amqpUrl: vhost.amqpUrl, prefix: 'demo', count: 10, fast: true })
+    expect(again.traps.map((t) => t.kind)).toEqual(result.traps.map((t) => t.kind))
+    expect((await doctor()).findings.map((f) => f.kind).sort()).toEqual(result.traps.map((t) => t.kind).sort())
+  })
+})
+

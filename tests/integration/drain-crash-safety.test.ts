@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ChannelModel, ConfirmChannel } from '@/lib/server/platform/broker/amqplib'
 import { brokerConnection, queueDepth, uniqueName, waitFor } from '../helpers/broker'
+import { bySize } from '../helpers/soak'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 import { exited, spawnWorker } from '../helpers/worker-process'
 
-const TOTAL = 20_000
+const TOTAL = bySize(6_000, 20_000)
+/** Least progress between two kills (plus as much again at random): at least three kills land mid-stream. */
+const STEP = TOTAL / 12
 
 // Rule: ack only after commit. SIGKILL can land anywhere (mid-batch, between commit and ack); afterwards every
 // message must be stored exactly once and the DLQ must be empty.
@@ -50,7 +53,7 @@ describe('drainer crash safety', () => {
     while (kills < 6) {
       const before = await stored().catch(() => 0)
       const worker = spawnWorker(env)
-      const target = before + 1500 + Math.floor(Math.random() * 1500)
+      const target = before + STEP + Math.floor(Math.random() * STEP)
       const reached = await waitFor(async () => (await stored().catch(() => 0)) >= Math.min(target, TOTAL) || worker.exitCode !== null, { timeoutMs: 60_000, intervalMs: 20, what: `progress past ${target}` }).catch(() => false)
       if (worker.exitCode !== null) throw new Error(`worker exited on its own:\n${worker.output()}`)
       worker.kill('SIGKILL')

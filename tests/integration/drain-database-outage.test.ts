@@ -80,7 +80,7 @@ describe('drainer during a PostgreSQL outage', () => {
       // One message through first, so the consumer is running before the database goes.
       channel.sendToQueue(longDlq, Buffer.from('warm-up'), { messageId: 'warm-up' })
       await channel.waitForConfirms()
-      await waitFor(async () => (await db.sql.query(`SELECT 1 FROM dead_letters WHERE properties->>'messageId' = 'warm-up'`)).rowCount > 0, { what: 'the warm-up message stored' })
+      await waitFor(async () => (await db.sql.query(`SELECT 1 FROM dead_letters WHERE properties->>'messageId' = 'warm-up'`)).rows.length > 0, { what: 'the warm-up message stored' })
       postgres.stop()
       for (let i = 0; i < 150; i++) channel.sendToQueue(longDlq, Buffer.from(`long ${i}`), { messageId: `long-${i}` })
       await channel.waitForConfirms()

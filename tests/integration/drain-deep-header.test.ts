@@ -13,6 +13,7 @@ import { brokerConnection, uniqueName, waitFor } from '../helpers/broker'
 import { recordFrames, tableFields, type FrameRecorder } from '../helpers/frame-recorder'
 import { collect, deadLetterThrough, declareWorkTopology, startTestExecutor, waitForJob } from '../helpers/replay'
 import { createTestDb, type TestDb } from '../helpers/test-db'
+import { composition } from '@/lib/server/platform/process/composition'
 
 /*
  * One header nested deeper than Lazarus' decoder descends (500 levels) used to cost a dead letter all its headers:
@@ -232,7 +233,7 @@ describe('a header nested too deep to store', () => {
   it('replays the whole header table byte for byte, the deep header included, plus the lineage headers', async () => {
     replayed = await recordFrames()
     const ids = [...rows.values()].map((row) => row.id)
-    const created = (await createReplay({ db, input: { selection: { ids } }, actor: 'alice' })) as ReplayCreatedDto
+    const created = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids } }, actor: 'alice' })) as ReplayCreatedDto
     expect(created.plan).toMatchObject({ matched: 3, replayable: 3 })
     expect(await waitForJob(db.sql, created.id)).toMatchObject({ status: 'completed', confirmed: 3, failed: 0 })
     const consumer = await connect(replayed.url)

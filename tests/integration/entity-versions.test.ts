@@ -1,5 +1,3 @@
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import * as guardSuperseded from '@/app/api/guard/superseded/route'
 import * as pausesRoute from '@/app/api/pauses/route'
@@ -7,21 +5,22 @@ import * as replayItems from '@/app/api/replays/[id]/items/route'
 import * as replays from '@/app/api/replays/route'
 import * as sourceRoute from '@/app/api/sources/[id]/route'
 import * as messageRoute from '@/app/api/messages/[id]/route'
-import { createGuard, type Guard, type SupersededEvent } from '@/lib/guard'
+import { createGuard, type Guard, type SupersededEvent } from '@/packages/guard/src'
 import type { Drainer } from '@/lib/server/engines/drainer/drainer'
 import type { ReplayExecutor } from '@/lib/server/engines/replay-executor/executor'
 import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
-import { closeControlPublisher } from '@/lib/server/pauses/control-events'
 import type { ChannelModel } from '@/lib/server/platform/broker/amqplib'
 import type { ReplayCreatedDto, ReplayDryRunDto, ReplayItemListDto } from '@/lib/shared/schemas/replay'
 import { ADMIN_AUTH, createTestUser } from '../helpers/auth'
 import { brokerConnection, queueDepth, uniqueName, waitFor } from '../helpers/broker'
-import { callRoute, type RouteModule } from '../helpers/call-route'
+import { callRoute } from '../helpers/call-route'
 import { drainQueues } from '../helpers/drainer'
 import { ingestRow } from '../helpers/ingest-row'
 import { isolatePauseTopology } from '../helpers/pause-topology'
 import { collect, deadLetterThrough, declareWorkTopology, insertOrderSource, startTestExecutor, waitForJob } from '../helpers/replay'
+import { serveRoutes, type RouteServer } from '../helpers/route-server'
 import { createTestDb, type TestDb } from '../helpers/test-db'
+import { closeComposition } from '@/lib/server/platform/process/composition'
 
 const topology = isolatePauseTopology()
 const base = 'http://lazarus.test'
@@ -39,7 +38,7 @@ describe('entity versions', () => {
   let drainer: Drainer
   let executor: ReplayExecutor
   let guard: Guard | undefined
-  let lazarus: Server
+  let lazarus: RouteServer
   let lazarusUrl: string
   const names = { exchange: uniqueName('ver_x'), key: 'order.updated', work: uniqueName('ver_work'), dlq: uniqueName('ver_dlq') }
   let sourceId: string
@@ -64,35 +63,22 @@ describe('entity versions', () => {
     drainer = (await drainQueues(db, [names.dlq])).drainer
     executor = startTestExecutor(db)
     // Lazarus' HTTP API as the guard reaches it: the real route modules, behind a loopback server.
-    const routes: Record<string, RouteModule> = { '/api/pauses': pausesRoute, '/api/guard/superseded': guardSuperseded }
-    lazarus = createServer(async (req, res) => {
-      const url = new URL(req.url ?? '/', 'http://127.0.0.1')
-      const target = routes[url.pathname]
-      if (!target) return void res.writeHead(404).end()
-      const chunks: Buffer[] = []
-      for await (const chunk of req) chunks.push(chunk as Buffer)
-      const headers = new Headers()
-      for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value)
-      const request = new Request(`${base}${url.pathname}${url.search}`, { method: req.method, headers, body: req.method === 'POST' ? Buffer.concat(chunks) : undefined })
-      const response = await callRoute(target, req.method as 'GET', request, {}, { anonymous: true })
-      res.writeHead(response.status, { 'content-type': 'application/json' }).end(await response.text())
-    })
-    await new Promise<void>((resolve) => lazarus.listen(0, '127.0.0.1', resolve))
-    lazarusUrl = `http://127.0.0.1:${(lazarus.address() as AddressInfo).port}`
+    lazarus = await serveRoutes({ '/api/pauses': pausesRoute, '/api/guard/superseded': guardSuperseded })
+    lazarusUrl = lazarus.url
   })
 
   afterAll(async () => {
     await guard?.close().catch(() => {})
     await executor?.stop()
     await drainer?.stop()
-    await new Promise((resolve) => lazarus?.close(resolve))
+    await lazarus?.close()
     if (app) {
       const ch = await app.createChannel()
       for (const q of [names.work, names.dlq]) await ch.deleteQueue(q).catch(() => {})
       await ch.deleteExchange(names.exchange).catch(() => {})
       await app.close().catch(() => {})
     }
-    await closeControlPublisher()
+    await closeComposition()
     await topology.cleanup()
     await db?.drop()
   })

@@ -5,11 +5,12 @@
  */
 import * as exportRoute from '@/app/api/export/route'
 import { ADMIN_AUTH } from '../helpers/auth'
-import { openDb, setDb } from '@/lib/server/platform/db'
+import { openDb } from '@/lib/server/platform/db'
+import { composition } from '@/lib/server/platform/process/composition'
 
 const [url, query] = process.argv.slice(2)
 const db = await openDb({ databaseUrl: url, migrate: false })
-setDb(db)
+composition().setDb(db)
 const started = performance.now()
 const response = await exportRoute.GET(new Request(`http://lazarus.test/api/export?${query}`, { headers: ADMIN_AUTH }), { params: Promise.resolve({}) })
 const reader = response.body!.getReader()

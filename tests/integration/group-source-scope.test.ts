@@ -161,10 +161,10 @@ describe('reads restricted to some sources', () => {
   })
 
   it('GET /api/summary counts and lists only the allowed sources', async () => {
-    const scoped = await getSummary({ db, now, depthTimeoutMs: 300, ...billing() })
+    const scoped = await getSummary({ db, engines: null, now, depthTimeoutMs: 300, ...billing() })
     expect(scoped).toMatchObject({ stored: 11, arrivalsLastHour: 2, groups: 3 })
     expect(scoped.sources.map((s) => s.id)).toEqual([source.billing])
-    const whole = await getSummary({ db, now, depthTimeoutMs: 300 })
+    const whole = await getSummary({ db, engines: null, now, depthTimeoutMs: 300 })
     expect(whole).toMatchObject({ stored: 11 + 9 + FLOOD_ORDERS, arrivalsLastHour: 9, groups: 4 })
     expect(whole.sources).toHaveLength(2)
   })

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import * as messageRoute from '@/app/api/messages/[id]/route'
 import * as revisionsRoute from '@/app/api/messages/[id]/revisions/route'
 import * as bulkEditRoute from '@/app/api/messages/bulk-edit/route'
 import type { Drainer } from '@/lib/server/engines/drainer/drainer'
@@ -9,6 +10,7 @@ import type { Channel, ChannelModel } from '@/lib/server/platform/broker/amqplib
 import { getTypedHeaders, withTypedHeaders, type TypedTable } from '@/lib/server/platform/broker/typed-fields'
 import { AppError } from '@/lib/server/platform/errors/app-error'
 import { createReplay } from '@/lib/server/replay/create-replay'
+import type { MessageDetailDto } from '@/lib/shared/schemas/message'
 import type { ReplayCreatedDto, ReplayDryRunDto } from '@/lib/shared/schemas/replay'
 import type { BulkEditResultDto, MessageRevisionsDto, RevisionCreatedDto } from '@/lib/shared/schemas/revision'
 import { createTestUser, type TestUser } from '../helpers/auth'
@@ -17,6 +19,7 @@ import { drainQueues } from '../helpers/drainer'
 import { collect, deadLetterThrough, declareWorkTopology, deleteWorkTopology, startTestExecutor, waitForJob } from '../helpers/replay'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 import { b64, EVERY_BROKER_TYPE } from '../helpers/typed-headers'
+import { composition } from '@/lib/server/platform/process/composition'
 
 /*
  * Issue 18, "Edit and replay": an edit is a revision, the stored message never changes, and a replay publishes the
@@ -84,13 +87,14 @@ describe('edit and replay', () => {
         json('D', { orderId: 'D', status: 'NEW' }),
         { body: binary, options: { messageId: 'E', contentType: 'application/x-protobuf' } },
         json('F', { orderId: 'F' }),
+        json('G', { orderId: 'G' }, { tenant: { t: 'S', v: 'acme' } }),
       ],
     })
     ;({ drainer } = await drainQueues(db, [names.dlq]))
     const rows = await waitFor(async () => {
       const { rows } = await db.sql.query<{ id: string; message_id: string }>(`SELECT id::text, properties->>'messageId' AS message_id FROM dead_letters ORDER BY id`)
-      return rows.length === 6 ? rows : null
-    }, { what: '6 dead letters stored' })
+      return rows.length === 7 ? rows : null
+    }, { what: '7 dead letters stored' })
     for (const r of rows) ids[r.message_id] = r.id
     executor = startTestExecutor(db)
   })
@@ -139,10 +143,10 @@ describe('edit and replay', () => {
     expect(audit[0].details.diff.body.patch).toContain('-{"orderId":"A","amount":"forty-two"}')
     expect(audit[0].details.diff.headers).toHaveLength(revision.diff.headers.length)
 
-    const dry = (await createReplay({ db, input: { selection: { ids: [ids.A, ids.F] }, dryRun: true }, actor: 'alice' })) as ReplayDryRunDto
+    const dry = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids: [ids.A, ids.F] }, dryRun: true }, actor: 'alice' })) as ReplayDryRunDto
     expect(dry.plan).toMatchObject({ replayable: 2, editedMessages: 1 })
 
-    const created = (await createReplay({ db, input: { selection: { ids: [ids.A] } }, actor: 'alice' })) as ReplayCreatedDto
+    const created = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids: [ids.A] } }, actor: 'alice' })) as ReplayCreatedDto
     expect(created.plan.editedMessages).toBe(1)
     expect(await waitForJob(db.sql, created.id)).toMatchObject({ status: 'completed', total: 1, published: 1, confirmed: 1 })
     // Confirmed means routed: the queue holds exactly the one copy.
@@ -168,7 +172,7 @@ describe('edit and replay', () => {
     expect((await postRevision(ids.B, { body: { kind: 'json', text: '{"orderId":"B","amount":2}' } })).status).toBe(201)
     const stopped = executor
     await stopped.stop()
-    const created = (await createReplay({ db, input: { selection: { ids: [ids.B] } }, actor: 'alice' })) as ReplayCreatedDto
+    const created = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids: [ids.B] } }, actor: 'alice' })) as ReplayCreatedDto
     expect((await postRevision(ids.B, { body: { kind: 'json', text: '{"orderId":"B","amount":3}' }, basedOn: 1 })).status).toBe(201)
     const listed = (await (await getRevisions(ids.B)).json()) as MessageRevisionsDto
     expect(listed.revisions.map((r) => r.revision)).toEqual([2, 1])
@@ -232,7 +236,7 @@ describe('edit and replay', () => {
         { reason: expect.stringMatching(/^operation 1 \(test \/status\)/), count: 1, sampleIds: [ids.F] },
       ]),
     )
-    expect((await db.sql.query(`SELECT 1 FROM message_revisions WHERE dead_letter_id = ANY($1::bigint[])`, [[ids.C, ids.D]])).rowCount).toBe(0)
+    expect((await db.sql.query(`SELECT 1 FROM message_revisions WHERE dead_letter_id = ANY($1::bigint[])`, [[ids.C, ids.D]])).rows).toEqual([])
     expect((await bulkEdit({ selection, operation, preview: false }, viewer)).status).toBe(403)
 
     const applied = (await (await bulkEdit({ selection, operation, preview: false })).json()) as BulkEditResultDto
@@ -254,5 +258,52 @@ describe('edit and replay', () => {
     expect(removed).toMatchObject({ applicable: 1, notApplicable: [{ reason: 'no header "x-fixed-by"', count: 1, sampleIds: [ids.F] }] })
     const invalid = await bulkEdit({ selection: { ids: [ids.C] }, operation: { type: 'set-header', name: 'n', value: { t: 'B', v: 300 } }, preview: true })
     expect(invalid.status).toBe(422)
+  })
+
+  it("refuses a revision that sets the broker's or Lazarus' own headers (422 naming the header, any case), and keeps them when untouched", async () => {
+    // What the editor sends: every header of the message as the API shows it, with the operator's change.
+    const detail = (await (await messageRoute.GET(request(`/api/messages/${ids.G}`, operator), { params: Promise.resolve({ id: ids.G }) })).json()) as MessageDetailDto
+    const shown = detail.headersTyped as TypedTable
+    expect(Object.keys(shown)).toEqual(expect.arrayContaining(['x-death', 'x-first-death-queue', 'x-first-death-reason', 'x-first-death-exchange', 'tenant']))
+    const refusal = async (headers: TypedTable) => {
+      const response = await postRevision(ids.G, { headers: headerList(headers), basedOn: 0 })
+      return { status: response.status, error: ((await response.json()) as { error: { message: string; details?: { header?: string } } }).error }
+    }
+    const forged: [string, TypedTable[string]][] = [
+      ['x-lazarus-origin-id', { t: 'S', v: '1' }],
+      ['X-Lazarus-Replay-Id', { t: 'S', v: 'forged' }],
+      ['x-lazarus-revision', { t: 'l', v: '9' }],
+      ['x-lazarus-held-from', { t: 'S', v: 'orders' }],
+      ['X-Death', { t: 'A', v: [] }],
+      ['x-last-death-reason', { t: 'S', v: 'expired' }],
+      ['CC', { t: 'A', v: [{ t: 'S', v: 'audit.queue' }] }],
+      ['bcc', { t: 'A', v: [{ t: 'S', v: 'audit.queue' }] }],
+      ['x-delivery-count', { t: 'l', v: '1' }],
+    ]
+    for (const [name, value] of forged) {
+      const { status, error } = await refusal({ ...shown, [name]: value })
+      expect([name, status, error.details?.header]).toEqual([name, 422, name])
+      expect(error.message).toContain(`Header "${name}"`)
+      expect(error.message).toMatch(/own and cannot be set in a revision/)
+    }
+    // Changing the value of one the message already has is setting it too.
+    const changed = await refusal({ ...shown, 'x-first-death-reason': { t: 'S', v: 'expired' } })
+    expect([changed.status, changed.error.details?.header]).toEqual([422, 'x-first-death-reason'])
+    expect((await db.sql.query(`SELECT 1 FROM message_revisions WHERE dead_letter_id = $1::bigint`, [ids.G])).rows).toEqual([])
+
+    // Kept as they are (the replay strips them), the edit goes through, and its diff names only what changed.
+    const kept = await postRevision(ids.G, { headers: headerList({ ...shown, tenant: { t: 'S', v: 'globex' } }), basedOn: 0 })
+    expect(kept.status).toBe(201)
+    const { revision } = (await kept.json()) as RevisionCreatedDto
+    expect(revision.diff.headers).toEqual([{ name: 'tenant', change: 'changed', before: { t: 'S', v: 'acme' }, after: { t: 'S', v: 'globex' } }])
+
+    // A bulk edit may not set one either, not even in a preview; removing one stays possible.
+    for (const name of ['x-lazarus-replay-count', 'X-First-Death-Queue']) {
+      const bulk = await bulkEdit({ selection: { ids: [ids.G] }, operation: { type: 'set-header', name, value: { t: 'S', v: 'x' } }, preview: true })
+      expect(bulk.status).toBe(422)
+      expect(((await bulk.json()) as { error: { message: string } }).error.message).toContain(`Header "${name}"`)
+    }
+    const removal = (await (await bulkEdit({ selection: { ids: [ids.G] }, operation: { type: 'remove-header', name: 'x-death' }, preview: true })).json()) as BulkEditResultDto
+    expect(removal).toMatchObject({ applicable: 1 })
   })
 })

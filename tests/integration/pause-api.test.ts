@@ -9,13 +9,13 @@ import * as pauseRoute from '@/app/api/pauses/[id]/route'
 import * as sourcesRoute from '@/app/api/sources/route'
 import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
 import type { IngestRow } from '@/lib/server/ingest/types'
-import { closeControlPublisher } from '@/lib/server/pauses/control-events'
 import { createPause } from '@/lib/server/pauses/create-pause'
 import { createPauseSchema } from '@/lib/shared/schemas/pause'
 import { createJobPauses } from '@/lib/server/pauses/job-pauses'
 import { appendReleaseItems, resumeJobPauses } from '@/lib/server/engines/release/job-releases'
 import { registerHoldSource } from '@/lib/server/engines/release/release-store'
 import { isolatePauseTopology } from '../helpers/pause-topology'
+import { closeComposition, composition } from '@/lib/server/platform/process/composition'
 
 const topology = isolatePauseTopology()
 
@@ -85,7 +85,7 @@ describe('pause registry API', () => {
 
   afterAll(async () => {
     await connection?.close().catch(() => {})
-    await closeControlPublisher()
+    await closeComposition()
     await topology.cleanup()
     await db?.drop()
   })
@@ -116,7 +116,7 @@ describe('pause registry API', () => {
       // No dead letter of bare.dlq names a queue: only an admin (allowAnyQueue) may name one (pause-queue-scope.test.ts).
       name: 'an admin pauses an explicit queue; a source without a rule makes guards read x-entity-key',
       call: async () =>
-        Response.json(await createPause({ db, input: createPauseSchema.parse({ sourceId: bareSourceId, queue: 'bare.work', entityKey: 'k-1', reason: 'r' }), actor: 'ann', allowAnyQueue: true }), { status: 201 }),
+        Response.json(await createPause({ db, control: composition().control, input: createPauseSchema.parse({ sourceId: bareSourceId, queue: 'bare.work', entityKey: 'k-1', reason: 'r' }), actor: 'ann', allowAnyQueue: true }), { status: 201 }),
       status: 201,
       save: 'bare',
       check: (b) => expect(b).toMatchObject({ queue: 'bare.work', entityKeyRule: { kind: 'header', name: 'x-entity-key' }, version: 3 }),
@@ -252,7 +252,7 @@ describe('pause registry API', () => {
 
     // The executor's last step: nothing more held, then resume at the next version with its event.
     expect(await db.sql.transaction((tx) => appendReleaseItems({ sql: tx, jobId: body.replayJobId }))).toBe(0)
-    await resumeJobPauses({ db, jobId: body.replayJobId, actor: 'ann' })
+    await resumeJobPauses({ db, control: composition().control, jobId: body.replayJobId, actor: 'ann' })
     const after = await (await pausesRoute.GET(get('/api/pauses?status=all'), ctx({}))).json()
     expect(after.version).toBe(5)
     expect(after.pauses.find((p: any) => p.id === ids.entity)).toMatchObject({ status: 'resumed', version: 5 })
@@ -317,7 +317,7 @@ describe('pause registry API', () => {
     const { rows: total } = await db.sql.query<{ total: number }>('SELECT total FROM replay_jobs WHERE id = $1::bigint', [jobId])
     expect(total[0].total).toBe(3)
 
-    await resumeJobPauses({ db, jobId, actor: 'carol' })
+    await resumeJobPauses({ db, control: composition().control, jobId, actor: 'carol' })
     const list = await (await pausesRoute.GET(get('/api/pauses?status=all'), ctx({}))).json()
     expect(list.pauses.find((p: any) => p.id === pauses[0].id)).toMatchObject({ status: 'resumed', version: 7, resumedBy: 'carol' })
     expect(list.version).toBe(7)
@@ -332,7 +332,7 @@ describe('pause registry API', () => {
     const versions = pauses.map((p) => p.version).sort((a, b) => a - b)
     expect(new Set(versions).size).toBe(1000)
     expect(versions[999] - versions[0]).toBe(999)
-    await resumeJobPauses({ db, jobId: job[0].id, actor: 'dave' })
+    await resumeJobPauses({ db, control: composition().control, jobId: job[0].id, actor: 'dave' })
     expect(Date.now() - started).toBeLessThan(10_000)
     const { rows } = await db.sql.query<{ action: string; n: number }>(`SELECT action, count(*)::int AS n FROM audit_log WHERE actor = 'dave' GROUP BY action ORDER BY action`)
     expect(rows).toEqual([{ action: 'pause.created', n: 1000 }, { action: 'pause.resumed', n: 1000 }])

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ChannelModel } from '@/lib/server/platform/broker/amqplib'
-import { createGuard, type Guard } from '@/lib/guard'
-import { closeControlPublisher } from '@/lib/server/pauses/control-events'
+import { createGuard, type Guard } from '@/packages/guard/src'
 import { createPause } from '@/lib/server/pauses/create-pause'
 import { recordGuardHeartbeat } from '@/lib/server/pauses/guard-heartbeat'
 import { guardStatus } from '@/lib/server/pauses/guard-status'
@@ -12,12 +11,13 @@ import { uniqueName, waitFor } from '../helpers/broker'
 import { servePausesApi, type PollRequest } from '../helpers/pause-api-server'
 import { isolatePauseTopology } from '../helpers/pause-topology'
 import type { TestDb } from '../helpers/test-db'
+import { closeComposition, composition } from '@/lib/server/platform/process/composition'
 
 const topology = isolatePauseTopology()
 
 /**
  * "Guards listening: N, up to date: N" (docs/ARCHITECTURE.md#pause-hold-release, "Who listens"), with real guards
- * (lib/guard on the real broker) polling a loopback Lazarus that records their heartbeats.
+ * (packages/guard on the real broker) polling a loopback Lazarus that records their heartbeats.
  */
 describe('who listens: guards counted from their polls', () => {
   let db: TestDb
@@ -65,7 +65,7 @@ describe('who listens: guards counted from their polls', () => {
       await ch.deleteQueue(work).catch(() => {})
       await app.close().catch(() => {})
     }
-    await closeControlPublisher()
+    await closeComposition()
     await topology.cleanup()
     await db?.drop()
   })
@@ -81,7 +81,7 @@ describe('who listens: guards counted from their polls', () => {
 
     // A pause while Lazarus cannot answer it: it still listens (it polled a moment ago) but holds an older version.
     unreachable = true
-    const pause = await createPause({ db, input: { sourceId, queue: work, entityKey: 'order-7', reason: 'listeners' }, actor: 'ann', allowAnyQueue: true })
+    const pause = await createPause({ db, control: composition().control, input: { sourceId, queue: work, entityKey: 'order-7', reason: 'listeners' }, actor: 'ann', allowAnyQueue: true })
     expect(await status()).toEqual({ listening: 1, upToDate: 0 })
     expect(Number(await heldByA())).toBeLessThan(pause.version)
     // The people's list says the same beside the pause.
@@ -103,7 +103,7 @@ describe('who listens: guards counted from their polls', () => {
     await db.sql.query(`DELETE FROM guard_heartbeats WHERE instance = 'old-host-1-00000000'`)
 
     // A resume is a change too; both guards catch up with it.
-    await resumePause({ db, id: pause.id, actor: 'ann' })
+    await resumePause({ db, control: composition().control, id: pause.id, actor: 'ann' })
     await until({ listening: 2, upToDate: 2 }, 'both guards to hear the resume')
     expect(a.pauses()).toEqual([])
 

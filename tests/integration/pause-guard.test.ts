@@ -5,16 +5,16 @@ import { queueDepth, uniqueName, waitFor } from '../helpers/broker'
 import { drainQueues } from '../helpers/drainer'
 import { servePausesApi } from '../helpers/pause-api-server'
 import type { Drainer } from '@/lib/server/engines/drainer/drainer'
-import { createGuard, type Guard, type HoldEvent } from '@/lib/guard'
-import { HELD_ENTITY_HEADER, HELD_FROM_HEADER, HELD_ID_HEADER, RELEASE_HEADER } from '@/lib/guard/protocol'
+import { createGuard, type Guard, type HoldEvent } from '@/packages/guard/src'
+import { HELD_ENTITY_HEADER, HELD_FROM_HEADER, HELD_ID_HEADER, RELEASE_HEADER } from '@/packages/guard/src/protocol'
 import { listGroups } from '@/lib/server/groups/list-groups'
-import { closeControlPublisher } from '@/lib/server/pauses/control-events'
 import { createPause } from '@/lib/server/pauses/create-pause'
 import { insertPauses } from '@/lib/server/pauses/insert-pause'
 import { listPauses } from '@/lib/server/pauses/list-pauses'
 import { resumePause } from '@/lib/server/pauses/resume-pause'
 import type { PauseRuntime } from '@/lib/server/engines/release/pause-runtime'
 import { isolatePauseTopology } from '../helpers/pause-topology'
+import { closeComposition, composition } from '@/lib/server/platform/process/composition'
 
 const topology = isolatePauseTopology()
 
@@ -89,7 +89,7 @@ describe('guard, hold and the hold source', () => {
       for (const q of [dlq, work]) await ch.deleteQueue(q).catch(() => {})
       await app.close().catch(() => {})
     }
-    await closeControlPublisher()
+    await closeComposition()
     await topology.cleanup()
     await db?.drop()
   })
@@ -99,7 +99,7 @@ describe('guard, hold and the hold source', () => {
   it("holds a paused entity's messages in lazarus.hold; the drainer stores them held, with held_from; others pass", async () => {
     main = await startConsumer(work)
     await main.guard.ready()
-    const pause = await createPause({ db, input: { sourceId, queue: work, entityKey: 'order-1', reason: 'stock sync broken' }, actor: 'ann', allowAnyQueue: true })
+    const pause = await createPause({ db, control: composition().control, input: { sourceId, queue: work, entityKey: 'order-1', reason: 'stock sync broken' }, actor: 'ann', allowAnyQueue: true })
     // Learnt at once: the control event makes the guard re-read the list (polled only every minute here).
     await waitFor(async () => main.guard.pauses().some((p) => p.id === pause.id), { what: 'the guard to learn the pause' })
 
@@ -145,14 +145,14 @@ describe('guard, hold and the hold source', () => {
     // asserted: a late event of an earlier test, on a loaded machine, may legitimately make it re-read sooner.)
     const [lost] = await db.sql.transaction((tx) => insertPauses({ sql: tx, actor: 'ann', pauses: [{ sourceId, vhost: '/', queue: work, entityKey: 'order-8', entityKeyRule: RULE, reason: 'lost' }] }))
     // ...then the next event arrives: the list it makes the guard read has both.
-    const next = await createPause({ db, input: { sourceId, queue: work, entityKey: 'order-9', reason: 'next' }, actor: 'ann', allowAnyQueue: true })
+    const next = await createPause({ db, control: composition().control, input: { sourceId, queue: work, entityKey: 'order-9', reason: 'next' }, actor: 'ann', allowAnyQueue: true })
     await waitFor(async () => main.guard.pauses().some((p) => p.id === lost.id) && main.guard.pauses().some((p) => p.id === next.id), { what: 'both pauses known' })
     expect(api.requests()).toBeGreaterThan(before)
   })
 
   it('a message held after its pause ended is released by the straggler sweep', async () => {
-    const pause = await createPause({ db, input: { sourceId, queue: work, entityKey: 'order-5', reason: 'short' }, actor: 'ann', allowAnyQueue: true })
-    expect((await resumePause({ db, id: pause.id, actor: 'ann' })).status).toBe('resumed')
+    const pause = await createPause({ db, control: composition().control, input: { sourceId, queue: work, entityKey: 'order-5', reason: 'short' }, actor: 'ann', allowAnyQueue: true })
+    expect((await resumePause({ db, control: composition().control, id: pause.id, actor: 'ann' })).status).toBe('resumed')
     await waitFor(async () => !main.guard.pauses().some((p) => p.id === pause.id), { what: 'the guard to learn the resume' })
     await publish(work, [{ orderId: 'order-5', n: 1 }])
     await waitFor(async () => main.handled.some((h) => h.orderId === 'order-5'), { what: 'order-5 handled after the resume' })
@@ -177,7 +177,7 @@ describe('guard, hold and the hold source', () => {
     const late = uniqueName('late_work')
     const ch = await app.createChannel()
     await ch.assertQueue(late, { durable: false })
-    const pause = await createPause({ db, input: { sourceId, queue: late, entityKey: 'order-7', reason: 'before the guard' }, actor: 'ann', allowAnyQueue: true })
+    const pause = await createPause({ db, control: composition().control, input: { sourceId, queue: late, entityKey: 'order-7', reason: 'before the guard' }, actor: 'ann', allowAnyQueue: true })
     const before = api.requests()
     const consumer = await startConsumer(late)
     expect(api.requests()).toBeGreaterThan(before)
@@ -194,7 +194,7 @@ describe('guard, hold and the hold source', () => {
     await ch.assertQueue(queue, { durable: false })
     const consumer = await startConsumer(queue)
     expect(consumer.consumer.consumerTag).toEqual(expect.any(String))
-    const pause = await createPause({ db, input: { sourceId, queue, entityKey: null, reason: 'downstream maintenance' }, actor: 'ann', allowAnyQueue: true })
+    const pause = await createPause({ db, control: composition().control, input: { sourceId, queue, entityKey: null, reason: 'downstream maintenance' }, actor: 'ann', allowAnyQueue: true })
     await waitFor(async () => consumer.consumer.paused && consumer.consumer.consumerTag === null, { what: 'the consumer to stop' })
     expect((await ch.checkQueue(queue)).consumerCount).toBe(0)
 
@@ -203,7 +203,7 @@ describe('guard, hold and the hold source', () => {
     expect(consumer.handled).toEqual([])
     expect(await queueDepth(queue)).toBe(3)
 
-    expect((await resumePause({ db, id: pause.id, actor: 'ann' })).status).toBe('resumed')
+    expect((await resumePause({ db, control: composition().control, id: pause.id, actor: 'ann' })).status).toBe('resumed')
     await waitFor(async () => consumer.handled.length === 3, { what: 'consumption to resume' })
     expect(consumer.handled.map((h) => h.n)).toEqual([1, 2, 3])
     expect(consumer.consumer.paused).toBe(false)

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ChannelModel } from '@/lib/server/platform/broker/amqplib'
 import type { Drainer } from '@/lib/server/engines/drainer/drainer'
-import { HELD_ENTITY_HEADER, HELD_FROM_HEADER, HELD_ID_HEADER, RELEASE_HEADER } from '@/lib/guard/protocol'
-import { closeControlPublisher } from '@/lib/server/pauses/control-events'
+import { HELD_ENTITY_HEADER, HELD_FROM_HEADER, HELD_ID_HEADER, RELEASE_HEADER } from '@/packages/guard/src/protocol'
 import { createPause } from '@/lib/server/pauses/create-pause'
 import { listPauses } from '@/lib/server/pauses/list-pauses'
 import { resumePause } from '@/lib/server/pauses/resume-pause'
@@ -13,6 +12,7 @@ import { drainQueues } from '../helpers/drainer'
 import { isolatePauseTopology } from '../helpers/pause-topology'
 import { collect, startTestExecutor, waitForJob } from '../helpers/replay'
 import { createTestDb, type TestDb } from '../helpers/test-db'
+import { closeComposition, composition } from '@/lib/server/platform/process/composition'
 
 const topology = isolatePauseTopology()
 
@@ -63,12 +63,12 @@ describe('held messages no pause explains are stored, flagged and never released
     return rows
   }
 
-  const pause = (queue: string, entityKey: string | null) => createPause({ db, input: { sourceId, queue, entityKey, reason: 'test' }, actor: 'ann', allowAnyQueue: true })
+  const pause = (queue: string, entityKey: string | null) => createPause({ db, control: composition().control, input: { sourceId, queue, entityKey, reason: 'test' }, actor: 'ann', allowAnyQueue: true })
 
   beforeAll(async () => {
     topology.assertConfigured()
     db = await createTestDb()
-    runtime = await startPauseRuntime({ db, config: topology.config, sweepMs: 200 })
+    runtime = await startPauseRuntime({ db, control: composition().brokers.control, config: topology.config, sweepMs: 200 })
     await runtime.topologyReady
     app = await brokerConnection()
     const setup = await app.createChannel()
@@ -90,7 +90,7 @@ describe('held messages no pause explains are stored, flagged and never released
       for (const q of queues) await ch.deleteQueue(q).catch(() => {})
       await app.close().catch(() => {})
     }
-    await closeControlPublisher()
+    await closeComposition()
     await topology.cleanup()
     await db?.drop()
   })
@@ -116,7 +116,7 @@ describe('held messages no pause explains are stored, flagged and never released
     // A pause of that queue created afterwards does not adopt them: its resume has nothing of its own to release.
     const later = await pause(victim, null)
     expect(later.held).toBe(0)
-    expect((await resumePause({ db, id: later.id, actor: 'ann' })).status).toBe('resumed')
+    expect((await resumePause({ db, control: composition().control, id: later.id, actor: 'ann' })).status).toBe('resumed')
     await sleep(600)
     expect((await heldFrom(victim)).map((r) => [r.status, r.released])).toEqual([['held', 0], ['held', 0]])
     expect(await queueDepth(victim)).toBe(0)
@@ -125,9 +125,9 @@ describe('held messages no pause explains are stored, flagged and never released
   it('a hold arriving 5 minutes after its pause ended goes back to the queue; 11 minutes after, it stays held and flagged', async () => {
     const work = await newQueue('hsec_work')
     const ended11 = await pause(work, 'order-11')
-    await resumePause({ db, id: ended11.id, actor: 'ann' })
+    await resumePause({ db, control: composition().control, id: ended11.id, actor: 'ann' })
     const ended5 = await pause(work, 'order-5')
-    await resumePause({ db, id: ended5.id, actor: 'ann' })
+    await resumePause({ db, control: composition().control, id: ended5.id, actor: 'ann' })
     const setTimes = `UPDATE pauses SET created_at = now() - interval '40 minutes', resumed_at = now() - $2::int * interval '1 minute' WHERE id = $1::bigint`
     await db.sql.query(setTimes, [ended11.id, 11])
     await db.sql.query(setTimes, [ended5.id, 5])
@@ -161,7 +161,7 @@ describe('held messages no pause explains are stored, flagged and never released
     // The pause counts only what it will send back.
     expect((await listPauses({ db, status: 'active' })).pauses.find((p) => p.id === paused.id)?.held).toBe(2)
 
-    const resumed = await resumePause({ db, id: paused.id, actor: 'ann' })
+    const resumed = await resumePause({ db, control: composition().control, id: paused.id, actor: 'ann' })
     expect(resumed.status).toBe('releasing')
     const job = await waitForJob(db.sql, resumed.replayJobId!)
     expect(job).toMatchObject({ status: 'completed', total: 2, released: 2 })

@@ -3,12 +3,12 @@ import { createHash } from 'node:crypto'
 import { AppError } from '@/lib/server/platform/errors/app-error'
 import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
 import type { IngestRow } from '@/lib/server/ingest/types'
-import { closeControlPublisher } from '@/lib/server/pauses/control-events'
 import { createPause } from '@/lib/server/pauses/create-pause'
 import { registerHoldSource } from '@/lib/server/engines/release/release-store'
 import { createPauseSchema } from '@/lib/shared/schemas/pause'
 import { isolatePauseTopology } from '../helpers/pause-topology'
 import { createTestDb, type TestDb } from '../helpers/test-db'
+import { closeComposition, composition } from '@/lib/server/platform/process/composition'
 
 const topology = isolatePauseTopology()
 
@@ -38,7 +38,7 @@ describe('which queues a pause may name', () => {
   let bareId: string
   let holdId: string
   const pause = (body: Record<string, unknown>, allowAnyQueue?: boolean) =>
-    createPause({ db, input: createPauseSchema.parse({ reason: 'scope test', ...body }), actor: 'op', ...(allowAnyQueue === undefined ? {} : { allowAnyQueue }) })
+    createPause({ db, control: composition().control, input: createPauseSchema.parse({ reason: 'scope test', ...body }), actor: 'op', ...(allowAnyQueue === undefined ? {} : { allowAnyQueue }) })
   const refusal = async (body: Record<string, unknown>) => {
     const error = await pause(body).then(() => null, (e: unknown) => e)
     expect(error).toBeInstanceOf(AppError)
@@ -59,7 +59,7 @@ describe('which queues a pause may name', () => {
   })
 
   afterAll(async () => {
-    await closeControlPublisher()
+    await closeComposition()
     await topology.cleanup()
     await db?.drop()
   })

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ChannelModel } from '@/lib/server/platform/broker/amqplib'
 import type { Drainer } from '@/lib/server/engines/drainer/drainer'
-import { createGuard, type Guard, type HoldEvent } from '@/lib/guard'
-import { closeControlPublisher } from '@/lib/server/pauses/control-events'
+import { createGuard, type Guard, type HoldEvent } from '@/packages/guard/src'
 import { listPauses } from '@/lib/server/pauses/list-pauses'
 import { startPauseRuntime, type PauseRuntime } from '@/lib/server/engines/release/pause-runtime'
 import { createReplay } from '@/lib/server/replay/create-replay'
@@ -14,6 +13,7 @@ import { servePausesApi } from '../helpers/pause-api-server'
 import { deadLetterThrough, declareWorkTopology, startTestExecutor, waitForJob } from '../helpers/replay'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 import { isolatePauseTopology } from '../helpers/pause-topology'
+import { closeComposition, composition } from '@/lib/server/platform/process/composition'
 
 const topology = isolatePauseTopology()
 
@@ -21,7 +21,7 @@ type Order = { orderId: string; step: string; headers?: Record<string, unknown> 
 
 /**
  * The issue's pause test: an entity with 3 dead letters is paused; 5 new messages for it and others for other
- * entities are published; the replay runs; the consumer built on lib/guard handled the entity's 8 messages in order
+ * entities are published; the replay runs; the consumer built on the guard (packages/guard) handled the entity's 8 messages in order
  * (the 3 old, then the 5 new) and never held another entity's message.
  */
 describe('pause, hold, replay, release, resume: end to end', () => {
@@ -48,7 +48,7 @@ describe('pause, hold, replay, release, resume: end to end', () => {
   beforeAll(async () => {
     topology.assertConfigured()
     db = await createTestDb()
-    runtime = await startPauseRuntime({ db, config: topology.config, sweepMs: 300 })
+    runtime = await startPauseRuntime({ db, control: composition().brokers.control, config: topology.config, sweepMs: 300 })
     await runtime.topologyReady
     app = await brokerConnection()
     const setup = await app.createChannel()
@@ -72,7 +72,7 @@ describe('pause, hold, replay, release, resume: end to end', () => {
       await ch.deleteExchange(names.exchange).catch(() => {})
       await app.close().catch(() => {})
     }
-    await closeControlPublisher()
+    await closeComposition()
     await topology.cleanup()
     await db?.drop()
   })
@@ -101,7 +101,7 @@ describe('pause, hold, replay, release, resume: end to end', () => {
 
     // 3. The operator replays E's dead letters; the source is order-sensitive, so E is paused first. No executor
     //    has picked the job up yet.
-    const job = (await createReplay({ db, input: { selection: { ids: dead.map((d) => d.id) }, target: { type: 'queue' }, ratePerSecond: 200 }, actor: 'ann' })) as ReplayCreatedDto
+    const job = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids: dead.map((d) => d.id) }, target: { type: 'queue' }, ratePerSecond: 200 }, actor: 'ann' })) as ReplayCreatedDto
     expect(job.plan.pauseEntities).toBe(true)
     await waitFor(async () => guard.pauses().some((p) => p.entityKey === 'E'), { what: 'the guard to learn that E is paused' })
 

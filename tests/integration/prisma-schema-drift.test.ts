@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { compareSchema, readDatabase, readPrismaSchema, type Allowances, type DatabaseSide } from '../helpers/prisma-schema-drift'
+import { CHECK_CONSTRAINTS } from '@/prisma/check-constraints'
+import { compareCheckConstraints, compareSchema, readCheckConstraints, readDatabase, readPrismaSchema, type Allowances, type DatabaseSide, type DbCheck } from '../helpers/prisma-schema-drift'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 
 /**
@@ -9,6 +10,7 @@ import { createTestDb, type TestDb } from '../helpers/test-db'
  * database, because it types the Prisma client and is what anyone reads to learn the tables. Nothing else keeps the
  * two in step (the Prisma CLI cannot diff them on our machines), so this test migrates a fresh database and compares
  * it with the schema's DMMF: tables, columns, native types, nullability, defaults, keys, indexes and foreign keys.
+ * The schema cannot declare CHECK constraints; they are compared with prisma/check-constraints.ts, which says why.
  *
  * A difference means the schema is wrong (fix prisma/schema.prisma, then `npm run db:generate`), unless the SQL is:
  * then a new migration fixes it, never an edit of an applied one.
@@ -58,10 +60,12 @@ const ALLOWANCES: Allowances = {
 describe('prisma/schema.prisma and the SQL migrations', () => {
   let db: TestDb
   let database: DatabaseSide
+  let checks: DbCheck[]
 
   beforeAll(async () => {
     db = await createTestDb('lazarus_drift')
     database = await readDatabase(db.sql)
+    checks = await readCheckConstraints(db.sql)
   })
   afterAll(async () => {
     await db?.drop()
@@ -75,6 +79,44 @@ describe('prisma/schema.prisma and the SQL migrations', () => {
       'The migrations are the record: fix the schema and run `npm run db:generate` (or, if the SQL is wrong, add a migration).',
     ].join('\n')
     expect(differences.length, report).toBe(0)
+  })
+
+  it('create exactly the CHECK constraints prisma/check-constraints.ts lists', () => {
+    const differences = compareCheckConstraints(CHECK_CONSTRAINTS, checks)
+    const report = [
+      `prisma/check-constraints.ts does not match the migrated database's CHECK constraints (${differences.length}):`,
+      ...differences.map((d) => `  - ${d}`),
+      'Update the list with the migration that changed them (or, if the SQL is wrong, add a migration).',
+    ].join('\n')
+    expect(differences.length, report).toBe(0)
+    expect(checks.length).toBe(Object.keys(CHECK_CONSTRAINTS).length)
+  })
+
+  it('reports CHECK constraints that drifted, by name', async () => {
+    const rollback = new Error('rollback')
+    let drifted: DbCheck[] = []
+    await expect(
+      db.sql.transaction(async (tx) => {
+        await tx.exec(`
+          ALTER TABLE replay_jobs DROP CONSTRAINT replay_jobs_status_check;
+          ALTER TABLE replay_jobs ADD CONSTRAINT replay_jobs_status_check CHECK (status IN ('pending', 'running', 'completed', 'cancelled', 'failed', 'halted', 'awaiting_approval', 'scheduled', 'rejected', 'archived'));
+          ALTER TABLE alert_rules DROP CONSTRAINT alert_rules_window_minutes_check;
+          ALTER TABLE alert_rules ADD CONSTRAINT alert_rules_window_minutes_check CHECK (window_minutes BETWEEN 1 AND 60);
+          ALTER TABLE sessions DROP CONSTRAINT sessions_method_check;
+          ALTER TABLE sessions ADD CONSTRAINT sessions_method_check CHECK (method <> 'proxy');
+          ALTER TABLE sources DROP CONSTRAINT sources_kind_check;
+          ALTER TABLE users ADD CONSTRAINT users_email_check CHECK (email <> '');`)
+        drifted = await readCheckConstraints(tx)
+        throw rollback
+      }),
+    ).rejects.toBe(rollback)
+    expect(compareCheckConstraints(CHECK_CONSTRAINTS, drifted).sort()).toEqual([
+      `CHECK "alert_rules_window_minutes_check" on alert_rules: SQL CHECK (((window_minutes >= 1) AND (window_minutes <= 60))), prisma/check-constraints.ts CHECK (((window_minutes >= 1) AND (window_minutes <= 1440)))`,
+      `CHECK "replay_jobs_status_check" on replay_jobs.status: SQL allows 'archived', which REPLAY_JOB_STATUSES (lib/shared/replay-job-machine.ts) does not name; REPLAY_JOB_STATUSES (lib/shared/replay-job-machine.ts) names 'expired', which SQL does not allow`,
+      `CHECK "sessions_method_check" on sessions: prisma/check-constraints.ts lists the values of method, but SQL says CHECK ((method <> 'proxy'::text))`,
+      'CHECK "sources_kind_check" on sources is listed in prisma/check-constraints.ts, but the migrations do not create it',
+      `CHECK "users_email_check" on users in SQL (CHECK ((email <> ''::text))), but not listed in prisma/check-constraints.ts`,
+    ])
   })
 
   // The comparison must see drift in each thing it compares; a reader that compared nothing would pass the test above.

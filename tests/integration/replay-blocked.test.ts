@@ -9,6 +9,7 @@ import type { ReplayCreatedDto } from '@/lib/shared/schemas/replay'
 import { uniqueName, waitFor } from '../helpers/broker'
 import { type ReplayBed, bulkRows, collect, jobState, openReplayBed, startTestExecutor, storeBulk, waitForJob } from '../helpers/replay'
 import type { TestDb } from '../helpers/test-db'
+import { composition } from '@/lib/server/platform/process/composition'
 
 /**
  * docs/rabbitmq.md#connections-and-channels: under a resource alarm RabbitMQ blocks publishing connections. A real
@@ -46,7 +47,7 @@ describe('replay under a broker resource alarm', () => {
   }
 
   async function replay(ids: string[]): Promise<string> {
-    const created = (await createReplay({ db, input: { selection: { ids }, ratePerSecond: 10_000 }, actor: 'ops', settings: replaySettings(getConfig()) })) as ReplayCreatedDto
+    const created = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids }, ratePerSecond: 10_000 }, actor: 'ops', settings: replaySettings(getConfig()) })) as ReplayCreatedDto
     executor?.wake()
     return created.id
   }

@@ -8,6 +8,7 @@ import { brokerConnection, uniqueName } from '../helpers/broker'
 import type { ChannelModel } from '@/lib/server/platform/broker/amqplib'
 import { bulkRows, jobState, storeBulk } from '../helpers/replay'
 import { createTestDb, type TestDb } from '../helpers/test-db'
+import { composition } from '@/lib/server/platform/process/composition'
 
 /**
  * The executor's bookkeeping without a broker: a claim raises the job's claimed_through (the crash-safety mark) and
@@ -30,7 +31,7 @@ describe('replay claims and outcomes', () => {
     await (await connection.createChannel()).assertQueue(work, { durable: false })
     await storeBulk(db.sql, uniqueName('claim_dlq'), bulkRows(5, { originExchange: 'amq.direct', originKey: 'k', originQueue: work }))
     const { rows } = await db.sql.query<{ id: string }>('SELECT id::text FROM error_groups')
-    job = (await createReplay({ db, input: { selection: { groupId: rows[0].id }, target: { type: 'queue' } }, actor: 'claim-test' })) as ReplayCreatedDto
+    job = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { groupId: rows[0].id }, target: { type: 'queue' } }, actor: 'claim-test' })) as ReplayCreatedDto
   })
   afterAll(async () => {
     await (await connection?.createChannel())?.deleteQueue(work).catch(() => {})

@@ -17,6 +17,7 @@ import { drainQueues } from '../helpers/drainer'
 import { collect, deadLetterThrough, declareWorkTopology, startTestExecutor, waitForJob } from '../helpers/replay'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 import { EVERY_BROKER_TYPE } from '../helpers/typed-headers'
+import { composition } from '@/lib/server/platform/process/composition'
 
 const MISSING_PREFIX = uniqueName('missing_x')
 
@@ -60,7 +61,7 @@ describe('replay delivery', () => {
   const stored = async (where: string, params: unknown[] = []) =>
     (await db.sql.query<Stored>(`SELECT id::text, headers, status, status_reason FROM dead_letters JOIN message_statuses ON dead_letter_id = id WHERE ${where} ORDER BY id`, params)).rows
   const storedCount = async () => (await db.sql.query<{ n: number }>('SELECT count(*)::int AS n FROM dead_letters')).rows[0].n
-  const replay = async (input: Parameters<typeof createReplay>[0]['input'], actor = 'alice') => (await createReplay({ db, input, actor })) as ReplayCreatedDto
+  const replay = async (input: Parameters<typeof createReplay>[0]['input'], actor = 'alice') => (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input, actor })) as ReplayCreatedDto
 
   beforeAll(async () => {
     db = await createTestDb()
@@ -154,18 +155,18 @@ describe('replay delivery', () => {
 
   it('reports a fan-out in the plan and refuses it without allowFanOut', async () => {
     const ids = (await stored(`properties->>'messageId' IN ('fan-0', 'fan-1', 'fan-2')`)).map((r) => r.id)
-    const dry = (await createReplay({ db, input: { selection: { ids }, dryRun: true }, actor: 'alice' })) as ReplayDryRunDto
+    const dry = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids }, dryRun: true }, actor: 'alice' })) as ReplayDryRunDto
     expect(dry.plan.targets).toEqual([
       expect.objectContaining({ exchange: fan.exchange, routingKey: fan.key, messages: 3, queues: 2, queueNames: [fan.other, fan.work].sort(), fansOut: true }),
     ])
     expect(dry.plan.canRun).toBe(false)
     expect(dry.plan.warnings.join(' ')).toMatch(/routes to 2 queues/)
-    await expect(createReplay({ db, input: { selection: { ids } }, actor: 'alice' })).rejects.toThrow(AppError)
+    await expect(createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids } }, actor: 'alice' })).rejects.toThrow(AppError)
     const refused = await replaysRoute.POST(new Request('http://lazarus.test/api/replays', { method: 'POST', body: JSON.stringify({ selection: { ids } }), headers: ADMIN_AUTH }), { params: Promise.resolve({}) })
     expect(refused.status).toBe(422)
     expect((await refused.json()).error.message).toMatch(/allowFanOut/)
     expect((await stored(`id = ANY($1::bigint[])`, [ids])).map((r) => r.status)).toEqual(['dead', 'dead', 'dead'])
-    const allowed = (await createReplay({ db, input: { selection: { ids }, allowFanOut: true, dryRun: true }, actor: 'alice' })) as ReplayDryRunDto
+    const allowed = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids }, allowFanOut: true, dryRun: true }, actor: 'alice' })) as ReplayDryRunDto
     expect(allowed.plan.canRun).toBe(true)
   })
 
@@ -207,7 +208,7 @@ describe('replay delivery', () => {
     expect(items[0].error).toContain(lonely)
     // Nothing disappeared: the stored copies are all there, and they can be replayed again.
     expect(await storedCount()).toBe(before)
-    const again = (await createReplay({ db, input: { selection: { ids }, target: { type: 'queue' }, dryRun: true }, actor: 'alice' })) as ReplayDryRunDto
+    const again = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids }, target: { type: 'queue' }, dryRun: true }, actor: 'alice' })) as ReplayDryRunDto
     expect(again.plan.replayable).toBe(3)
     const detail = await getMessage({ db, id: ids[0] })
     expect(detail.statusReason).toMatch(/unroutable/)
@@ -217,14 +218,14 @@ describe('replay delivery', () => {
   it('refuses a target exchange that does not exist', async () => {
     const ids = (await stored(`properties->>'messageId' = 'fan-6'`)).map((r) => r.id)
     const missing = `${MISSING_PREFIX}${randomBytes(4).toString('hex')}`
-    const dry = (await createReplay({ db, input: { selection: { ids }, target: { type: 'custom', exchange: missing, routingKey: 'k' }, dryRun: true }, actor: 'a' })) as ReplayDryRunDto
+    const dry = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids }, target: { type: 'custom', exchange: missing, routingKey: 'k' }, dryRun: true }, actor: 'a' })) as ReplayDryRunDto
     expect(dry.plan).toMatchObject({ canRun: false, targets: [{ exchange: missing, exists: false, queues: 0 }] })
-    await expect(createReplay({ db, input: { selection: { ids }, target: { type: 'custom', exchange: missing, routingKey: 'k' } }, actor: 'a' })).rejects.toMatchObject({ code: 'unprocessable' })
+    await expect(createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids }, target: { type: 'custom', exchange: missing, routingKey: 'k' } }, actor: 'a' })).rejects.toMatchObject({ code: 'unprocessable' })
   })
 
   it('excludes messages that are not dead', async () => {
     const [original] = await stored(`properties->>'messageId' = 'msg-1'`)
-    const dry = (await createReplay({ db, input: { selection: { groupId: (await db.sql.query<{ g: string }>('SELECT group_id::text AS g FROM dead_letters WHERE id = $1::bigint', [original.id])).rows[0].g }, dryRun: true }, actor: 'a' })) as ReplayDryRunDto
+    const dry = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { groupId: (await db.sql.query<{ g: string }>('SELECT group_id::text AS g FROM dead_letters WHERE id = $1::bigint', [original.id])).rows[0].g }, dryRun: true }, actor: 'a' })) as ReplayDryRunDto
     expect(dry.plan.excluded).toContainEqual({ reason: 'not-dead', count: 1, sampleIds: [original.id] })
     expect(sourceId).toBeTruthy()
   })

@@ -9,6 +9,7 @@ import type { ReplayCreatedDto, ReplayDryRunDto } from '@/lib/shared/schemas/rep
 import { uniqueName } from '../helpers/broker'
 import { type ReplayBed, bulkRows, collect, openReplayBed, startTestExecutor, storeBulk, waitForJob } from '../helpers/replay'
 import type { TestDb } from '../helpers/test-db'
+import { composition } from '@/lib/server/platform/process/composition'
 
 // docs/rabbitmq.md#size-limits: sizes are checked before publishing; a message that cannot go out is reported "cannot
 // replay" and never takes the channel (or the rest of the job) down with it.
@@ -43,7 +44,7 @@ describe('replay size limits', () => {
 
   it('excludes oversized bodies and header tables in the plan', async () => {
     const settings = replaySettings(getConfig(), { maxBodyBytes: 2048 })
-    const { plan } = (await createReplay({ db, input: { selection: { ids }, dryRun: true }, actor: 'a', settings })) as ReplayDryRunDto
+    const { plan } = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids }, dryRun: true }, actor: 'a', settings })) as ReplayDryRunDto
     expect(plan).toMatchObject({ matched: 5, replayable: 3, canRun: true })
     expect(plan.excluded).toEqual([
       { reason: 'too-large', count: 1, sampleIds: [ids[2]] },
@@ -54,7 +55,7 @@ describe('replay size limits', () => {
   it('reports what slipped past the plan as "cannot replay" and publishes the rest on the same channel', async () => {
     // Planned with a larger body limit than the executor's, and a header table that grew after planning.
     const loose = replaySettings(getConfig(), { maxBodyBytes: 1024 * 1024 })
-    const created = (await createReplay({ db, input: { selection: { ids: ids.slice(0, 4) } }, actor: 'a', settings: loose })) as ReplayCreatedDto
+    const created = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids: ids.slice(0, 4) } }, actor: 'a', settings: loose })) as ReplayCreatedDto
     expect(created.plan.replayable).toBe(4)
     await db.sql.query('UPDATE dead_letters SET headers = $2::json WHERE id = $1::bigint', [ids[1], hugeHeaders])
     // Started only now: an executor polling meanwhile could claim the job before the header table grew.
@@ -75,7 +76,7 @@ describe('replay size limits', () => {
     await channel.assertQueue(full, { durable: false, arguments: { 'x-max-length': 1, 'x-overflow': 'reject-publish' } })
     const rows = bulkRows(3, { originExchange: '', originKey: full, originQueue: full, start: 500 })
     const source = await storeBulk(db.sql, uniqueName('lim_dlq_full'), rows)
-    const created = (await createReplay({ db, input: { selection: { filter: { source } }, target: { type: 'queue' }, ratePerSecond: 20 }, actor: 'a' })) as ReplayCreatedDto
+    const created = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { filter: { source } }, target: { type: 'queue' }, ratePerSecond: 20 }, actor: 'a' })) as ReplayCreatedDto
     executor.wake()
     const job = await waitForJob(db.sql, created.id)
     expect(job).toMatchObject({ status: 'completed', confirmed: 1, failed: 2 })
@@ -90,7 +91,7 @@ describe('replay size limits', () => {
     await edit(ids[4], { headers: [{ name: 'note', value: { t: 'S', v: 'short' } }] }) // drops the huge header table
     await edit(ids[1], { headers: [], body: { kind: 'json', text: JSON.stringify({ n: 1, pad: 'p'.repeat(3000) }) } }) // grows past it
     const settings = replaySettings(getConfig(), { maxBodyBytes: 2048 })
-    const { plan } = (await createReplay({ db, input: { selection: { ids: [ids[1], ids[2], ids[4]] }, dryRun: true }, actor: 'a', settings })) as ReplayDryRunDto
+    const { plan } = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids: [ids[1], ids[2], ids[4]] }, dryRun: true }, actor: 'a', settings })) as ReplayDryRunDto
     expect(plan).toMatchObject({ matched: 3, replayable: 2 })
     expect(plan.excluded).toEqual([{ reason: 'too-large', count: 1, sampleIds: [ids[1]] }])
   })

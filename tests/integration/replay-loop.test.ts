@@ -9,6 +9,7 @@ import { brokerConnection, uniqueName, waitFor } from '../helpers/broker'
 import { drainQueues } from '../helpers/drainer'
 import { deadLetterThrough, declareWorkTopology, deleteWorkTopology, startTestExecutor, waitForJob } from '../helpers/replay'
 import { createTestDb, type TestDb } from '../helpers/test-db'
+import { composition } from '@/lib/server/platform/process/composition'
 
 const CAP = 5
 
@@ -52,7 +53,7 @@ describe('replay loops', () => {
     expect(root).toMatchObject({ lineage_origin_id: null, replay_count: 0, lineage_replay_id: null })
     let current = root
     for (let n = 1; n <= CAP; n++) {
-      const created = (await createReplay({ db, input: { selection: { ids: [current.id] } }, actor: 'loop-test' })) as ReplayCreatedDto
+      const created = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids: [current.id] } }, actor: 'loop-test' })) as ReplayCreatedDto
       expect(await waitForJob(db.sql, created.id)).toMatchObject({ status: 'completed', confirmed: 1 })
       const { rows: items } = await db.sql.query<{ replay_id: string }>('SELECT replay_id FROM replay_items WHERE job_id = $1::bigint', [created.id])
       const next = await waitFor(async () => (await rows()).find((r) => r.lineage_replay_id === items[0].replay_id), { what: `copy ${n} back in the DLQ`, timeoutMs: 20_000 })
@@ -68,11 +69,11 @@ describe('replay loops', () => {
     }
 
     expect(await rows()).toHaveLength(CAP + 1)
-    const plan = ((await createReplay({ db, input: { selection: { ids: [current.id] }, dryRun: true }, actor: 'loop-test' })) as ReplayDryRunDto).plan
+    const plan = ((await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids: [current.id] }, dryRun: true }, actor: 'loop-test' })) as ReplayDryRunDto).plan
     expect(plan).toMatchObject({ matched: 1, replayable: 0, canRun: false, excluded: [{ reason: 'replay-cap', count: 1, sampleIds: [current.id] }] })
-    await expect(createReplay({ db, input: { selection: { ids: [current.id] } }, actor: 'loop-test' })).rejects.toMatchObject({ code: 'unprocessable' })
+    await expect(createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids: [current.id] } }, actor: 'loop-test' })).rejects.toMatchObject({ code: 'unprocessable' })
     // The whole lineage at once: only the last copy is dead, and it is over the cap.
-    const lineage = ((await createReplay({ db, input: { selection: { filter: { status: 'dead' } }, dryRun: true }, actor: 'loop-test' })) as ReplayDryRunDto).plan
+    const lineage = ((await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { filter: { status: 'dead' } }, dryRun: true }, actor: 'loop-test' })) as ReplayDryRunDto).plan
     expect(lineage.replayable).toBe(0)
   })
 })

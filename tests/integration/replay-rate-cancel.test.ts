@@ -8,6 +8,7 @@ import * as cancelRoute from '@/app/api/replays/[id]/cancel/route'
 import { uniqueName, waitFor } from '../helpers/broker'
 import { type ReplayBed, bulkRows, jobState, openReplayBed, startTestExecutor, storeBulk, waitForJob } from '../helpers/replay'
 import type { TestDb } from '../helpers/test-db'
+import { composition } from '@/lib/server/platform/process/composition'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -39,7 +40,7 @@ describe('replay rate limit and cancel', () => {
 
   it('holds the job rate within 10%', async () => {
     arrivals.length = 0
-    const created = (await createReplay({ db, input: { selection: { filter: { source: rateSource } }, ratePerSecond: 200, confirmCount: 1_000 }, actor: 'rate-test' })) as ReplayCreatedDto
+    const created = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { filter: { source: rateSource } }, ratePerSecond: 200, confirmCount: 1_000 }, actor: 'rate-test' })) as ReplayCreatedDto
     expect(created.plan).toMatchObject({ replayable: 1_000, ratePerSecond: 200, estimatedSeconds: 5 })
     await waitForJob(db.sql, created.id)
     expect(arrivals).toHaveLength(1_000)
@@ -58,7 +59,7 @@ describe('replay rate limit and cancel', () => {
   // accounted for.
   it('stops publishing once cancelled, and leaves the rest dead', async () => {
     arrivals.length = 0
-    const created = (await createReplay({ db, input: { selection: { filter: { source: cancelSource } }, ratePerSecond: 200, confirmCount: 2_000 }, actor: 'alice' })) as ReplayCreatedDto
+    const created = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { filter: { source: cancelSource } }, ratePerSecond: 200, confirmCount: 2_000 }, actor: 'alice' })) as ReplayCreatedDto
     await waitFor(async () => arrivals.length >= 300, { what: '300 arrivals', timeoutMs: 20_000, intervalMs: 10 })
     const response = await cancelRoute.POST(
       new Request(`http://lazarus.test/api/replays/${created.id}/cancel`, { method: 'POST', headers: { authorization: (await createTestUser(db, 'bob', [{ role: 'operator' }])).authorization } }),

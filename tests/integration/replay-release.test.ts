@@ -7,6 +7,7 @@ import type { ReplayCreatedDto } from '@/lib/shared/schemas/replay'
 import { uniqueName } from '../helpers/broker'
 import { type ReplayBed, bulkRows, collect, openReplayBed, startTestExecutor, storeBulk, waitForJob } from '../helpers/replay'
 import type { TestDb } from '../helpers/test-db'
+import { composition } from '@/lib/server/platform/process/composition'
 
 // An order-sensitive source: the replay pauses the entity, publishes its dead letters (marked x-lazarus-release so a
 // guard lets them through), then the messages held for it meanwhile, in arrival order, then resumes the pause.
@@ -31,7 +32,7 @@ describe('replay with paused entities', () => {
   it('replays the entity, then releases what was held for it, then resumes', async () => {
     const dlqSource = await storeBulk(db.sql, uniqueName('rel_dlq'), bulkRows(2, { originExchange: exchange, originKey: 'k', originQueue: work, entity: () => 'order-7' }))
     await db.sql.query(`UPDATE sources SET order_sensitive = true, entity_key = '{"kind":"jsonPointer","pointer":"/orderId"}' WHERE id = $1::bigint`, [dlqSource])
-    const created = (await createReplay({ db, input: { selection: { filter: { source: dlqSource } } }, actor: 'erin' })) as ReplayCreatedDto
+    const created = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { filter: { source: dlqSource } } }, actor: 'erin' })) as ReplayCreatedDto
     expect(created.plan).toMatchObject({ pauseEntities: true, entities: { count: 1, orderSensitive: 1 } })
     const { rows: pauses } = await db.sql.query<{ id: string; queue: string; entity_key: string; status: string }>(
       'SELECT id::text, queue, entity_key, status FROM pauses WHERE replay_job_id = $1::bigint',

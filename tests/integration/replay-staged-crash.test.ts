@@ -8,7 +8,9 @@ import type { ReplayCreatedDto } from '@/lib/shared/schemas/replay'
 import { uniqueName, waitFor } from '../helpers/broker'
 import { type ReplayBed, bulkRows, jobState, openReplayBed, replayIdOf, storeBulk, waitForJob } from '../helpers/replay'
 import type { TestDb } from '../helpers/test-db'
+import { bySize } from '../helpers/soak'
 import { exited, spawnWorker } from '../helpers/worker-process'
+import { composition } from '@/lib/server/platform/process/composition'
 
 /*
  * Halt under crash (issue 18): the executor runs in a child process (npm run worker's entry point) that the test
@@ -106,35 +108,38 @@ describe('staged replays under SIGKILL', () => {
   })
 
   it('SIGKILLed while publishing a ramp stage: the job resumes in that stage, and only what was in flight goes out twice', async () => {
-    const TOTAL = 4_000
+    const TOTAL = bySize(2_000, 4_000)
+    // The stages' last items: the canary (1 %), then the ramps of 10, 50 and 100 %.
+    const [CANARY, RAMP1, RAMP2] = [TOTAL / 100, TOTAL / 10, TOTAL / 2]
     const ids = await incident(TOTAL, 0)
     const listener = await listen(bed.connection, work)
     try {
       // Windows of 0: every stage starts as soon as the one before has its outcomes, so the kill lands in a ramp.
       const created = (await createReplay({
         db,
+        control: composition().control, replayWork: composition().replayWork,
         input: { selection: { ids }, ratePerSecond: 600, confirmCount: TOTAL, staging: { canaryPercent: 1, windowSeconds: 0, rampPercents: [10, 50, 100] } },
         actor: 'stagecrash-test',
       })) as ReplayCreatedDto
-      expect(created.plan.staging?.stages.map((s) => s.throughSeq)).toEqual([40, 400, 2_000, 4_000])
+      expect(created.plan.staging?.stages.map((s) => s.throughSeq)).toEqual([CANARY, RAMP1, RAMP2, TOTAL])
 
       const worker = start()
-      // Stage 2 (items 401..2000) is half out: the canary and the first ramp passed.
-      await waitFor(async () => (await jobState(db.sql, created.id)).confirmed >= 1_000 || worker.exitCode !== null, { timeoutMs: 60_000, intervalMs: 10, what: '1000 confirmed' })
+      // Stage 2 (items RAMP1 + 1 … RAMP2) is half out: the canary and the first ramp passed.
+      await waitFor(async () => (await jobState(db.sql, created.id)).confirmed >= TOTAL / 4 || worker.exitCode !== null, { timeoutMs: 60_000, intervalMs: 10, what: `${TOTAL / 4} confirmed` })
       await kill(worker)
       const killedAt = new Date()
 
       const atKill = await readStage(db, created.id)
       expect(atKill).toMatchObject({ status: 'running', stage: 2, stage_published_at: null })
       // No claim reaches past the stage's bound.
-      expect(atKill.claimed_through).toBeLessThanOrEqual(2_000)
-      expect(atKill.claimed_through).toBeGreaterThan(400)
+      expect(atKill.claimed_through).toBeLessThanOrEqual(RAMP2)
+      expect(atKill.claimed_through).toBeGreaterThan(RAMP1)
       const flying = await inFlight(db, created.id)
       expect(flying.length).toBeGreaterThan(0)
-      expect(flying.every((f) => f.seq > 400 && f.seq <= atKill.claimed_through)).toBe(true)
+      expect(flying.every((f) => f.seq > RAMP1 && f.seq <= atKill.claimed_through)).toBe(true)
       const flyingIds = new Set(flying.map((f) => f.replay_id))
-      const { rows: unpublished } = await db.sql.query<{ n: number }>("SELECT count(*)::int AS n FROM replay_items WHERE job_id = $1::bigint AND status = 'pending' AND seq > 2000", [created.id])
-      expect(unpublished[0].n).toBe(2_000)
+      const { rows: unpublished } = await db.sql.query<{ n: number }>("SELECT count(*)::int AS n FROM replay_items WHERE job_id = $1::bigint AND status = 'pending' AND seq > $2::int", [created.id, RAMP2])
+      expect(unpublished[0].n).toBe(TOTAL - RAMP2)
 
       const restarted = start()
       // The restarted executor takes the job over once the dead one's lease expires: still stage 2, then the rest.
@@ -184,6 +189,7 @@ describe('staged replays under SIGKILL', () => {
     try {
       const created = (await createReplay({
         db,
+        control: composition().control, replayWork: composition().replayWork,
         input: { selection: { ids }, ratePerSecond: 200, confirmCount: TOTAL, staging: { canaryCount: 20, windowSeconds: 0, rampPercents: [80, 100], haltPercent: 10, haltMinMessages: 5 } },
         actor: 'stagecrash-test',
       })) as ReplayCreatedDto
@@ -218,7 +224,7 @@ describe('staged replays under SIGKILL', () => {
       // A restarted executor is at work (it runs another job to the end) and leaves the halted job alone.
       const restarted = start()
       const other = await incident(50, 20_000)
-      const second = (await createReplay({ db, input: { selection: { ids: other }, ratePerSecond: 500, confirmCount: 50 }, actor: 'stagecrash-test' })) as ReplayCreatedDto
+      const second = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids: other }, ratePerSecond: 500, confirmCount: 50 }, actor: 'stagecrash-test' })) as ReplayCreatedDto
       expect(await waitForJob(db.sql, second.id, ['completed', 'failed'], 60_000)).toMatchObject({ status: 'completed', confirmed: 50 })
       const { rows: secondItems } = await db.sql.query<{ replay_id: string }>('SELECT replay_id FROM replay_items WHERE job_id = $1::bigint', [second.id])
       const secondIds = new Set(secondItems.map((i) => i.replay_id))
@@ -235,7 +241,7 @@ describe('staged replays under SIGKILL', () => {
       expect([...delivered.values()].every((c) => c.length === 1)).toBe(true)
 
       // Resumed (the fix is out): the job finishes from where it stopped; only its in-flight items may go out twice.
-      await resumeReplay({ db, id: created.id, actor: 'operator' })
+      await resumeReplay({ db, replayWork: composition().replayWork, id: created.id, actor: 'operator' })
       const done = await waitForJob(db.sql, created.id, ['completed', 'failed', 'halted', 'cancelled'], 120_000)
       expect(done).toMatchObject({ status: 'completed', confirmed: TOTAL })
       await kill(restarted)

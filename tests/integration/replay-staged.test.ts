@@ -14,6 +14,7 @@ import { brokerConnection, uniqueName, waitFor } from '../helpers/broker'
 import { drainQueues } from '../helpers/drainer'
 import { declareWorkTopology, deleteWorkTopology, startTestExecutor, waitForJob } from '../helpers/replay'
 import { createTestDb, type TestDb } from '../helpers/test-db'
+import { composition } from '@/lib/server/platform/process/composition'
 
 const TOTAL = 200
 /** Every fourth order is a refund: the type the application's bug fails. */
@@ -86,15 +87,15 @@ describe('staged replays: canary, halt, resume', () => {
   })
 
   it('offers staging from the admin\'s size on, and stages a job only when asked', async () => {
-    const dry = (await createReplay({ db, input: { selection: { groupId }, dryRun: true }, actor: 'stage-test' })) as ReplayDryRunDto
+    const dry = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { groupId }, dryRun: true }, actor: 'stage-test' })) as ReplayDryRunDto
     // 200 messages are below the default size (1000): not suggested, but the defaults are there to switch on.
     expect(dry.plan).toMatchObject({ staging: null, stagingSuggested: false, stagedFromMessages: 1000 })
     expect(dry.plan.stagingDefaults).toMatchObject({ canaryCount: null, canaryPercent: null, rampPercents: [10, 50, 100], haltPercent: 10, haltMinMessages: 5, windowSeconds: 120, windowFrom: 'default' })
     expect(dry.plan.stagingDefaults?.stages.map((s) => s.throughSeq)).toEqual([10, 20, 100, 200])
     await db.sql.query('INSERT INTO replay_confirm_settings (id, large_job_messages, staged_from_messages) VALUES (1, 100, 150)')
-    const large = (await createReplay({ db, input: { selection: { groupId }, dryRun: true }, actor: 'stage-test' })) as ReplayDryRunDto
+    const large = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { groupId }, dryRun: true }, actor: 'stage-test' })) as ReplayDryRunDto
     expect(large.plan).toMatchObject({ staging: null, stagingSuggested: true, stagedFromMessages: 150 })
-    const asked = (await createReplay({ db, input: { selection: { groupId }, dryRun: true, staging: {} }, actor: 'stage-test' })) as ReplayDryRunDto
+    const asked = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { groupId }, dryRun: true, staging: {} }, actor: 'stage-test' })) as ReplayDryRunDto
     expect(asked.plan.staging?.stages.map((s) => s.throughSeq)).toEqual([10, 20, 100, 200])
     await db.sql.query('DELETE FROM replay_confirm_settings')
   })
@@ -104,6 +105,7 @@ describe('staged replays: canary, halt, resume', () => {
     delivered.length = 0
     const created = (await createReplay({
       db,
+      control: composition().control, replayWork: composition().replayWork,
       input: { selection: { groupId }, confirmCount: TOTAL, ratePerSecond: 500, staging: { canaryCount: 20, windowSeconds: 30, rampPercents: [50, 100], haltPercent: 10, haltMinMessages: 5 } },
       actor: 'stage-test',
     })) as ReplayCreatedDto
@@ -141,8 +143,8 @@ describe('staged replays: canary, halt, resume', () => {
 
     // The fix is deployed; the operator resumes. The re-failures seen so far no longer count; the job ramps to the end.
     bug = 'none'
-    await expect(resumeReplay({ db, id: created.id, actor: 'operator' })).resolves.toMatchObject({ status: 'running' })
-    await expect(resumeReplay({ db, id: created.id, actor: 'operator' })).rejects.toMatchObject({ code: 'conflict' })
+    await expect(resumeReplay({ db, replayWork: composition().replayWork, id: created.id, actor: 'operator' })).resolves.toMatchObject({ status: 'running' })
+    await expect(resumeReplay({ db, replayWork: composition().replayWork, id: created.id, actor: 'operator' })).rejects.toMatchObject({ code: 'conflict' })
     // The canary's window (30 s) still runs from its publish; shortened here so the test need not wait for it.
     await db.sql.query('UPDATE replay_jobs SET window_ms = 1000, not_before = NULL WHERE id = $1::bigint', [created.id])
     const done = await waitForJob(db.sql, created.id, ['completed', 'halted', 'failed'], 60_000)
@@ -175,6 +177,7 @@ describe('staged replays: canary, halt, resume', () => {
     const { rows: incident } = await db.sql.query<{ id: string }>('SELECT id::text FROM dead_letters WHERE id > $1::bigint ORDER BY id', [last[0].id])
     const created = (await createReplay({
       db,
+      control: composition().control, replayWork: composition().replayWork,
       input: { selection: { ids: incident.map((r) => r.id) }, confirmCount: TOTAL, ratePerSecond: 500, pauseEntities: false, staging: { canaryCount: 10, windowSeconds: 60, rampPercents: [100], haltPercent: 50, haltMinMessages: 5 } },
       actor: 'stage-test',
     })) as ReplayCreatedDto
@@ -207,11 +210,12 @@ describe('staged replays: canary, halt, resume', () => {
     expect(rows[0].n).toBeGreaterThan(10)
     const created = (await createReplay({
       db,
+      control: composition().control, replayWork: composition().replayWork,
       input: { selection: { groupId }, confirmCount: rows[0].n, ratePerSecond: 500, staging: { canaryCount: 6, windowSeconds: 60, rampPercents: [100], haltPercent: 50, haltMinMessages: 5 } },
       actor: 'stage-test',
     })) as ReplayCreatedDto
     await waitForJob(db.sql, created.id, ['halted', 'completed', 'failed'], 40_000)
-    const cancelled = await cancelReplay({ db, id: created.id, actor: 'operator' })
+    const cancelled = await cancelReplay({ db, replayWork: composition().replayWork, id: created.id, actor: 'operator' })
     expect(cancelled.cancelRequested).toBe(true)
     const done = await waitForJob(db.sql, created.id, ['cancelled', 'completed', 'failed'], 30_000)
     expect(done).toMatchObject({ status: 'cancelled', confirmed: 6, cancelled: rows[0].n - 6 })

@@ -10,6 +10,7 @@ import type { CreateReplayInput, ReplayCreatedDto, ReplayDryRunDto, ReplayTarget
 import { brokerConnection, uniqueName } from '../helpers/broker'
 import { bulkRows, storeBulk } from '../helpers/replay'
 import { createTestDb, type TestDb } from '../helpers/test-db'
+import { composition } from '@/lib/server/platform/process/composition'
 
 /**
  * Where a replay may go. Custom targets: never amq.* or Lazarus' control and hold exchanges, other exchanges only when
@@ -33,9 +34,9 @@ describe('replay targets', () => {
   let groupId: string
 
   const plan = async (selection: CreateReplayInput['selection'], target?: ReplayTarget, options: { sourceIds?: string[] | null } = {}) =>
-    ((await createReplay({ db, input: { selection, target, dryRun: true }, actor: 'op', ...options })) as ReplayDryRunDto).plan
+    ((await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection, target, dryRun: true }, actor: 'op', ...options })) as ReplayDryRunDto).plan
   const refused = async (target: ReplayTarget, dryRun: boolean) => {
-    const error = await createReplay({ db, input: { selection: { ids: ids.legit }, target, dryRun }, actor: 'op' }).then(() => null, (e: unknown) => e)
+    const error = await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids: ids.legit }, target, dryRun }, actor: 'op' }).then(() => null, (e: unknown) => e)
     expect(error).toBeInstanceOf(AppError)
     expect((error as AppError).status).toBe(422)
     return error as AppError
@@ -130,7 +131,7 @@ describe('replay targets', () => {
     expect(config.LAZARUS_REPLAY_TARGET_PATTERNS).toEqual([`${prefix}.*`, 'billing.retry'])
     expect(await getReplayTargetSettings({ db, config })).toMatchObject({ customTargetPatterns: [], environmentPatterns: [`${prefix}.*`, 'billing.retry'] })
     const settings = replaySettings(config)
-    const dry = (await createReplay({ db, input: { selection: { ids: ids.legit }, target: { type: 'custom', exchange: allowed.exchange, routingKey: 'retry' }, dryRun: true }, actor: 'op', settings })) as ReplayDryRunDto
+    const dry = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids: ids.legit }, target: { type: 'custom', exchange: allowed.exchange, routingKey: 'retry' }, dryRun: true }, actor: 'op', settings })) as ReplayDryRunDto
     expect(dry.plan.canRun).toBe(true)
     expect(() => parseConfig({ ...process.env, LAZARUS_REPLAY_TARGET_PATTERNS: 'amq.*' })).toThrow(/LAZARUS_REPLAY_TARGET_PATTERNS/)
   })
@@ -144,7 +145,7 @@ describe('replay targets', () => {
     // Nothing was looked up for the refused key: a dry run cannot tell whether "victim.work" exists.
     expect(other.targets).toEqual([])
     expect(other.warnings.join(' ')).toMatch(/3 messages would go where replays never go/)
-    await expect(createReplay({ db, input: { selection: { ids: ids.legit }, target: { type: 'custom', exchange: '', routingKey: 'victim.work' } }, actor: 'op' })).rejects.toMatchObject({
+    await expect(createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids: ids.legit }, target: { type: 'custom', exchange: '', routingKey: 'victim.work' } }, actor: 'op' })).rejects.toMatchObject({
       code: 'unprocessable',
       message: expect.stringMatching(/None of the selected messages can be replayed to this target/),
     })
@@ -163,7 +164,7 @@ describe('replay targets', () => {
     expect(byQueue).toMatchObject({ replayable: 7, excluded: [{ reason: 'target-refused', count: 1, sampleIds: ids.hold }] })
 
     // The job is frozen without them.
-    const job = (await createReplay({ db, input: { selection: { ids: [...ids.control, ...ids.amq, ...ids.direct] }, pauseEntities: false }, actor: 'op' })) as ReplayCreatedDto
+    const job = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids: [...ids.control, ...ids.amq, ...ids.direct] }, pauseEntities: false }, actor: 'op' })) as ReplayCreatedDto
     expect(job.plan).toMatchObject({ matched: 3, replayable: 1 })
     const { rows: items } = await db.sql.query<{ dead_letter_id: string; exchange: string; routing_key: string }>(
       'SELECT dead_letter_id::text, exchange, routing_key FROM replay_items WHERE job_id = $1::bigint',
@@ -185,10 +186,10 @@ describe('replay targets', () => {
     expect((await plan({ groupId }, undefined, { sourceIds: [] })).matched).toBe(0)
     expect((await plan({ groupId }, undefined, { sourceIds: [sourceA, sourceB] })).matched).toBe(10)
 
-    const job = (await createReplay({ db, input: { selection: { groupId }, target: { type: 'queue' }, pauseEntities: false }, actor: 'op', sourceIds: [sourceB] })) as ReplayCreatedDto
+    const job = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { groupId }, target: { type: 'queue' }, pauseEntities: false }, actor: 'op', sourceIds: [sourceB] })) as ReplayCreatedDto
     const { rows } = await db.sql.query<{ dead_letter_id: string }>('SELECT dead_letter_id::text FROM replay_items WHERE job_id = $1::bigint ORDER BY dead_letter_id', [job.id])
     expect(rows.map((r) => r.dead_letter_id)).toEqual([...ids.other].sort())
-    await expect(createReplay({ db, input: { selection: { groupId }, dryRun: true }, actor: 'op', sourceIds: ['1 OR true'] })).rejects.toThrow(/is not a source id/)
+    await expect(createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { groupId }, dryRun: true }, actor: 'op', sourceIds: ['1 OR true'] })).rejects.toThrow(/is not a source id/)
   })
 
   it('validates the allow-list', () => {

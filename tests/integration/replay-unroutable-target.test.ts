@@ -7,6 +7,7 @@ import type { ReplayDryRunDto, ReplayTarget } from '@/lib/shared/schemas/replay'
 import { brokerConnection, uniqueName } from '../helpers/broker'
 import { bulkRows, storeBulk } from '../helpers/replay'
 import { createTestDb, type TestDb } from '../helpers/test-db'
+import { composition } from '@/lib/server/platform/process/composition'
 
 /**
  * A default-exchange target routes to the queue its routing key names, and nowhere when no such queue exists (an empty
@@ -22,7 +23,7 @@ describe('unroutable default-exchange targets', () => {
   const ids: Record<'empty' | 'gone' | 'work', string[]> = { empty: [], gone: [], work: [] }
 
   const plan = async (selection: string[], target?: ReplayTarget) =>
-    ((await createReplay({ db, input: { selection: { ids: selection }, target, dryRun: true }, actor: 'op' })) as ReplayDryRunDto).plan
+    ((await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids: selection }, target, dryRun: true }, actor: 'op' })) as ReplayDryRunDto).plan
 
   beforeAll(async () => {
     db = await createTestDb()
@@ -70,7 +71,7 @@ describe('unroutable default-exchange targets', () => {
   it('refuses a default-exchange target whose routing key names no existing queue, and runs one that does', async () => {
     const missing = await plan(ids.gone, { type: 'queue' })
     expect(missing).toMatchObject({ canRun: false, targets: [{ exchange: '', routingKey: gone, queues: 0 }] })
-    await expect(createReplay({ db, input: { selection: { ids: ids.gone }, target: { type: 'queue' } }, actor: 'op' })).rejects.toMatchObject({
+    await expect(createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { ids: ids.gone }, target: { type: 'queue' } }, actor: 'op' })).rejects.toMatchObject({
       code: 'unprocessable',
       message: expect.stringMatching(new RegExp(`no queue is named "${gone}"`)),
     })

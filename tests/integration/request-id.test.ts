@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import * as audit from '@/app/api/audit/route'
+import * as health from '@/app/api/health/route'
 import * as replays from '@/app/api/replays/route'
 import { getConfig } from '@/lib/server/platform/config'
 import { setLogLevel } from '@/lib/server/platform/log'
+import { closeComposition } from '@/lib/server/platform/process/composition'
 import { ADMIN_AUTH } from '../helpers/auth'
 import { uniqueName } from '../helpers/broker'
 import { callRoute } from '../helpers/call-route'
@@ -30,6 +32,7 @@ describe('request ids', () => {
   })
   afterAll(async () => {
     setLogLevel(getConfig().LAZARUS_LOG_LEVEL)
+    await closeComposition()
     await db?.drop()
   })
 
@@ -86,6 +89,18 @@ describe('request ids', () => {
     const anonymous = await callRoute(audit, 'GET', new Request(`${base}/api/audit`), {}, { anonymous: true })
     expect(anonymous.status).toBe(401)
     expect(anonymous.headers.get('x-request-id')).toMatch(UUID)
+  })
+
+  it("leaves the id off the lines of a shared broker connection that a request happened to open first", async () => {
+    // The health connection belongs to the process (the composition root's): its first channel is asked for by this
+    // request, but its "connected" line, and every reconnection after it, are not the request's.
+    const { result: response, entries } = await captureLogs(() => callRoute(health, 'GET', new Request(`${base}/api/health`, { headers: ADMIN_AUTH })))
+    expect(response.status).toBe(200)
+    const requestId = response.headers.get('x-request-id')!
+    const connected = entries.filter((e) => e.scope === 'broker' && e.connection === 'lazarus-health' && e.msg === 'connected to RabbitMQ')
+    expect(connected).toHaveLength(1)
+    expect(connected[0].requestId).toBeUndefined()
+    expect(entries.find((e) => e.scope === 'api' && e.msg === 'request')?.requestId).toBe(requestId)
   })
 
   it('leaves entries written outside a request without one', async () => {

@@ -175,7 +175,12 @@ describe('sources refuse work queues', () => {
     let sourceId: string
     ;({ drainer, sourceIds: { [q.drained]: sourceId } } = await drainQueues(db, [q.drained]))
     await waitFor(async () => (await db.sql.query('SELECT 1 FROM dead_letters WHERE source_id = $1::bigint', [sourceId])).rows.length === 1, { what: 'the dead letter stored' })
-    const stats = await waitForQueueStats(q.drained, (s) => (s.consumers ?? 0) === 1 && (s.message_stats?.ack ?? 0) === 1, "Lazarus' consumer and its ack in the statistics")
+    // The consumer count and the consumer's details come from different statistics tables, refreshed apart: wait for both.
+    const stats = await waitForQueueStats(
+      q.drained,
+      (s) => (s.consumers ?? 0) === 1 && (s.consumer_details?.length ?? 0) === 1 && (s.message_stats?.ack ?? 0) === 1,
+      "Lazarus' consumer, its details and its ack in the statistics",
+    )
     expect(stats.consumer_details?.[0]?.consumer_tag).toMatch(new RegExp(`^lazarus-drain\\.${sourceId}\\.[0-9a-f]{12}$`))
     // Attached and seen by the management API, the drainer is not "another consumer"; its ack is evidence only for a
     // source that never drained (a queue someone else emptied).

@@ -204,7 +204,7 @@ describe('the builder refuses to change what exists', () => {
       message: expect.stringContaining('queue orders.work exists with other settings (type, arguments.x-dead-letter-exchange'),
     })
     expect(await objectsOf(vhost.name)).toEqual(before)
-    expect((await db.sql.query(`SELECT 1 FROM audit_log WHERE action = 'topology.applied'`)).rowCount).toBe(0)
+    expect((await db.sql.query(`SELECT 1 FROM audit_log WHERE action = 'topology.applied'`)).rows).toEqual([])
   })
 
   it('answers not found for a vhost that does not exist', async () => {

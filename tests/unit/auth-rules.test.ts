@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { ownerMayHold } from '@/lib/server/auth/api-tokens'
 import { addressInRanges, isLoopbackHostname } from '@/lib/server/platform/addresses'
-import { bindingsForGroups, parseGroupRoles } from '@/lib/server/auth/group-roles'
+import { bindingsForGroups, parseGroupRoles } from '@/lib/shared/group-roles'
 import { hasPermission, permittedPatterns, type Principal } from '@/lib/server/auth/principal'
 import { hostAllowed } from '@/lib/server/platform/http/front'
 import { escapeForLog } from '@/lib/server/platform/log'

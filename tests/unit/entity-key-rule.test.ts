@@ -1,6 +1,6 @@
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import type { z } from 'zod'
-import { ENTITY_KEY_PROPERTIES, parseGuardPause, type EntityKeyRule } from '@/lib/guard/protocol'
+import { ENTITY_KEY_PROPERTIES, parseGuardPause, type EntityKeyRule } from '@/packages/guard/src/protocol'
 import { isValidEntityKeyRule } from '@/lib/server/ingest/normalise/entity-key'
 import { entityKeyRuleSchema } from '@/lib/shared/schemas/source'
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { extractEntityVersion, formatVersion, versionOf, VersionWindow } from '@/lib/guard/entity-version'
-import type { EntityVersionRule } from '@/lib/guard/protocol'
+import { extractEntityVersion, formatVersion, versionOf, VersionWindow } from '@/packages/guard/src/entity-version'
+import type { EntityVersionRule } from '@/packages/guard/src/protocol'
 import { normaliseDelivery } from '@/lib/server/ingest/normalise/normalise-delivery'
 import type { DeliveryView } from '@/lib/server/ingest/types'
 import { entityVersionRuleSchema } from '@/lib/shared/schemas/source'

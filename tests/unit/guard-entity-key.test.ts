@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { extractEntityKey, parseJsonPointer, type KeyedMessage } from '@/lib/guard/entity-key'
-import type { EntityKeyRule } from '@/lib/guard/protocol'
+import { extractEntityKey, parseJsonPointer, type KeyedMessage } from '@/packages/guard/src/entity-key'
+import type { EntityKeyRule } from '@/packages/guard/src/protocol'
 import { normaliseDelivery } from '@/lib/server/ingest/normalise/normalise-delivery'
 
 const ORDER = {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { PauseRegistry } from '@/lib/guard/registry'
-import { parsePauseList, type GuardPause } from '@/lib/guard/protocol'
-import { GUARD_VERSION } from '@/lib/guard'
+import { PauseRegistry } from '@/packages/guard/src/registry'
+import { parsePauseList, type GuardPause } from '@/packages/guard/src/protocol'
+import { GUARD_VERSION } from '@/packages/guard/src'
 
 const pause = (id: string, version: number, overrides: Partial<GuardPause> = {}): GuardPause => ({
   id, vhost: '/', queue: 'orders.work', entityKey: `order-${id}`, entityKeyRule: { kind: 'jsonPointer', pointer: '/orderId' }, status: 'active', version, ...overrides,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { ConfigError, parseConfig } from '@/lib/server/platform/config'
 import { runInRequest } from '@/lib/server/platform/request-context'
-import { createLogger, type LogFormat, type LogLevel } from '@/lib/server/platform/log'
+import { consoleNotice, createLogger, setNoticeOutput, type LogFormat, type LogLevel } from '@/lib/server/platform/log'
 
 function capture(format: LogFormat, level: LogLevel = 'debug') {
   const lines: string[] = []
@@ -53,6 +53,21 @@ describe('the logger', () => {
     expect(JSON.parse(lines[0]).msg).toBe('100% done: %s %d %j')
   })
 
+  it('prints a console notice as plain lines between rules as wide as the widest, escaped like a log value', () => {
+    const printed: string[] = []
+    const restore = setNoticeOutput((text) => void printed.push(text))
+    try {
+      consoleNotice(['Lazarus: open http://127.0.0.1:3000/setup#token=abc', `short ${HOSTILE}`])
+    } finally {
+      restore()
+    }
+    expect(printed).toHaveLength(1)
+    const lines = printed[0].split('\n')
+    const width = Math.max(lines[2].length, lines[3].length)
+    expect(lines).toEqual(['', '='.repeat(width), 'Lazarus: open http://127.0.0.1:3000/setup#token=abc', expect.stringMatching(/^short orders\\n2026/), '='.repeat(width), '', ''])
+    expect(printed[0]).not.toMatch(RAW_CONTROL)
+  })
+
   it('drops lines below its level', () => {
     const { log, lines } = capture('json', 'warn')
     log.debug('no')
@@ -60,6 +75,60 @@ describe('the logger', () => {
     log.warn('yes')
     log.error('yes')
     expect(lines.map((l) => JSON.parse(l).level)).toEqual(['warn', 'error'])
+  })
+
+  describe('an Error as the `error` of a line', () => {
+    function failure() {
+      const root = new TypeError('socket hang up')
+      const middle = new Error('cannot reach the broker', { cause: root })
+      return { root, middle, error: new Error('cannot publish pause events', { cause: middle }) }
+    }
+
+    it('keeps its message, its stack and the stacks of its causes, in JSON', () => {
+      const { log, lines } = capture('json')
+      const { root, middle, error } = failure()
+      log.warn('publish failed', { error })
+      const entry = JSON.parse(lines[0])
+      expect(entry.error).toBe('cannot publish pause events')
+      expect(entry.stack).toBe(error.stack)
+      expect(entry.stack).toMatch(/^Error: cannot publish pause events\n\s+at /)
+      expect(entry.cause).toBe(`${middle.stack}\ncaused by: ${root.stack}`)
+      expect(entry.cause).toMatch(/^Error: cannot reach the broker\n[\s\S]*\ncaused by: TypeError: socket hang up\n\s+at /)
+    })
+
+    it('keeps them on its one line as text, the newlines escaped', () => {
+      const { log, lines } = capture('text')
+      log.warn('publish failed', { error: failure().error })
+      expect(lines).toHaveLength(1)
+      expect(lines[0]).toMatch(/ error=cannot publish pause events stack=Error: cannot publish pause events\\n\s+at .* cause=Error: cannot reach the broker\\n.*\\ncaused by: TypeError: socket hang up\\n/)
+    })
+
+    it('gives a cause that is not an Error as its value, and follows a cycle of causes only once', () => {
+      const { log, lines } = capture('json')
+      log.error('refused', { error: new Error('refused', { cause: { code: 'ECONNREFUSED', port: 5672 } }) })
+      expect(JSON.parse(lines[0]).cause).toBe('{"code":"ECONNREFUSED","port":5672}')
+      const a = new Error('a')
+      const b = new Error('b', { cause: a })
+      a.cause = b
+      log.error('loop', { error: a })
+      expect(JSON.parse(lines[1]).cause).toBe(b.stack)
+    })
+
+    it('leaves a stack or cause the line sets itself, and an error without a cause without one', () => {
+      const { log, lines } = capture('json')
+      log.error('explicit', { error: new Error('x', { cause: 'y' }), stack: 'given', cause: 'given too' })
+      log.error('plain', { error: new Error('no cause') })
+      expect(JSON.parse(lines[0])).toMatchObject({ error: 'x', stack: 'given', cause: 'given too' })
+      expect(JSON.parse(lines[1])).not.toHaveProperty('cause')
+    })
+
+    it('logs an Error under another name by its message only, as before', () => {
+      const { log, lines } = capture('json')
+      log.warn('retrying', { lastError: new Error('timeout') })
+      const entry = JSON.parse(lines[0])
+      expect(entry.lastError).toBe('timeout')
+      expect(entry).not.toHaveProperty('stack')
+    })
   })
 
   describe('a value with newlines and terminal escapes cannot forge a line or reach the terminal raw', () => {

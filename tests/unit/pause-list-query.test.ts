@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { withRegistryVersion } from '@/lib/guard/poll-request'
+import { withRegistryVersion } from '@/packages/guard/src/poll-request'
 import { listPausesQuerySchema } from '@/lib/shared/schemas/pause'
 
 /** GET /api/pauses' query: what a 2.x guard's poll sends, and what is refused before it reaches the database. */

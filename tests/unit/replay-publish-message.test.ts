@@ -3,7 +3,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import '@/lib/server/platform/broker/amqplib'
 import { encodeTypedTable, getTypedHeaders, publishHeadersSlot, type AmqplibCodec, type TypedTable } from '@/lib/server/platform/broker/typed-fields'
-import { buildPublish, MAX_HEADER_TABLE_BYTES, replayHeaderBytes, replayHeaders, replayProperties, type StoredMessage } from '@/lib/server/replay/publish-message'
+import { BROKER_HEADERS, buildPublish, LAZARUS_HEADERS, MAX_HEADER_TABLE_BYTES, replayHeaderBytes, replayHeaders, replayProperties, reservedHeaderOwner, type StoredMessage } from '@/lib/server/replay/publish-message'
 
 /** amqplib's codec module as the app patched it (importing the app's amqplib wrapper installs the patch). */
 function installedCodec(): AmqplibCodec {
@@ -119,5 +119,17 @@ describe('the message a replay publishes', () => {
     expect(replayHeaderBytes(big, 'a')).toBeGreaterThan(MAX_HEADER_TABLE_BYTES)
     const bytes = replayHeaderBytes(message, 'alice')
     expect(bytes).toBe(encodeTypedTable(replayHeaders(message, { kind: 'replay', replayId: '00000000-0000-0000-0000-000000000000', actor: 'alice' })).length)
+  })
+
+  it('names the owner of every header a replay strips or stamps, in any case, and of no application header', () => {
+    for (const name of BROKER_HEADERS) {
+      expect([name, reservedHeaderOwner(name), reservedHeaderOwner(name.toUpperCase()), reservedHeaderOwner(name.toLowerCase())]).toEqual([name, 'the broker', 'the broker', 'the broker'])
+    }
+    for (const name of [...LAZARUS_HEADERS, 'x-lazarus-held-from', 'X-Lazarus-Anything']) expect([name, reservedHeaderOwner(name)]).toEqual([name, 'Lazarus'])
+    // Every header the stripping test above sees removed is one a revision may not set.
+    const stripped = Object.keys(headers).filter((name) => !Object.hasOwn(replayHeaders({ id: '1', headers, lineageOriginId: null, replayCount: 0 }, { kind: 'replay', replayId: 'r', actor: 'a' }), name))
+    expect(stripped.length).toBeGreaterThan(0)
+    for (const name of stripped) expect([name, reservedHeaderOwner(name)]).not.toEqual([name, null])
+    for (const name of ['app-header', 'retry-count', 'x-deaths', 'x-first-death', 'ccc', 'x-lazarus', 'lazarus-origin-id']) expect([name, reservedHeaderOwner(name)]).toEqual([name, null])
   })
 })

@@ -11,7 +11,7 @@ export const GET = route({ permission: 'messages:read' }, async ({ db, query, so
 )
 
 // POST /api/replays – plan (dryRun) or create a replay job
-export const POST = route({ permission: 'messages:replay' }, async ({ request, db, actor, sourceIds }) => {
-  const result = await createReplay({ db, input: await readJson(request, createReplaySchema), actor, sourceIds: await sourceIds() })
+export const POST = route({ permission: 'messages:replay' }, async ({ request, db, root, actor, sourceIds }) => {
+  const result = await createReplay({ db, control: root.control, replayWork: root.replayWork, input: await readJson(request, createReplaySchema), actor, sourceIds: await sourceIds() })
   return 'id' in result ? json(result, { status: 201 }) : json(result)
 })

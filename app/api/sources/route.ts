@@ -9,6 +9,6 @@ export const dynamic = 'force-dynamic'
 export const GET = route({ permission: 'sources:read' }, async ({ db, sourceIds }) => json(await listSources({ db, sourceIds: await sourceIds() })))
 
 // POST /api/sources – start draining another DLQ
-export const POST = route({ permission: 'admin' }, async ({ request, db, actor }) =>
-  json(await createSource({ db, input: await readJson(request, createSourceSchema), actor }), { status: 201 }),
+export const POST = route({ permission: 'admin' }, async ({ request, db, root, actor }) =>
+  json(await createSource({ db, sourcesChanged: root.sourcesChanged, input: await readJson(request, createSourceSchema), actor }), { status: 201 }),
 )

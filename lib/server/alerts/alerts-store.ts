@@ -10,7 +10,7 @@ import { ALERT_EVENT_COLUMNS, alertEventColumns, type AlertEventRow } from './al
 
 type RuleRow = {
   id: string; kind: AlertRuleDto['kind']; source_id: string | null; queue: string | null; group_id: string | null; title: string | null
-  threshold: number | null; min_severity: AlertRuleDto['minSeverity']; window_minutes: number; cooldown_minutes: number; enabled: boolean; created_by: string; created_at: Date; firing: number
+  threshold: number | null; min_severity: AlertRuleDto['minSeverity']; window_minutes: number; cooldown_minutes: number; enabled: boolean; created_by: string; created_at: Date; evaluated_at: Date | null; firing: number
 }
 
 const toRuleDto = (r: RuleRow): AlertRuleDto => ({
@@ -25,6 +25,7 @@ const toRuleDto = (r: RuleRow): AlertRuleDto => ({
   enabled: r.enabled,
   createdBy: r.created_by,
   createdAt: new Date(r.created_at).toISOString(),
+  evaluatedAt: r.evaluated_at ? new Date(r.evaluated_at).toISOString() : null,
   firing: r.firing,
 })
 
@@ -32,7 +33,7 @@ const toRuleDto = (r: RuleRow): AlertRuleDto => ({
 export async function selectAlertRules({ sql, id }: { sql: Sql; id?: string }): Promise<AlertRuleDto[]> {
   const { rows } = await sql.query<RuleRow>(
     `SELECT r.id::text, r.kind, r.source_id::text, s.queue, r.group_id::text, g.title, r.threshold_per_minute::float8 AS threshold,
-       r.min_severity, r.window_minutes, r.cooldown_minutes, r.enabled, r.created_by, r.created_at,
+       r.min_severity, r.window_minutes, r.cooldown_minutes, r.enabled, r.created_by, r.created_at, r.evaluated_at,
        (SELECT count(*) FROM alert_states st WHERE st.rule_id = r.id AND st.firing)::int AS firing
      FROM alert_rules r LEFT JOIN sources s ON s.id = r.source_id LEFT JOIN error_groups g ON g.id = r.group_id
      ${id === undefined ? '' : 'WHERE r.id = $1::bigint'} ORDER BY r.id`,
@@ -91,15 +92,14 @@ export async function insertAlertRule({ sql, rule }: { sql: Sql; rule: NewAlertR
 
 /** Enables or disables a rule; disabling clears its breach state. False when there is no such rule. */
 export async function setAlertRuleEnabled({ sql, id, enabled }: { sql: Sql; id: string; enabled: boolean }): Promise<boolean> {
-  const { rowCount } = await sql.query('UPDATE alert_rules SET enabled = $2 WHERE id = $1::bigint', [id, enabled])
-  if (rowCount > 0 && !enabled) await sql.query('DELETE FROM alert_states WHERE rule_id = $1::bigint', [id])
-  return rowCount > 0
+  const changed = await sql.execute('UPDATE alert_rules SET enabled = $2 WHERE id = $1::bigint', [id, enabled])
+  if (changed > 0 && !enabled) await sql.query('DELETE FROM alert_states WHERE rule_id = $1::bigint', [id])
+  return changed > 0
 }
 
 /** False when there is no such rule. Its history stays (rule_id becomes NULL). */
 export async function deleteAlertRuleRow({ sql, id }: { sql: Sql; id: string }): Promise<boolean> {
-  const { rowCount } = await sql.query('DELETE FROM alert_rules WHERE id = $1::bigint', [id])
-  return rowCount > 0
+  return (await sql.execute('DELETE FROM alert_rules WHERE id = $1::bigint', [id])) > 0
 }
 
 type WebhookRow = { id: string; url: string; enabled: boolean; created_at: Date }
@@ -107,7 +107,7 @@ type WebhookRow = { id: string; url: string; enabled: boolean; created_at: Date 
 const toWebhookDto = (row: WebhookRow): AlertWebhookDto => ({ id: row.id, url: row.url, enabled: row.enabled, createdAt: new Date(row.created_at).toISOString() })
 
 export async function selectWebhooks({ sql }: { sql: Sql }): Promise<AlertWebhookDto[]> {
-  const { rows } = await sql.query<WebhookRow>('SELECT id::text, url, enabled, created_at FROM alert_webhooks ORDER BY id')
+  const { rows } = await sql.query<WebhookRow>('SELECT id::text, url, enabled, created_at FROM alert_webhooks ORDER BY alert_webhooks.id')
   return rows.map(toWebhookDto)
 }
 

@@ -1,7 +1,7 @@
 import 'server-only'
 import ipaddr from 'ipaddr.js'
 import type { Config } from '@/lib/server/platform/config'
-import type { RequestFacts } from '@/lib/server/platform/http/request-facts'
+import type { RequestFacts } from '@/lib/server/platform/request-facts'
 import { addressInRanges } from '@/lib/server/platform/addresses'
 
 /**

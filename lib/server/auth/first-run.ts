@@ -4,7 +4,7 @@ import type { Config } from '@/lib/server/platform/config'
 import type { Db } from '@/lib/server/platform/db'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import { AppError } from '@/lib/server/platform/errors/app-error'
-import type { Logger } from '@/lib/server/platform/log'
+import { consoleNotice, type Logger } from '@/lib/server/platform/log'
 import { countUsers, insertAdmin, lockFirstRun, setPasswordHash } from './auth-store'
 import { consumeOneTimeLink, createOneTimeLink } from './one-time-links'
 import { hashPassword } from './passwords'
@@ -29,23 +29,27 @@ export function consoleBaseUrl(config: Pick<Config, 'LAZARUS_PUBLIC_URL' | 'PORT
  */
 export async function prepareFirstRun({ db, config, log }: { db: Db; config: Config; log: Logger }): Promise<void> {
   if ((await countUsers({ sql: db.sql })) > 0) return
-  await db.sql.transaction(async (tx) => {
+  const setupUrl = await db.sql.transaction(async (tx) => {
     await lockFirstRun({ sql: tx })
-    if ((await countUsers({ sql: tx })) > 0) return
+    if ((await countUsers({ sql: tx })) > 0) return null
     if (config.LAZARUS_ADMIN_EMAIL && config.LAZARUS_ADMIN_PASSWORD) {
       await createFirstAdmin({ sql: tx, email: config.LAZARUS_ADMIN_EMAIL, password: config.LAZARUS_ADMIN_PASSWORD, actor: 'LAZARUS_ADMIN_EMAIL' })
       log.info('created the first admin from LAZARUS_ADMIN_EMAIL and LAZARUS_ADMIN_PASSWORD: sign in with them', { email: config.LAZARUS_ADMIN_EMAIL })
-      return
+      return null
     }
-    if (!config.LAZARUS_LOCAL_ACCOUNTS) return
+    if (!config.LAZARUS_LOCAL_ACCOUNTS) return null
     const secret = await createOneTimeLink({ sql: tx, purpose: 'setup', userId: null, validHours: SETUP_LINK_HOURS, replacePrevious: false })
-    const url = `${consoleBaseUrl(config)}/setup#token=${secret}`
-    // A warning, so LAZARUS_LOG_LEVEL=warn still shows it: without it (or the variables) nobody can sign in.
-    log.warn(
-      `Lazarus has no users yet. Create the first admin with this one-time link (valid ${SETUP_LINK_HOURS} hours; a restart logs a new one while no user exists), or set LAZARUS_ADMIN_EMAIL and LAZARUS_ADMIN_PASSWORD before starting`,
-      { setupUrl: url },
-    )
+    return `${consoleBaseUrl(config)}/setup#token=${secret}`
   })
+  // Announced once the link is committed, so a link that is shown works.
+  if (setupUrl === null) return
+  // A warning, so LAZARUS_LOG_LEVEL=warn still shows it: without it (or the variables) nobody can sign in.
+  log.warn(
+    `Lazarus has no users yet. Create the first admin with this one-time link (valid ${SETUP_LINK_HOURS} hours; a restart logs a new one while no user exists), or set LAZARUS_ADMIN_EMAIL and LAZARUS_ADMIN_PASSWORD before starting`,
+    { setupUrl },
+  )
+  // In a JSON log line the link is easy to miss: the person who just started Lazarus gets it as one plain line too.
+  consoleNotice([`Lazarus: create the first admin at ${setupUrl}  (valid ${SETUP_LINK_HOURS} h)`])
 }
 
 /** POST /api/auth/setup: the holder of the setup link creates the first admin (only while no user exists). */

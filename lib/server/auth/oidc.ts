@@ -7,7 +7,7 @@ import { logger } from '@/lib/server/platform/log'
 import { recordAudit } from '@/lib/server/audit/record-audit'
 import { saveOidcFlow, takeOidcFlow } from './auth-store'
 import { upsertExternalUser } from './external-users'
-import { bindingsForGroups } from './group-roles'
+import { bindingsForGroups } from '@/lib/shared/group-roles'
 import { newSecret, secretHash } from './secret-token'
 import { startSession, type SignInResult } from './sign-in'
 

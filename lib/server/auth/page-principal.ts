@@ -2,8 +2,8 @@ import 'server-only'
 import { headers } from 'next/headers'
 import { redirect } from 'next/navigation'
 import { getConfig } from '@/lib/server/platform/config'
-import { getDb } from '@/lib/server/platform/db'
-import { FRONT_HEADERS, requestFacts } from '@/lib/server/platform/http/request-facts'
+import { composition } from '@/lib/server/platform/process/composition'
+import { FRONT_HEADERS, requestFacts } from '@/lib/server/platform/request-facts'
 import { PERMISSIONS, type Permission } from '@/lib/shared/roles'
 import type { SessionDto } from '@/lib/shared/schemas/user'
 import { authenticate } from './authenticate'
@@ -15,7 +15,7 @@ import { sourceIdsForPatterns } from './source-access'
 export async function pagePrincipal(): Promise<Principal> {
   const h = await headers()
   const request = new Request('http://page.internal/', { headers: h })
-  const db = await getDb()
+  const db = await composition().db()
   try {
     return await authenticate(request, requestFacts(request), { db, config: getConfig() })
   } catch {
@@ -44,7 +44,7 @@ export async function requirePageSession(permission: Permission = 'signed-in'): 
 
 /** What the browser should know of a page's caller (signed in or not) and of the sign-in methods. */
 export async function describePageSession(principal: Principal): Promise<SessionDto> {
-  return describeSession({ db: await getDb(), config: getConfig(), principal })
+  return describeSession({ db: await composition().db(), config: getConfig(), principal })
 }
 
 /** Whether the signed-in caller of a page holds `permission` (the dashboard layout already required a sign-in). */
@@ -55,5 +55,5 @@ export async function pageAllows(permission: Permission): Promise<boolean> {
 /** The sources whose data the page's caller may see with `permission` (null: every source), as API routes scope reads. */
 export async function pageSourceIds(permission: Permission): Promise<string[] | null> {
   const principal = await pagePrincipal()
-  return sourceIdsForPatterns({ sql: (await getDb()).sql, patterns: permittedPatterns(principal, permission) })
+  return sourceIdsForPatterns({ sql: (await composition().db()).sql, patterns: permittedPatterns(principal, permission) })
 }

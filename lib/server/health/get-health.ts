@@ -1,36 +1,43 @@
 import 'server-only'
-import { BrokerConnection } from '@/lib/server/platform/broker/connection'
-import { getConfig } from '@/lib/server/platform/config'
+import type { BrokerConnection } from '@/lib/server/platform/broker/connection'
 import type { Db } from '@/lib/server/platform/db'
-import { currentBackground } from '@/lib/server/platform/runtime/background'
-import type { DrainerStatus } from '@/lib/server/engines/drainer/drainer'
+import { runningEngines, type RunningEngines } from '@/lib/server/platform/process/composition'
+
+type DrainerReport = ReturnType<RunningEngines['drainer']['status']>
 
 export type Health = {
   status: 'ok' | 'degraded'
   db: { ok: boolean; kind: string | null; error: string | null }
   broker: { ok: boolean; error: string | null }
-  drainer: Pick<DrainerStatus, 'state' | 'brokerError'> | { state: 'not-running-here' }
+  drainer: Pick<DrainerReport, 'state' | 'brokerError'> | { state: 'not-running-here' }
 }
 
-let brokerCache: { at: number; value: Health['broker'] } | null = null
-const globalForHealth = globalThis as unknown as { lazarusHealthBroker?: BrokerConnection }
+export type GetHealthOptions = {
+  db: Db
+  /**
+   * The process's health connection (the composition root's): kept open and recovering on its own, because a probe
+   * polled every few seconds must not open and close a connection each time (RabbitMQ's connection churn).
+   */
+  broker: BrokerConnection
+  /** The composition root's running engines, whose drainer state is reported. */
+  engines: Promise<RunningEngines> | null
+}
 
-/**
- * A channel opened and closed on the process's health connection, at most every 5 seconds: the broker answered
- * within 3. The connection stays open and recovers on its own (a probe polled every few seconds must not open and
- * close a connection each time: RabbitMQ's connection churn).
- */
-async function checkBroker(): Promise<Health['broker']> {
-  if (brokerCache && Date.now() - brokerCache.at < 5_000) return brokerCache.value
+// The last broker check of each health connection, so probes polled every few seconds cost one channel per 5 seconds.
+const brokerChecks = new WeakMap<BrokerConnection, { at: number; value: Health['broker'] }>()
+
+/** A channel opened and closed on the health connection, at most every 5 seconds: the broker answered within 3. */
+async function checkBroker(broker: BrokerConnection): Promise<Health['broker']> {
+  const cached = brokerChecks.get(broker)
+  if (cached && Date.now() - cached.at < 5_000) return cached.value
   let value: Health['broker']
   try {
-    const broker = (globalForHealth.lazarusHealthBroker ??= new BrokerConnection({ url: getConfig().AMQP_URL, name: 'lazarus-health' }))
     await withTimeout(broker.withChannel(async () => {}, { waitMs: 3_000 }), 3_000)
     value = { ok: true, error: null }
   } catch (error) {
     value = { ok: false, error: (error as Error).message }
   }
-  brokerCache = { at: Date.now(), value }
+  brokerChecks.set(broker, { at: Date.now(), value })
   return value
 }
 
@@ -43,10 +50,10 @@ async function checkDb({ sql }: Db): Promise<Health['db']> {
   }
 }
 
-export async function getHealth({ db }: { db: Db }): Promise<Health> {
-  const [database, broker, background] = await Promise.all([checkDb(db), checkBroker(), currentBackground()])
-  const drainer = background ? (({ state, brokerError }) => ({ state, brokerError }))(background.drainer.status()) : { state: 'not-running-here' as const }
-  return { status: database.ok && broker.ok ? 'ok' : 'degraded', db: database, broker, drainer }
+export async function getHealth({ db, broker, engines }: GetHealthOptions): Promise<Health> {
+  const [database, brokerHealth, running] = await Promise.all([checkDb(db), checkBroker(broker), runningEngines({ engines })])
+  const drainer = running ? (({ state, brokerError }) => ({ state, brokerError }))(running.drainer.status()) : { state: 'not-running-here' as const }
+  return { status: database.ok && brokerHealth.ok ? 'ok' : 'degraded', db: database, broker: brokerHealth, drainer }
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

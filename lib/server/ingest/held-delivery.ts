@@ -1,5 +1,5 @@
 import 'server-only'
-import { HELD_ENTITY_HEADER, HELD_FROM_HEADER, HELD_HEADER_PREFIX } from '@/lib/guard/protocol'
+import { HELD_ENTITY_HEADER, HELD_FROM_HEADER, HELD_HEADER_PREFIX } from '@/packages/guard/src/protocol'
 import type { IngestRow } from './types'
 import type { TypedTable, TypedValue } from '@/lib/server/platform/broker/typed-fields'
 import { HELD_SIGNATURE, HELD_TITLE } from '@/lib/server/pauses/held-row'

@@ -5,7 +5,7 @@ import { applyPatch, type Operation } from 'rfc6902'
 import { classifyBody } from '@/lib/server/ingest/build-row'
 import { decodeTypedTable, encodeTypedTable, FieldTableError, type TypedTable } from '@/lib/server/platform/broker/typed-fields'
 import { AppError } from '@/lib/server/platform/errors/app-error'
-import { MAX_HEADER_TABLE_BYTES } from '@/lib/server/replay/publish-message'
+import { MAX_HEADER_TABLE_BYTES, reservedHeaderOwner } from '@/lib/server/replay/publish-message'
 import type { BulkEditOperation, CreateRevisionInput, HeaderChangeDto, RevisionDiffDto, TypedHeaderInput } from '@/lib/shared/schemas/revision'
 
 /**
@@ -56,6 +56,22 @@ export function typedTableOf(headers: TypedHeaderInput[]): TypedTable {
   return checkedTable(table)
 }
 
+/** A revision may not set the broker's or Lazarus' own headers (422 naming the header); it may keep or drop them. */
+function assertNotReserved(name: string): void {
+  const owner = reservedHeaderOwner(name)
+  if (owner === null) return
+  const why = owner === 'Lazarus' ? 'a replay strips or stamps it itself' : 'a replay never sends it back'
+  throw new AppError('unprocessable', `Header "${name}" is ${owner === 'Lazarus' ? "Lazarus'" : "the broker's"} own and cannot be set in a revision: ${why}`, { header: name })
+}
+
+/** Each header the edit adds, or whose value it changes, checked with assertNotReserved; unchanged ones pass as they were. */
+function assertNoReservedChange(before: TypedTable, after: TypedTable): void {
+  for (const name of Object.keys(after)) {
+    const unchanged = Object.hasOwn(before, name) && JSON.stringify(before[name]) === JSON.stringify(after[name])
+    if (!unchanged) assertNotReserved(name)
+  }
+}
+
 function checkedTable(table: TypedTable): TypedTable {
   try {
     const encoded = encodeTypedTable(table)
@@ -75,7 +91,7 @@ export function checkBodySize(body: Buffer, maxBodyBytes: number): void {
   }
 }
 
-/** The message an edit makes of `base`; throws 422 (invalid JSON, header value or base64) or 413 (body over the limit). */
+/** The message an edit makes of `base`; throws 422 (invalid JSON, header value or base64, a reserved header set) or 413 (body over the limit). */
 export function applyEdit(base: MessageContent, input: CreateRevisionInput, maxBodyBytes: number): MessageContent {
   let body = base.body
   if (input.body) {
@@ -94,6 +110,7 @@ export function applyEdit(base: MessageContent, input: CreateRevisionInput, maxB
   }
   if (input.body?.kind === 'json' || (input.body && isJsonType(properties))) assertJson(body)
   const headers = input.headers ? typedTableOf(input.headers) : base.headers
+  assertNoReservedChange(base.headers, headers)
   return { body, headers, properties }
 }
 
@@ -102,6 +119,7 @@ export type BulkOutcome = { ok: true; content: MessageContent } | { ok: false; r
 /** One message of a bulk edit: the edited message, or why the operation does not apply to it. */
 export function applyBulkOperation(base: MessageContent, operation: BulkEditOperation, maxBodyBytes: number): BulkOutcome {
   if (operation.type === 'set-header') {
+    assertNotReserved(operation.name)
     const headers: TypedTable = { ...base.headers }
     setOwn(headers, operation.name, operation.value as TypedTable[string])
     return { ok: true, content: { ...base, headers: checkedTable(headers) } }

@@ -1,21 +1,10 @@
 import 'server-only'
 import { REPLAY_JOB_STATUSES } from '@/lib/shared/schemas/replay'
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
+import { Counter, Gauge, Registry } from 'prom-client'
 import type { Db } from '@/lib/server/platform/db'
 import { listSources } from '@/lib/server/sources/list-sources'
 import { countOpenFindings } from '@/lib/server/topology/findings-store'
 import { FINDING_KINDS, FINDING_SEVERITIES } from '@/lib/shared/schemas/topology'
-
-/** Process metrics (memory, event-loop lag, GC) keep state between scrapes, so they live in one registry per process. */
-const globalForMetrics = globalThis as unknown as { lazarusProcessMetrics?: Registry }
-function processRegistry(): Registry {
-  if (!globalForMetrics.lazarusProcessMetrics) {
-    const registry = new Registry()
-    collectDefaultMetrics({ register: registry, prefix: 'lazarus_' })
-    globalForMetrics.lazarusProcessMetrics = registry
-  }
-  return globalForMetrics.lazarusProcessMetrics
-}
 
 /** Error groups with the most messages get their own series; the rest are summed, to bound label cardinality. */
 const MAX_GROUP_SERIES = 200
@@ -27,7 +16,16 @@ export type RenderedMetrics = { contentType: string; body: string }
  * executor maintain it in the same transactions as the data, so the series are the same whichever process is
  * scraped and survive restarts (a `_total` never goes backwards). DLQ depth comes from the management API.
  */
-export async function renderMetrics({ db }: { db: Db }): Promise<RenderedMetrics> {
+export type RenderMetricsOptions = {
+  db: Db
+  /**
+   * Process metrics (memory, event-loop lag, GC), which keep state between scrapes: the composition root's one
+   * registry per process, merged into each scrape's.
+   */
+  processMetrics: Registry
+}
+
+export async function renderMetrics({ db, processMetrics }: RenderMetricsOptions): Promise<RenderedMetrics> {
   const { sql } = db
   const registry = new Registry()
   const [sourcesResult, groups, others, replays, jobs, pauses, backlog, findings] = await Promise.all([
@@ -107,6 +105,6 @@ export async function renderMetrics({ db }: { db: Db }): Promise<RenderedMetrics
   })
   for (const severity of FINDING_SEVERITIES) for (const kind of FINDING_KINDS) topology.set({ severity, kind }, findings.find((f) => f.severity === severity && f.kind === kind)?.n ?? 0)
 
-  const merged = Registry.merge([registry, processRegistry()])
+  const merged = Registry.merge([registry, processMetrics])
   return { contentType: merged.contentType, body: await merged.metrics() }
 }

@@ -1,9 +1,10 @@
 import 'server-only'
+import type { ExchangePublisher } from '@/lib/server/platform/broker/exchange-publisher'
 import type { Db } from '@/lib/server/platform/db'
 import { AppError, notFound } from '@/lib/server/platform/errors/app-error'
 import { parseId } from '@/lib/server/platform/http/parse-id'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
-import { DEFAULT_ENTITY_HEADER } from '@/lib/guard/protocol'
+import { DEFAULT_ENTITY_HEADER } from '@/packages/guard/src/protocol'
 import { entityKeyRuleSchema, type EntityKeyRule } from '@/lib/shared/schemas/source'
 import type { CreatePauseInput, PauseDto } from '@/lib/shared/schemas/pause'
 import { publishControlEvents } from './control-events'
@@ -14,6 +15,8 @@ import { findPausableSource, isOriginQueue, mostCommonOriginQueue, originQueues 
 
 export type CreatePauseOptions = {
   db: Db
+  /** Where the 'pause' event goes after the commit: the composition root's publisher of lazarus.control. */
+  control: ExchangePublisher
   input: CreatePauseInput
   actor: string
   /**
@@ -31,7 +34,7 @@ const ORIGIN_SAMPLE = 1_000
  * POST /api/pauses: pauses one entity (or, with entityKey null, the whole queue) on the consumer queue a source's
  * dead letters come from. Guards learn it from the 'pause' event published after commit.
  */
-export async function createPause({ db, input, actor, allowAnyQueue = false, ...scope }: CreatePauseOptions): Promise<PauseDto> {
+export async function createPause({ db, control, input, actor, allowAnyQueue = false, ...scope }: CreatePauseOptions): Promise<PauseDto> {
   const sourceId = parseId(input.sourceId, 'source').toString()
   const sourceIds = allowedSourceIds(scope)
   if (sourceIds && !sourceIds.includes(sourceId)) throw notFound(`source ${input.sourceId}`)
@@ -64,7 +67,7 @@ export async function createPause({ db, input, actor, allowAnyQueue = false, ...
     })
     return created
   })
-  await publishControlEvents(toControlEvents('pause', [pause]))
+  await publishControlEvents({ control, events: toControlEvents('pause', [pause]) })
   return pause
 }
 

@@ -4,6 +4,7 @@ import { getConfig } from '@/lib/server/platform/config'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import { DEFAULT_LARGE_JOB_MESSAGES } from '@/lib/shared/schemas/replay-confirm'
 import type { ReplayPlanDto } from '@/lib/shared/schemas/replay'
+import type { ReplayJobCreatedStatus } from '@/lib/shared/replay-job-machine'
 import { HELD_UNEXPECTED_FLAG } from './held-row'
 
 export type HeldRow = { id: string; held_from: string; entity_key: string | null }
@@ -93,10 +94,12 @@ export async function createReleaseJob({ sql: tx, ...options }: { sql: Sql; rows
   const { rows, actor } = options
   if (rows.length === 0) return null
   const rate = getConfig().LAZARUS_REPLAY_DEFAULT_RATE
+  // Created ready to run (lib/shared/replay-job-machine.ts): a release needs no approval and waits for no start time.
+  const status: ReplayJobCreatedStatus = 'pending'
   const { rows: job } = await tx.query<{ id: string }>(
     `INSERT INTO replay_jobs (kind, status, selection, target, rate_per_second, pause_entities, plan, total, created_by)
-     VALUES ('release', 'pending', $1::jsonb, $2::jsonb, $3, false, $4::jsonb, 0, $5) RETURNING id::text`,
-    [JSON.stringify({ ids: rows.map((r) => r.id) }), JSON.stringify({ type: 'queue' }), rate, JSON.stringify(releasePlan(rows, rate)), actor],
+     VALUES ('release', $6, $1::jsonb, $2::jsonb, $3, false, $4::jsonb, 0, $5) RETURNING id::text`,
+    [JSON.stringify({ ids: rows.map((r) => r.id) }), JSON.stringify({ type: 'queue' }), rate, JSON.stringify(releasePlan(rows, rate)), actor, status],
   )
   await insertReleaseItems({ sql: tx, jobId: job[0].id, rows })
   return job[0].id

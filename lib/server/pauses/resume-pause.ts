@@ -1,5 +1,6 @@
 import 'server-only'
 import { recordAudit } from '@/lib/server/audit/record-audit'
+import type { ExchangePublisher } from '@/lib/server/platform/broker/exchange-publisher'
 import type { Db } from '@/lib/server/platform/db'
 import { AppError, notFound } from '@/lib/server/platform/errors/app-error'
 import { parseId } from '@/lib/server/platform/http/parse-id'
@@ -12,14 +13,15 @@ import { selectPauses, toControlEvents } from './pause-row'
 import { lockPauseToResume, markReleasing } from './pauses-store'
 import { claimHeldRows, createReleaseJob, notCoveredByOtherPause } from './release-items'
 
-export type ResumePauseOptions = { db: Db; id: string; actor: string } & SourceScope
+/** `control`: where the 'resume' event goes after the commit (the composition root's publisher of lazarus.control). */
+export type ResumePauseOptions = { db: Db; control: ExchangePublisher; id: string; actor: string } & SourceScope
 
 /**
  * DELETE /api/pauses/{id}. Without held messages the pause is resumed at once (a 'resume' event follows).
  * With some, it becomes 'releasing' and a kind='release' job sends them back in arrival order; the executor
  * resumes the pause when that job ends (resumeJobPauses), so guards keep holding until the backlog is out.
  */
-export async function resumePause({ db, id, actor, ...scope }: ResumePauseOptions): Promise<PauseDto> {
+export async function resumePause({ db, control, id, actor, ...scope }: ResumePauseOptions): Promise<PauseDto> {
   const pauseId = parseId(id, 'pause').toString()
   const sourceIds = allowedSourceIds(scope)
   const { pause, resumed } = await db.sql.transaction(async (tx) => {
@@ -56,6 +58,6 @@ export async function resumePause({ db, id, actor, ...scope }: ResumePauseOption
     })
     return { pause, resumed: [] }
   })
-  await publishControlEvents(toControlEvents('resume', resumed))
+  await publishControlEvents({ control, events: toControlEvents('resume', resumed) })
   return pause
 }

@@ -4,7 +4,7 @@ import { z } from 'zod'
 import { allowedWebhookHostSchema, MAX_ALLOWED_WEBHOOK_HOSTS } from '@/lib/shared/schemas/webhook-settings'
 import { customTargetPatternSchema, MAX_CUSTOM_TARGET_PATTERNS } from '@/lib/shared/schemas/replay-targets'
 import { isCidrOrIp } from '@/lib/server/platform/addresses'
-import { parseGroupRoles } from '@/lib/server/auth/group-roles'
+import { parseGroupRoles } from '@/lib/shared/group-roles'
 import { LOG_LEVELS, logger, setLogLevel } from '@/lib/server/platform/log'
 
 const queueList = z
@@ -64,6 +64,12 @@ const configSchema = z.object({
   LAZARUS_DRAIN_PREFETCH: z.coerce.number().int().min(1).max(65535).default(2000),
   /** Longest a partial batch waits before it is written, in milliseconds. */
   LAZARUS_DRAIN_FLUSH_MS: z.coerce.number().int().min(1).max(60_000).default(50),
+  /**
+   * How often a drainer re-reads the sources, in milliseconds: sources added or changed by another process apply
+   * within it, and a consumer whose queue was missing starts once it exists. Changes through this process's API apply
+   * at once.
+   */
+  LAZARUS_DRAIN_RECONCILE_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
   /** Bodies above this many bytes are stored but flagged "oversized". */
   LAZARUS_MAX_BODY_BYTES: z.coerce.number().int().min(1).default(16 * 1024 * 1024),
   /** A message whose replay count (x-lazarus-replay-count of the copy that died) has reached this is not replayed again. */

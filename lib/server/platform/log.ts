@@ -1,5 +1,6 @@
 import 'server-only'
 import { pino, type Logger as PinoLogger } from 'pino'
+import { perProcess } from '@/lib/server/platform/per-process'
 import { currentRequestId } from '@/lib/server/platform/request-context'
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const
@@ -68,6 +69,38 @@ function createRoot(level: LogLevel, output: LogOutput): PinoLogger {
   )
 }
 
+/** How many causes deep `cause` follows a chain (a cause may, in principle, point back at the error). */
+const MAX_CAUSES = 5
+
+/** `stack` and `cause` of a logged `error`, unless the line sets them itself. */
+function errorDetails(error: Error, fields: Record<string, unknown>): Record<string, unknown> {
+  const details: Record<string, unknown> = {}
+  if (!('stack' in fields) && error.stack) details.stack = error.stack
+  if (!('cause' in fields) && error.cause !== undefined) details.cause = describeCauses(error)
+  return details
+}
+
+/** The chain of causes, each as its stack (which begins with its name and message), one after the other. */
+function describeCauses(error: Error): string {
+  const parts: string[] = []
+  const seen = new Set<unknown>([error])
+  for (let cause = error.cause; cause !== undefined && !seen.has(cause) && parts.length < MAX_CAUSES; cause = cause instanceof Error ? cause.cause : undefined) {
+    seen.add(cause)
+    parts.push(cause instanceof Error ? (cause.stack ?? `${cause.name}: ${cause.message}`) : describeValue(cause))
+  }
+  return parts.join('\ncaused by: ')
+}
+
+function describeValue(value: unknown): string {
+  if (typeof value === 'string') return value
+  try {
+    return JSON.stringify(value) ?? String(value)
+  } catch {
+    // A BigInt or a cyclic object.
+    return String(value)
+  }
+}
+
 function bind(scope: string, root: () => PinoLogger): Logger {
   const write = (level: LogLevel) => (message: string, fields?: Record<string, unknown>) => {
     const target = root()
@@ -75,22 +108,24 @@ function bind(scope: string, root: () => PinoLogger): Logger {
     const entry: Record<string, unknown> = { scope }
     // An Error serialises to `{}` in JSON: log its message, as the text format always has.
     if (fields) for (const key of Object.keys(fields)) entry[key] = fields[key] instanceof Error ? (fields[key] as Error).message : fields[key]
+    // The `error` of a line is what went wrong: its stack and cause too, where whoever reads the log looks for them.
+    if (fields?.error instanceof Error) Object.assign(entry, errorDetails(fields.error, fields))
     target[level](entry, message)
   }
   return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') }
 }
 
-type LogState = { level: LogLevel; output: LogOutput; root: PinoLogger | null }
+type LogState = { level: LogLevel; output: LogOutput; root: PinoLogger | null; notice?: (text: string) => void }
 
-// One state per process, on globalThis: Next bundles this module more than once (instrumentation, each route).
-const STATE = Symbol.for('lazarus.log')
-const state = ((globalThis as Record<symbol, unknown>)[STATE] ??= {
+// One state per process (per-process.ts): Next bundles this module more than once, and the level the configuration
+// sets, or the output a test installs, holds for every copy.
+const state = perProcess<LogState>('log', () => ({
   level: 'info',
   // Both formats go to stdout, in order. process.stdout writes synchronously to files, pipes and terminals on Linux,
   // so nothing logged just before process.exit is lost.
   output: { format: process.stdout.isTTY ? 'text' : 'json', write: (line: string) => void process.stdout.write(line) },
   root: null,
-} satisfies LogState) as LogState
+}))
 
 const processRoot = () => (state.root ??= createRoot(state.level, state.output))
 
@@ -113,6 +148,29 @@ export function createLogger(scope: string, options: { level: LogLevel } & LogOu
 export function setLogLevel(level: LogLevel): void {
   state.level = level
   if (state.root) state.root.level = level
+}
+
+const writeStderr = (text: string) => void process.stderr.write(text)
+
+/**
+ * A few plain lines for the person watching the console, framed by rules so they stand out among the log lines, on
+ * stderr: what someone must act on to use Lazarus at all (the first admin's setup link). The same facts go to the log
+ * too, for collectors. Each line is escaped as a log value is, so nothing in it can move the cursor or forge a line.
+ */
+export function consoleNotice(lines: readonly string[]): void {
+  const safe = lines.map(escapeForLog)
+  const rule = '='.repeat(Math.max(...safe.map((line) => line.length)))
+  const write = state.notice ?? writeStderr
+  write(`\n${rule}\n${safe.join('\n')}\n${rule}\n\n`)
+}
+
+/** Sends consoleNotice's text elsewhere (tests read it); returns the function that puts the previous output back. */
+export function setNoticeOutput(write: (text: string) => void): () => void {
+  const previous = state.notice
+  state.notice = write
+  return () => {
+    state.notice = previous
+  }
 }
 
 /** Sends the process's log lines elsewhere (tests read them); returns the function that puts the previous output back. */

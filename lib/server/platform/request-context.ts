@@ -1,14 +1,14 @@
 import 'server-only'
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { randomUUID } from 'node:crypto'
+import { perProcess } from './per-process'
 
 /** What every log line and audit entry written while serving one request learns about it, without being passed it. */
 export type RequestContext = { requestId: string }
 
-// On globalThis: Next bundles this module more than once (instrumentation, each route), and a line logged by one copy
-// must see the request another copy entered.
-const KEY = Symbol.for('lazarus.request-context')
-const storage = ((globalThis as Record<symbol, unknown>)[KEY] ??= new AsyncLocalStorage<RequestContext>()) as AsyncLocalStorage<RequestContext>
+// One per process (per-process.ts): Next bundles this module more than once, and a line logged by one copy must see
+// the request another copy entered.
+const storage = perProcess('request-context', () => new AsyncLocalStorage<RequestContext>())
 
 /** Runs `fn` as part of the request `context`: everything it starts, awaited or not, sees the context. */
 export function runInRequest<T>(context: RequestContext, fn: () => T): T {

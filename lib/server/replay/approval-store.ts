@@ -2,6 +2,7 @@ import 'server-only'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import { MESSAGES_FROM, STATUS_SQL } from '@/lib/server/selection/message-filter-sql'
 import type { PlannedReplay } from './plan-replay'
+import { transitionReplayJob } from './transition-replay-job'
 
 /**
  * The SQL of jobs that have not started: awaiting approval or scheduled (docs/ARCHITECTURE.md#job-lifecycle). Such a
@@ -9,15 +10,13 @@ import type { PlannedReplay } from './plan-replay'
  * jobs may hold the same message; whichever starts first takes it (lib/server/engines/replay-executor/start-job.ts).
  */
 
-export const WAITING_STATUSES = ['awaiting_approval', 'scheduled'] as const
-
 /**
  * One item per planned message that is dead now, in publish order, without changing any message's status. Returns
  * how many.
  */
 export async function freezeItems({ sql, planned, jobId }: { sql: Sql; planned: Pick<PlannedReplay, 'params' | 'eligibleWhere' | 'exchangeSql' | 'routingKeySql'>; jobId: string }): Promise<number> {
   const params = [...planned.params, jobId]
-  const { rowCount } = await sql.query(
+  return sql.execute(
     `INSERT INTO replay_items (job_id, seq, dead_letter_id, kind, replay_id, status, exchange, routing_key, revision)
      SELECT $${params.length}::bigint, row_number() OVER (ORDER BY d.first_death_at NULLS LAST, d.failed_at, d.id)::int, d.id, 'replay',
        gen_random_uuid()::text, 'pending', ${planned.exchangeSql}, ${planned.routingKeySql},
@@ -27,18 +26,20 @@ export async function freezeItems({ sql, planned, jobId }: { sql: Sql; planned: 
      WHERE ${planned.eligibleWhere}`,
     params,
   )
-  return rowCount
 }
 
-export type WaitingState = { status: 'awaiting_approval' | 'scheduled'; startAt: string | null; reasons: string[] | null; ttlSeconds: number; allowFanOut: boolean; supersededIds: string[] }
+export type WaitingState = { startAt: string | null; reasons: string[] | null; ttlSeconds: number; allowFanOut: boolean; supersededIds: string[] }
 
-/** Turns a just-inserted job into a waiting one: awaiting approval (expiring after the TTL) or scheduled. */
-export async function markJobWaiting({ sql, jobId, state }: { sql: Sql; jobId: string; state: WaitingState }): Promise<void> {
+/**
+ * What a just-inserted waiting job (created awaiting approval or scheduled) keeps until it starts; a job awaiting
+ * approval expires after the TTL. Its status is the INSERT's.
+ */
+export async function recordWaitingState({ sql, jobId, state }: { sql: Sql; jobId: string; state: WaitingState }): Promise<void> {
   await sql.query(
-    `UPDATE replay_jobs SET status = $2, start_at = $3::timestamptz, approval_reasons = $4::jsonb, allow_fan_out = $6, superseded_ids = $7::bigint[],
-       approval_expires_at = CASE WHEN $2 = 'awaiting_approval' THEN now() + $5::int * interval '1 second' END, updated_at = now()
+    `UPDATE replay_jobs SET start_at = $2::timestamptz, approval_reasons = $3::jsonb, allow_fan_out = $5, superseded_ids = $6::bigint[],
+       approval_expires_at = CASE WHEN status = 'awaiting_approval' THEN now() + $4::int * interval '1 second' END, updated_at = now()
      WHERE id = $1::bigint`,
-    [jobId, state.status, state.startAt, state.reasons ? JSON.stringify(state.reasons) : null, state.ttlSeconds, state.allowFanOut, state.supersededIds],
+    [jobId, state.startAt, state.reasons ? JSON.stringify(state.reasons) : null, state.ttlSeconds, state.allowFanOut, state.supersededIds],
   )
 }
 
@@ -60,35 +61,43 @@ export async function lockJobForDecision({ sql, id, sourceIds }: { sql: Sql; id:
   return rows[0]
 }
 
-/** Approved: scheduled for its start time, or for now when that has passed (the executor starts it at its next look). */
-export async function approveJob({ sql, jobId, actor, comment }: { sql: Sql; jobId: string; actor: string; comment: string }): Promise<Date> {
-  const { rows } = await sql.query<{ start_at: Date }>(
-    `UPDATE replay_jobs SET status = 'scheduled', start_at = greatest(coalesce(start_at, now()), now()), approved_by = $2, approved_at = now(),
-       decision_comment = $3, approval_expires_at = NULL, error = NULL, updated_at = now()
-     WHERE id = $1::bigint RETURNING start_at`,
-    [jobId, actor, comment],
-  )
-  return rows[0].start_at
+/**
+ * Approved: scheduled for its start time, or for now when that has passed (the executor starts it at its next look).
+ * Null when the job was no longer awaiting approval.
+ */
+export async function approveJob({ sql, jobId, actor, comment }: { sql: Sql; jobId: string; actor: string; comment: string }): Promise<Date | null> {
+  const { rows } = await transitionReplayJob<{ start_at: Date }>({
+    sql,
+    event: 'approve',
+    set: `start_at = greatest(coalesce(j.start_at, now()), now()), approved_by = $2, approved_at = now(),
+       decision_comment = $3, approval_expires_at = NULL, error = NULL`,
+    where: 'j.id = $1::bigint',
+    params: [jobId, actor, comment],
+    returning: 'j.start_at',
+  })
+  return rows[0]?.start_at ?? null
 }
 
 /**
  * Ends a job that never started (rejected, expired, cancelled): its items are cancelled with the reason. No message
- * status changes: a waiting job marked none.
+ * status changes: a waiting job marked none. Returns the job's cancelled items, or 0 when the job was no longer waiting.
  */
-/** Returns the job's cancelled items, or 0 when the job was no longer waiting. */
-export async function endWaitingJob(options: { sql: Sql; jobId: string; status: 'rejected' | 'expired' | 'cancelled'; reason: string; actor?: string; comment?: string }): Promise<number> {
-  const { sql } = options
-  const { rows } = await sql.query<{ n: number }>(
-    `WITH items AS (
-       UPDATE replay_items SET status = 'cancelled', error = $3, finished_at = now()
-       WHERE job_id = $1::bigint AND status IN ('pending', 'in_flight') RETURNING 1
-     )
-     UPDATE replay_jobs SET status = $2, finished_at = now(), cancelled = cancelled + (SELECT count(*) FROM items)::int, updated_at = now(),
-       rejected_by = CASE WHEN $2 = 'rejected' THEN $4 ELSE rejected_by END, rejected_at = CASE WHEN $2 = 'rejected' THEN now() ELSE rejected_at END,
-       decision_comment = coalesce($5, decision_comment), approval_expires_at = NULL
-     WHERE id = $1::bigint AND status IN ('awaiting_approval', 'scheduled') RETURNING cancelled AS n`,
-    [options.jobId, options.status, options.reason, options.actor ?? null, options.comment ?? null],
-  )
+export async function endWaitingJob(options: { sql: Sql; jobId: string; event: 'reject' | 'expire' | 'cancel'; reason: string; actor?: string; comment?: string }): Promise<number> {
+  const { sql, event } = options
+  const { rows } = await transitionReplayJob<{ n: number }>({
+    sql,
+    event,
+    with: `items AS (
+       UPDATE replay_items SET status = 'cancelled', error = $2, finished_at = now()
+       WHERE job_id IN (SELECT id FROM allowed) AND status IN ('pending', 'in_flight') RETURNING 1
+     )`,
+    set: `finished_at = now(), cancelled = j.cancelled + (SELECT count(*) FROM items)::int,
+       rejected_by = CASE WHEN $5::boolean THEN $3 ELSE j.rejected_by END, rejected_at = CASE WHEN $5::boolean THEN now() ELSE j.rejected_at END,
+       decision_comment = coalesce($4, j.decision_comment), approval_expires_at = NULL`,
+    where: 'j.id = $1::bigint',
+    params: [options.jobId, options.reason, options.actor ?? null, options.comment ?? null, event === 'reject'],
+    returning: 'j.cancelled AS n',
+  })
   return rows[0]?.n ?? 0
 }
 

@@ -1,20 +1,22 @@
 import 'server-only'
 import { recordAudit } from '@/lib/server/audit/record-audit'
 import type { Db } from '@/lib/server/platform/db'
+import type { Signal } from '@/lib/server/platform/signal'
 import { AppError, notFound } from '@/lib/server/platform/errors/app-error'
 import { parseId } from '@/lib/server/platform/http/parse-id'
 import type { ReplayJobDto } from '@/lib/shared/schemas/replay'
 import { closeOpenItems, finishJob } from './replay-store'
-import { signalReplayWork } from './replay-signal'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import { lockJobForCancel, requestCancel, selectJob } from './replay-store'
 import { toReplayJobDto } from './to-replay-dto'
 import { endHalt } from './stage-store'
-import { endWaitingJob, WAITING_STATUSES } from './approval-store'
+import { endWaitingJob } from './approval-store'
+import { canHappen } from '@/lib/shared/replay-job-machine'
 
-const isWaiting = (status: string) => (WAITING_STATUSES as readonly string[]).includes(status)
+const alreadyEnded = (id: string, status: string) => new AppError('conflict', `replay ${id} has already ${status === 'failed' ? 'failed' : `been ${status}`}`)
 
-export type CancelReplayOptions = { db: Db; id: string; actor: string } & SourceScope
+/** `replayWork`: wakes this process's replay executor (the composition root's). */
+export type CancelReplayOptions = { db: Db; replayWork: Signal; id: string; actor: string } & SourceScope
 
 /**
  * POST /api/replays/{id}/cancel. The executor running the job sees the request within its heartbeat (200 ms) and stops
@@ -22,22 +24,22 @@ export type CancelReplayOptions = { db: Db; id: string; actor: string } & Source
  * still released and the pauses resumed. A job no executor has started yet (and that paused nothing) ends at once. A
  * halted job is handed back to the executor, which does the same.
  */
-export async function cancelReplay({ db, id, actor, ...scope }: CancelReplayOptions): Promise<ReplayJobDto> {
+export async function cancelReplay({ db, replayWork, id, actor, ...scope }: CancelReplayOptions): Promise<ReplayJobDto> {
   const jobId = parseId(id, 'replay').toString()
   const sourceIds = allowedSourceIds(scope)
   await db.sql.transaction(async (tx) => {
     const job = await lockJobForCancel({ sql: tx, id: jobId, sourceIds })
     if (!job) throw notFound(`replay ${id}`)
-    if (isWaiting(job.status)) {
+    if (canHappen('cancel', job.status)) {
       // Never started: nothing was marked, paused or published (docs/ARCHITECTURE.md#job-lifecycle).
-      await endWaitingJob({ sql: tx, jobId, status: 'cancelled', reason: 'replay cancelled before it started' })
+      await endWaitingJob({ sql: tx, jobId, event: 'cancel', reason: 'replay cancelled before it started' })
       await recordAudit({ sql: tx, actor, action: 'replay.cancelled', subject: { type: 'replay', id: jobId }, summary: `Replay ${jobId} cancelled before it started (${job.status.replace('_', ' ')}): all ${job.total} messages stay dead`, details: { statusBefore: job.status }, outcome: 'cancelled' })
       return
     }
-    if (!['pending', 'running', 'halted'].includes(job.status)) throw new AppError('conflict', `replay ${id} has already ${job.status === 'failed' ? 'failed' : `been ${job.status}`}`)
+    if (!canHappen('request-cancel', job.status)) throw alreadyEnded(id, job.status)
     if (job.kind === 'release') throw new AppError('conflict', `release ${id} cannot be cancelled: it sends held messages back so their pause can end`)
     if (job.cancel_requested_at !== null) return
-    await requestCancel({ sql: tx, id: jobId, actor })
+    if (!(await requestCancel({ sql: tx, id: jobId, actor }))) throw alreadyEnded(id, job.status)
     if (job.status === 'halted') await endHalt({ sql: tx, jobId, actor, outcome: 'cancelled' })
     let outcome = 'requested'
     if (job.status === 'pending' && job.unleased && job.pauses === 0) {
@@ -55,6 +57,6 @@ export async function cancelReplay({ db, id, actor, ...scope }: CancelReplayOpti
       outcome,
     })
   })
-  signalReplayWork()
+  replayWork.notify()
   return toReplayJobDto((await selectJob({ sql: db.sql, id: jobId }))!)
 }

@@ -1,22 +1,27 @@
 import 'server-only'
 import { recordAudit } from '@/lib/server/audit/record-audit'
+import type { ExchangePublisher } from '@/lib/server/platform/broker/exchange-publisher'
 import type { Db } from '@/lib/server/platform/db'
 import { AppError } from '@/lib/server/platform/errors/app-error'
 import { createJobPauses, publishControlEvents, toControlEvents } from '@/lib/server/pauses/job-pauses'
+import type { Signal } from '@/lib/server/platform/signal'
 import type { PauseDto } from '@/lib/shared/schemas/pause'
 import type { CreateReplayInput, ReplayCreatedDto, ReplayDryRunDto, ReplayPlanDto } from '@/lib/shared/schemas/replay'
 import { planReplay } from './plan-replay'
 import { replaySettings, type ReplaySettings } from './replay-settings'
 import { freezeJobPlan, insertReplayJob, recordJobSources, selectJobEntities, takeMessagesIntoJob } from './replay-store'
 import { resolveSuperseded } from './resolve-superseded'
-import { signalReplayWork } from './replay-signal'
 import { setJobStaging } from './stage-store'
 import { describeSelection } from '@/lib/server/selection/selection-sql'
-import { freezeItems, markJobWaiting } from './approval-store'
+import { freezeItems, recordWaitingState } from './approval-store'
 import { getReplayApprovalSettings } from './replay-approval-settings'
 
 export type CreateReplayOptions = {
   db: Db
+  /** Where the entities' 'pause' events go after the commit (the composition root's publisher of lazarus.control). */
+  control: ExchangePublisher
+  /** Wakes this process's replay executor when the job is created (the composition root's). */
+  replayWork: Signal
   input: CreateReplayInput
   actor: string
   settings?: ReplaySettings
@@ -41,7 +46,7 @@ export async function createReplay(options: CreateReplayOptions): Promise<Replay
   if (plan.approval.required || input.startAt !== undefined) return createWaitingReplay({ ...options, planned })
 
   const { jobId, pauses, frozen } = await db.sql.transaction(async (tx) => {
-    const jobId = await insertReplayJob({ sql: tx, job: { selection: input.selection, target: planned.target, plan, actor } })
+    const jobId = await insertReplayJob({ sql: tx, job: { status: 'pending', selection: input.selection, target: planned.target, plan, actor } })
     const total = await takeMessagesIntoJob({ sql: tx, planned, jobId, actor })
     if (total === 0) throw new AppError('conflict', 'Nothing left to replay: the selected messages were replayed, resolved or taken by another job meanwhile')
     // A filter can match messages that arrived after the plan: never publish more than the caller confirmed.
@@ -83,8 +88,8 @@ export async function createReplay(options: CreateReplayOptions): Promise<Replay
     return { jobId, total, pauses, frozen }
   })
 
-  await publishControlEvents(toControlEvents('pause', pauses))
-  signalReplayWork()
+  await publishControlEvents({ control: options.control, events: toControlEvents('pause', pauses) })
+  options.replayWork.notify()
   return { id: jobId, status: 'pending', plan: frozen }
 }
 
@@ -98,7 +103,7 @@ async function createWaitingReplay(options: CreateReplayOptions & { planned: Awa
   const { effectiveTtlSeconds } = await getReplayApprovalSettings({ db })
   const status = plan.approval.required ? 'awaiting_approval' : 'scheduled'
   const { jobId, frozen } = await db.sql.transaction(async (tx) => {
-    const jobId = await insertReplayJob({ sql: tx, job: { selection: input.selection, target: planned.target, plan, actor } })
+    const jobId = await insertReplayJob({ sql: tx, job: { status, selection: input.selection, target: planned.target, plan, actor } })
     const total = await freezeItems({ sql: tx, planned, jobId })
     if (total === 0) throw new AppError('conflict', 'Nothing left to replay: the selected messages were replayed, resolved or taken by another job meanwhile')
     if (input.confirmCount !== undefined && total > input.confirmCount) {
@@ -108,10 +113,10 @@ async function createWaitingReplay(options: CreateReplayOptions & { planned: Awa
     let frozen: ReplayPlanDto = total === plan.replayable ? plan : { ...plan, replayable: total, estimatedSeconds: Math.ceil(total / plan.ratePerSecond) }
     if (plan.staging) frozen = { ...frozen, staging: await setJobStaging({ sql: tx, jobId, total, staging: plan.staging }) }
     await freezeJobPlan({ sql: tx, jobId, total, plan: frozen })
-    await markJobWaiting({
+    await recordWaitingState({
       sql: tx,
       jobId,
-      state: { status, startAt: input.startAt ?? null, reasons: plan.approval.required ? plan.approval.reasons : null, ttlSeconds: effectiveTtlSeconds, allowFanOut: input.allowFanOut === true, supersededIds: planned.supersededIds },
+      state: { startAt: input.startAt ?? null, reasons: plan.approval.required ? plan.approval.reasons : null, ttlSeconds: effectiveTtlSeconds, allowFanOut: input.allowFanOut === true, supersededIds: planned.supersededIds },
     })
     const when = input.startAt ? `, to start at ${input.startAt}` : ''
     await recordAudit({

@@ -30,8 +30,22 @@ export const LAZARUS_HEADERS: ReadonlySet<string> = new Set([
   'x-lazarus-release',
   'x-lazarus-revision',
 ])
-/** What a pause guard adds to a message it holds (lib/guard/protocol.ts); never sent back. */
+/** What a pause guard adds to a message it holds (packages/guard/src/protocol.ts); never sent back. */
 const HELD_HEADER_PREFIX = 'x-lazarus-held-'
+/** Lazarus' own namespace: LAZARUS_HEADERS, the held headers, and whatever Lazarus writes on a stored row. */
+const LAZARUS_HEADER_PREFIX = 'x-lazarus-'
+const BROKER_HEADERS_LOWER: ReadonlySet<string> = new Set([...BROKER_HEADERS].map((name) => name.toLowerCase()))
+
+/**
+ * Who owns a header a revision may not set (docs/ARCHITECTURE.md#revisions): the broker's headers a replay strips
+ * (BROKER_HEADERS) and Lazarus' `x-lazarus-*`, which a replay strips or stamps itself. A forged value would show in the
+ * revision and its diff and never go out. Matched case-insensitively, so `X-Death` is refused as `x-death` is.
+ */
+export function reservedHeaderOwner(name: string): 'the broker' | 'Lazarus' | null {
+  const lower = name.toLowerCase()
+  if (lower.startsWith(LAZARUS_HEADER_PREFIX)) return 'Lazarus'
+  return BROKER_HEADERS_LOWER.has(lower) ? 'the broker' : null
+}
 
 /**
  * Properties a replay keeps as stored (docs/rabbitmq.md#safe-replay). `expiration` is never restored; `userId` only

@@ -1,7 +1,7 @@
 import 'server-only'
 import type { z } from 'zod'
 import { recordAudit } from '@/lib/server/audit/record-audit'
-import { formatVersion } from '@/lib/guard/entity-version'
+import { formatVersion } from '@/packages/guard/src/entity-version'
 import type { Db } from '@/lib/server/platform/db'
 import { AppError } from '@/lib/server/platform/errors/app-error'
 import { entityVersionRuleSchema } from '@/lib/shared/schemas/source'

@@ -19,7 +19,7 @@ export async function rejectReplay({ db, id, input, decider }: RejectReplayOptio
   const jobId = parseId(id, 'replay').toString()
   await db.sql.transaction(async (tx) => {
     const job = await lockForDecision({ sql: tx, id: jobId, decider, verb: 'reject' })
-    await endWaitingJob({ sql: tx, jobId, status: 'rejected', reason: `replay rejected by ${decider.actor}`, actor: decider.actor, comment: input.comment })
+    await endWaitingJob({ sql: tx, jobId, event: 'reject', reason: `replay rejected by ${decider.actor}`, actor: decider.actor, comment: input.comment })
     await recordAudit({
       sql: tx,
       actor: decider.actor,

@@ -1,11 +1,13 @@
 import 'server-only'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import { MESSAGES_FROM } from '@/lib/server/selection/message-filter-sql'
+import type { ReplayJobCreatedStatus } from '@/lib/shared/replay-job-machine'
 import type { ReplayPlanDto, ReplayTarget } from '@/lib/shared/schemas/replay'
 import type { Selection } from '@/lib/shared/schemas/selection'
 import { ITEM_STATUS_SQL } from './item-status-sql'
 import type { PlannedReplay } from './plan-replay'
 import type { ItemDtoRow, JobDtoRow } from './to-replay-dto'
+import { transitionReplayJob } from './transition-replay-job'
 
 /**
  * The SQL of replay jobs as the API creates, reads and cancels them. Planning a replay (which messages, which targets)
@@ -46,7 +48,7 @@ export async function jobVisible({ sql, id, sourceIds }: { sql: Sql; id: string;
 export type JobPauseRow = { id: string; queue: string; entity_key: string | null; status: string }
 
 export async function selectJobPauses({ sql, jobId }: { sql: Sql; jobId: string }): Promise<JobPauseRow[]> {
-  const { rows } = await sql.query<JobPauseRow>('SELECT id::text, queue, entity_key, status FROM pauses WHERE replay_job_id = $1::bigint ORDER BY id LIMIT 1000', [jobId])
+  const { rows } = await sql.query<JobPauseRow>('SELECT id::text, queue, entity_key, status FROM pauses WHERE replay_job_id = $1::bigint ORDER BY pauses.id LIMIT 1000', [jobId])
   return rows
 }
 
@@ -111,23 +113,28 @@ export async function lockJobForCancel({ sql, id, sourceIds }: { sql: Sql; id: s
   return rows[0]
 }
 
-export async function requestCancel({ sql, id, actor }: { sql: Sql; id: string; actor: string }): Promise<void> {
-  // A halted job, or one observing a stage's window, is handed back to the executor at once to close its items.
-  await sql.query(
-    `UPDATE replay_jobs SET cancel_requested_at = now(), cancel_requested_by = $2, updated_at = now(), not_before = NULL,
-       status = CASE WHEN status = 'halted' THEN 'running' ELSE status END
-     WHERE id = $1::bigint`,
-    [id, actor],
-  )
+/** False when the job has ended (or not started: a waiting job is cancelled by endWaitingJob). */
+export async function requestCancel({ sql, id, actor }: { sql: Sql; id: string; actor: string }): Promise<boolean> {
+  // A halted job (it becomes running), or one observing a stage's window, is handed back to the executor at once to
+  // close its items.
+  const { rows: moved } = await transitionReplayJob({
+    sql,
+    event: 'request-cancel',
+    set: 'cancel_requested_at = now(), cancel_requested_by = $2, not_before = NULL',
+    where: 'j.id = $1::bigint',
+    params: [id, actor],
+  })
+  return moved.length > 0
 }
 
-export type NewReplayJob = { selection: Selection; target: ReplayTarget; plan: ReplayPlanDto; actor: string }
+export type NewReplayJob = { status: ReplayJobCreatedStatus; selection: Selection; target: ReplayTarget; plan: ReplayPlanDto; actor: string }
 
+/** The job row, created in a status the state machine allows for `create` (lib/shared/replay-job-machine.ts). */
 export async function insertReplayJob({ sql, job }: { sql: Sql; job: NewReplayJob }): Promise<string> {
   const { rows } = await sql.query<{ id: string }>(
     `INSERT INTO replay_jobs (kind, status, selection, target, rate_per_second, pause_entities, plan, created_by)
-     VALUES ('replay', 'pending', $1::jsonb, $2::jsonb, $3, $4, $5::jsonb, $6) RETURNING id::text`,
-    [JSON.stringify(job.selection), JSON.stringify(job.target), job.plan.ratePerSecond, job.plan.pauseEntities, JSON.stringify(job.plan), job.actor],
+     VALUES ('replay', $7, $1::jsonb, $2::jsonb, $3, $4, $5::jsonb, $6) RETURNING id::text`,
+    [JSON.stringify(job.selection), JSON.stringify(job.target), job.plan.ratePerSecond, job.plan.pauseEntities, JSON.stringify(job.plan), job.actor, job.status],
   )
   return rows[0].id
 }
@@ -148,7 +155,7 @@ export async function takeMessagesIntoJob({ sql, planned, jobId, actor }: {
 }): Promise<number> {
   const params = [...planned.params, jobId, actor]
   const [jobParam, actorParam] = [params.length - 1, params.length]
-  const { rowCount } = await sql.query(
+  return sql.execute(
     // What the items need is read back through the primary keys: a join of two CTEs (no statistics) can turn into a
     // nested loop over both, a hundred thousand squared.
     `WITH marked AS (
@@ -169,7 +176,6 @@ export async function takeMessagesIntoJob({ sql, planned, jobId, actor }: {
      FROM marked m JOIN dead_letters d ON d.id = m.dead_letter_id JOIN sources s ON s.id = d.source_id`,
     params,
   )
-  return rowCount
 }
 
 /**
@@ -243,15 +249,21 @@ export type FinishedJob = {
 }
 
 /** Marks the job finished if this worker still holds it; null when the lease was lost. */
+/**
+ * Marks the job finished if this worker still holds it (`owner` null: a pending job nobody claimed, being cancelled);
+ * null when the lease was lost or the job is in no status it can finish from.
+ */
 export async function finishJob(options: { sql: Sql; jobId: string; owner: string | null; status: 'completed' | 'cancelled' | 'failed'; error?: string | null }): Promise<FinishedJob | null> {
   const { sql } = options
-  const { rows } = await sql.query<FinishedJob>(
-    `UPDATE replay_jobs SET status = $3, finished_at = now(), lease_owner = NULL, lease_expires_at = NULL, current_rate = NULL,
-       error = $4, updated_at = now()
-     WHERE id = $1::bigint AND status IN ('pending', 'running') AND ($2::text IS NULL OR lease_owner = $2)
-     RETURNING id::text, kind, status, total, published, confirmed, unroutable, failed, skipped, released, cancelled, created_by, cancel_requested_by`,
-    [options.jobId, options.owner, options.status, options.error ?? null],
-  )
+  const { rows } = await transitionReplayJob<FinishedJob>({
+    sql,
+    event: 'finish',
+    to: options.status,
+    set: 'finished_at = now(), lease_owner = NULL, lease_expires_at = NULL, current_rate = NULL, error = $3',
+    where: 'j.id = $1::bigint AND ($2::text IS NULL OR j.lease_owner = $2)',
+    params: [options.jobId, options.owner, options.error ?? null],
+    returning: 'j.id::text, j.kind, j.status, j.total, j.published, j.confirmed, j.unroutable, j.failed, j.skipped, j.released, j.cancelled, j.created_by, j.cancel_requested_by',
+  })
   return rows[0] ?? null
 }
 
@@ -310,10 +322,10 @@ export async function findItemByReplayId({ sql, replayId }: { sql: Sql; replayId
 
 /** Records a guard's "superseded by version V" on an item, unless it holds that version or a higher one already. */
 export async function markItemSuperseded({ sql, jobId, seq, version, note }: { sql: Sql; jobId: string; seq: number; version: number; note: string }): Promise<boolean> {
-  const { rowCount } = await sql.query(
+  const changed = await sql.execute(
     `UPDATE replay_items SET superseded_by_version = $3, superseded_note = $4, superseded_at = now()
      WHERE job_id = $1::bigint AND seq = $2 AND (superseded_by_version IS NULL OR superseded_by_version < $3)`,
     [jobId, seq, version, note],
   )
-  return rowCount > 0
+  return changed > 0
 }

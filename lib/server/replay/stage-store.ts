@@ -2,8 +2,9 @@ import 'server-only'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import { stageBounds } from '@/lib/shared/replay-stages'
 import type { ReplayStagingPlanDto } from '@/lib/shared/schemas/replay'
+import { transitionReplayJob } from './transition-replay-job'
 
-/** The SQL of staged jobs as the API creates and resumes them; the executor's is engines/replay-executor/stage-store.ts. */
+/** The SQL of staged jobs as the API creates and resumes them; the executor's is engines/replay-executor/stage-control-store.ts. */
 
 /**
  * Freezes the staging on a job created with `total` items: the stage bounds for that count (the plan's were for its
@@ -34,16 +35,19 @@ export async function lockJobForResume({ sql, jobId, sourceIds }: { sql: Sql; jo
 
 /**
  * Hands a halted job back to the executor: running, claimable at once; re-failures stored until now were seen by the
- * operator and no longer count toward a halt (refailures_since).
+ * operator and no longer count toward a halt (refailures_since). False when the job was not halted.
  */
-export async function resumeHaltedJob({ sql, jobId, actor }: { sql: Sql; jobId: string; actor: string }): Promise<void> {
-  await sql.query(
-    `UPDATE replay_jobs SET status = 'running', halted_at = NULL, not_before = NULL, refailures_since = now(), run_failures = 0,
-       lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
-     WHERE id = $1::bigint AND status = 'halted'`,
-    [jobId],
-  )
+export async function resumeHaltedJob({ sql, jobId, actor }: { sql: Sql; jobId: string; actor: string }): Promise<boolean> {
+  const { rows: moved } = await transitionReplayJob({
+    sql,
+    event: 'resume',
+    set: 'halted_at = NULL, not_before = NULL, refailures_since = now(), run_failures = 0, lease_owner = NULL, lease_expires_at = NULL',
+    where: 'j.id = $1::bigint',
+    params: [jobId],
+  })
+  if (moved.length === 0) return false
   await endHalt({ sql, jobId, actor, outcome: 'resumed' })
+  return true
 }
 
 /** Closes the job's open halt with how it ended. */

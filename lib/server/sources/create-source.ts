@@ -6,18 +6,19 @@ import { AppError } from '@/lib/server/platform/errors/app-error'
 import type { CreateSourceInput, SourceDto } from '@/lib/shared/schemas/source'
 import { assertDrainableQueue } from './check-source-queue'
 import { findSourceByQueue, insertMissingSources, insertSource } from './sources-store'
+import { APPLY_WAIT_MS, type SourceChangeOptions } from './source-changes'
 import { toSourceDto } from './to-source-dto'
 
-export type CreateSourceOptions = { db: Db; input: CreateSourceInput; actor: string }
+export type CreateSourceOptions = { db: Db; input: CreateSourceInput; actor: string } & SourceChangeOptions
 
-export async function createSource({ db, input, actor }: CreateSourceOptions): Promise<SourceDto> {
+export async function createSource({ db, input, actor, sourcesChanged }: CreateSourceOptions): Promise<SourceDto> {
   const existing = await findSourceByQueue({ prisma: db.prisma, vhost: input.vhost, queue: input.queue })
   if (existing) throw new AppError('conflict', `queue "${input.queue}" on vhost "${input.vhost}" is already a source`, { id: existing.id.toString() })
   // A disabled source drains nothing yet; the check applies when it is enabled (updateSource).
   if (input.enabled !== false) {
     await assertDrainableQueue({ vhost: input.vhost, queue: input.queue, drainedBefore: false, confirmed: input.confirmNotWorkQueue === true })
   }
-  return crudTransaction(db, async ({ prisma, sql }) => {
+  const source = await crudTransaction(db, async ({ prisma, sql }) => {
     const created = toSourceDto(await insertSource({ prisma, input }))
     await recordConfigChange({
       sql,
@@ -30,6 +31,8 @@ export async function createSource({ db, input, actor }: CreateSourceOptions): P
     })
     return created
   })
+  await sourcesChanged?.notifyAndWait(APPLY_WAIT_MS)
+  return source
 }
 
 /**

@@ -5,12 +5,15 @@ import { crudTransaction } from '@/lib/server/platform/db/crud-transaction'
 import { AppError, notFound } from '@/lib/server/platform/errors/app-error'
 import { parseId } from '@/lib/server/platform/http/parse-id'
 import { countStoredMessages, deleteSourceAndCounters, findSource } from './sources-store'
+import { APPLY_WAIT_MS, type SourceChangeOptions } from './source-changes'
 import { toSourceDto } from './to-source-dto'
 
 /** Removes a source that stored nothing; one with dead letters is only disabled, never deleted with its data. */
-export async function deleteSource({ db, id, actor }: { db: Db; id: string; actor: string }): Promise<{ id: string; deleted: true }> {
+export type DeleteSourceOptions = { db: Db; id: string; actor: string } & SourceChangeOptions
+
+export async function deleteSource({ db, id, actor, sourcesChanged }: DeleteSourceOptions): Promise<{ id: string; deleted: true }> {
   const sourceId = parseId(id, 'source')
-  return crudTransaction(db, async ({ prisma, sql }) => {
+  const deleted = await crudTransaction(db, async ({ prisma, sql }) => {
     const existing = await findSource({ prisma, id: sourceId })
     if (!existing) throw notFound(`source ${id}`)
     const stored = await countStoredMessages({ prisma, sourceId })
@@ -21,4 +24,6 @@ export async function deleteSource({ db, id, actor }: { db: Db; id: string; acto
     await recordConfigChange({ sql, actor, action: 'source.deleted', subject: { type: 'source', id }, summary: `Removed source ${existing.queue}`, before: toSourceDto(existing), after: null })
     return { id, deleted: true as const }
   })
+  await sourcesChanged?.notifyAndWait(APPLY_WAIT_MS)
+  return deleted
 }

@@ -7,11 +7,12 @@ import type { SourceDto, UpdateSourceInput } from '@/lib/shared/schemas/source'
 import { parseId } from '@/lib/server/platform/http/parse-id'
 import { assertDrainableQueue } from './check-source-queue'
 import { findSource, updateSourceColumns } from './sources-store'
+import { APPLY_WAIT_MS, type SourceChangeOptions } from './source-changes'
 import { toSourceDto } from './to-source-dto'
 
-export type UpdateSourceOptions = { db: Db; id: string; input: UpdateSourceInput; actor: string }
+export type UpdateSourceOptions = { db: Db; id: string; input: UpdateSourceInput; actor: string } & SourceChangeOptions
 
-export async function updateSource({ db, id, input, actor }: UpdateSourceOptions): Promise<SourceDto> {
+export async function updateSource({ db, id, input, actor, sourcesChanged }: UpdateSourceOptions): Promise<SourceDto> {
   const sourceId = parseId(id, 'source')
   const existing = await findSource({ prisma: db.prisma, id: sourceId })
   if (!existing) throw notFound(`source ${id}`)
@@ -24,7 +25,7 @@ export async function updateSource({ db, id, input, actor }: UpdateSourceOptions
       confirmed: input.confirmNotWorkQueue === true,
     })
   }
-  return crudTransaction(db, async ({ prisma, sql }) => {
+  const updated = await crudTransaction(db, async ({ prisma, sql }) => {
     const after = toSourceDto(await updateSourceColumns({ prisma, id: sourceId, input }))
     await recordConfigChange({
       sql,
@@ -37,4 +38,6 @@ export async function updateSource({ db, id, input, actor }: UpdateSourceOptions
     })
     return after
   })
+  await sourcesChanged?.notifyAndWait(APPLY_WAIT_MS)
+  return updated
 }

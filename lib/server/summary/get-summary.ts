@@ -1,7 +1,7 @@
 import 'server-only'
 import type { Db } from '@/lib/server/platform/db'
 import type { Sql } from '@/lib/server/platform/db/sql'
-import { currentBackground } from '@/lib/server/platform/runtime/background'
+import { runningEngines, type RunningEngines } from '@/lib/server/platform/process/composition'
 import { listSources } from '@/lib/server/sources/list-sources'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import type { SourceDto } from '@/lib/shared/schemas/source'
@@ -10,7 +10,13 @@ import type { SummaryDto } from '@/lib/shared/schemas/summary'
 /** The header must not hang on a slow broker: past this, sources come without depth and brokerError says why. */
 const DEPTH_TIMEOUT_MS = 1_000
 
-export type GetSummaryOptions = { db: Db; now?: Date; depthTimeoutMs?: number } & SourceScope
+export type GetSummaryOptions = {
+  db: Db
+  /** The composition root's running engines, whose drainer state the header shows (null: none run in this process). */
+  engines: Promise<RunningEngines> | null
+  now?: Date
+  depthTimeoutMs?: number
+} & SourceScope
 
 type Counters = { stored: number; arrivals_last_hour: number; groups: number }
 
@@ -18,7 +24,7 @@ type Counters = { stored: number; arrivals_last_hour: number; groups: number }
  * Header numbers from maintained counters only: no count(*) over dead_letters, whatever its size. With `sourceIds`,
  * only those sources: their stored counts, their groups and arrivals (per-source counters), and only them listed.
  */
-export async function getSummary({ db, now = new Date(), depthTimeoutMs = DEPTH_TIMEOUT_MS, ...scope }: GetSummaryOptions): Promise<SummaryDto> {
+export async function getSummary({ db, engines, now = new Date(), depthTimeoutMs = DEPTH_TIMEOUT_MS, ...scope }: GetSummaryOptions): Promise<SummaryDto> {
   const { sql } = db
   const sourceIds = allowedSourceIds(scope)
   const [counters, allSources, background] = await Promise.all([
@@ -32,7 +38,7 @@ export async function getSummary({ db, now = new Date(), depthTimeoutMs = DEPTH_
       [now],
     ),
     sourcesWithDepth({ db, timeoutMs: depthTimeoutMs }),
-    currentBackground(),
+    runningEngines({ engines }),
   ])
   const allowed = sourceIds && new Set(sourceIds)
   const sources = allowed ? { ...allSources, sources: allSources.sources.filter((s) => allowed.has(s.id)) } : allSources

@@ -87,12 +87,12 @@ export async function saveSuccessfulRun({
         findings.map((f) => JSON.stringify(detailOf(f))),
       ],
     )
-    const resolved = await tx.query(
+    const resolved = await tx.execute(
       `UPDATE topology_findings SET resolved_at = $2 WHERE vhost = $1 AND resolved_at IS NULL AND NOT (key = ANY($3::text[]))`,
       [vhost, now, findings.map((f) => f.key)],
     )
     // first_seen_at is this run's time exactly when the row was inserted or reopened just now.
-    return { opened: rows.filter((r) => r.opened).length, resolved: resolved.rowCount }
+    return { opened: rows.filter((r) => r.opened).length, resolved }
   })
 }
 

@@ -35,8 +35,8 @@ export async function listUsersInOrder({ prisma, limit }: UsersPrisma & { limit:
  * case-insensitive match is ILIKE, which would read `_` and `%` in an address as wildcards.
  */
 export async function emailTaken({ sql, email }: { sql: Sql; email: string }): Promise<boolean> {
-  const { rowCount } = await sql.query('SELECT 1 FROM users WHERE lower(email) = lower($1)', [email])
-  return rowCount > 0
+  const { rows } = await sql.query('SELECT 1 FROM users WHERE lower(email) = lower($1)', [email])
+  return rows.length > 0
 }
 
 export async function insertLocalUser({ prisma, email, displayName }: UsersPrisma & { email: string; displayName: string | null }): Promise<string> {

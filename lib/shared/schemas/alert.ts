@@ -62,6 +62,8 @@ export type AlertRuleDto = {
   enabled: boolean
   createdBy: string
   createdAt: string
+  /** When the evaluator last compared this rule with the rates (null: not yet, or disabled since before then). */
+  evaluatedAt: string | null
   /** Subjects of this rule currently in breach. */
   firing: number
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import type { MatchMeter } from '@/lib/shared/topology/topic-match'
 
 export const MAX_CUSTOM_TARGET_PATTERNS = 100
 
@@ -31,13 +32,17 @@ export type ReplayTargetSettingsDto = {
   updatedBy: string | null
 }
 
-/** Glob match with `*` as the only wildcard; iterative (last-star backtracking), so no pattern can make it slow. */
-export function exchangePatternMatches(pattern: string, exchange: string): boolean {
+/**
+ * Glob match with `*` as the only wildcard; iterative (last-star backtracking), so no pattern can make it slow: at most
+ * (pattern length + 1) × (exchange length + 1) steps, which `meter` counts for the tests.
+ */
+export function exchangePatternMatches(pattern: string, exchange: string, meter?: MatchMeter): boolean {
   let p = 0
   let e = 0
   let star = -1
   let resume = 0
   while (e < exchange.length) {
+    if (meter) meter.steps++
     if (p < pattern.length && pattern[p] !== '*' && pattern[p] === exchange[e]) {
       p++
       e++

@@ -3,17 +3,14 @@ import { text } from './fields'
 import { selectionSchema, type Selection } from './selection'
 import { replayTargetSchema } from './source'
 import { stagingInputSchema } from '../replay-stages'
+import { REPLAY_JOB_STATUSES } from '../replay-job-machine'
 import type { RevisionDiffDto } from './revision'
 
 export { replayTargetSchema }
 export type ReplayTarget = z.infer<typeof replayTargetSchema>
 
-/**
- * 'awaiting_approval' and 'scheduled' jobs have not started: they hold only their items (docs/ARCHITECTURE.md#job-lifecycle).
- * 'rejected' and 'expired' end a job that never started. 'halted': a staged job stopped by its re-failures; it waits
- * for resume or cancel (docs/operations.md#staged-replays).
- */
-export const REPLAY_JOB_STATUSES = ['awaiting_approval', 'scheduled', 'pending', 'running', 'halted', 'completed', 'cancelled', 'failed', 'rejected', 'expired'] as const
+/** The job's statuses are its state machine's (docs/ARCHITECTURE.md#job-lifecycle). */
+export { REPLAY_JOB_STATUSES }
 /** How far ahead a replay may be scheduled. */
 export const MAX_SCHEDULE_AHEAD_MS = 30 * 24 * 3600 * 1000
 export const REPLAY_ITEM_STATUSES = ['pending', 'in_flight', 'confirmed', 'unroutable', 'failed', 'skipped', 'cancelled'] as const
@@ -321,7 +318,7 @@ export type ReplayItemDto = {
   supersededNote: string | null
 }
 
-// POST /api/guard/superseded: a guard's report (lib/guard/protocol.ts, SupersededReport).
+// POST /api/guard/superseded: a guard's report (packages/guard/src/protocol.ts, SupersededReport).
 const version = z.number().finite()
 export const supersededReportSchema = z
   .object({

@@ -1,7 +1,7 @@
 import { z } from 'zod'
 // The guard owns the rule's definition: it runs inside applications and imports nothing of Lazarus, so Lazarus
 // imports from it. tests/unit/entity-key-rule.test.ts checks that the schema accepts exactly that type.
-import { ENTITY_KEY_PROPERTIES, ENTITY_VERSION_TYPES, type EntityKeyRule, type EntityVersionRule } from '@/lib/guard/protocol'
+import { ENTITY_KEY_PROPERTIES, ENTITY_VERSION_TYPES, type EntityKeyRule, type EntityVersionRule } from '@/packages/guard/src/protocol'
 import { text } from './fields'
 
 export { ENTITY_KEY_PROPERTIES, ENTITY_VERSION_TYPES, type EntityKeyRule, type EntityVersionRule }

@@ -1,4 +1,5 @@
 import type { Channel } from 'amqplib'
+import { sourceQueue } from './slots'
 
 /**
  * Dead-lettering by the real broker for the browser tests: a work queue whose dead letters go to the drained DLQ, and a
@@ -6,8 +7,8 @@ import type { Channel } from 'amqplib'
  */
 export const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
 
-/** The DLQ the e2e server drains (tests/e2e/serve.sh): the first of E2E_SOURCES. */
-export const DLQ = (process.env.E2E_SOURCES ?? 'e2e.dlq').split(',')[0]!
+/** The DLQ this worker's e2e server drains (support/slots.ts). */
+export const DLQ = sourceQueue()
 
 /** Declares the DLQ and `work`, whose rejected messages RabbitMQ routes to it; binds `work` to `exchange` when given. */
 export async function declareWorkQueue(channel: Channel, { work, exchange, key }: { work: string; exchange?: string; key?: string }): Promise<void> {

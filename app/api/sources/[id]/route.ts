@@ -6,9 +6,11 @@ import { updateSourceSchema } from '@/lib/shared/schemas/source'
 type Params = { id: string }
 
 // PATCH /api/sources/{id} – entity-key rule, order sensitivity, default replay target, enabled
-export const PATCH = route<Params>({ permission: 'admin' }, async ({ request, db, actor, params: { id } }) =>
-  json(await updateSource({ db, id, input: await readJson(request, updateSourceSchema), actor })),
+export const PATCH = route<Params>({ permission: 'admin' }, async ({ request, db, root, actor, params: { id } }) =>
+  json(await updateSource({ db, sourcesChanged: root.sourcesChanged, id, input: await readJson(request, updateSourceSchema), actor })),
 )
 
 // DELETE /api/sources/{id} – stop draining a source that stored nothing
-export const DELETE = route<Params>({ permission: 'admin' }, async ({ db, actor, params: { id } }) => json(await deleteSource({ db, id, actor })))
+export const DELETE = route<Params>({ permission: 'admin' }, async ({ db, root, actor, params: { id } }) =>
+  json(await deleteSource({ db, sourcesChanged: root.sourcesChanged, id, actor })),
+)

@@ -34,9 +34,14 @@ export async function tryLockEvaluation({ sql }: { sql: Sql }): Promise<boolean>
 export async function enabledRules({ sql }: { sql: Sql }): Promise<AlertRule[]> {
   const { rows } = await sql.query<AlertRule>(
     `SELECT id::text, kind, source_id::text, group_id::text, threshold_per_minute::float8 AS threshold, min_severity, window_minutes, cooldown_minutes
-     FROM alert_rules WHERE enabled ORDER BY id`,
+     FROM alert_rules WHERE enabled ORDER BY alert_rules.id`,
   )
   return rows
+}
+
+/** Records that every enabled rule was evaluated at `now` (shown as "checked … ago"; an evaluator that stopped shows). */
+export async function markRulesEvaluated({ sql, now }: { sql: Sql; now: Date }): Promise<void> {
+  await sql.query('UPDATE alert_rules SET evaluated_at = $1 WHERE enabled', [now])
 }
 
 /** Arrivals per minute of each DLQ source (or the rule's one), by failure time, over the rule's window. */
@@ -87,7 +92,9 @@ export async function markRecovered({ sql, ruleId, subjectKey, now }: { sql: Sql
 export async function takeNewGroups({ sql }: { sql: Sql }): Promise<NewGroup[]> {
   const { rows: cursor } = await sql.query<{ last: string }>('SELECT last_group_id::text AS last FROM alert_cursor WHERE id = 1 FOR UPDATE')
   const last = cursor[0]?.last ?? '0'
-  const { rows: groups } = await sql.query<NewGroup>(`SELECT id::text, title, sources, signature FROM error_groups WHERE id > $1::bigint ORDER BY id LIMIT 500`, [last])
+  // In id order, the bigint's: `ORDER BY id` would sort by the text column of that name ('10' before '9'), and the
+  // cursor would move to the wrong group, taking some twice and skipping others.
+  const { rows: groups } = await sql.query<NewGroup>(`SELECT id::text, title, sources, signature FROM error_groups WHERE id > $1::bigint ORDER BY error_groups.id LIMIT 500`, [last])
   if (groups.length === 0) return []
   await sql.query(
     `INSERT INTO alert_cursor (id, last_group_id) VALUES (1, $1::bigint) ON CONFLICT (id) DO UPDATE SET last_group_id = excluded.last_group_id`,
@@ -102,7 +109,7 @@ export type NewHalt = { id: string; job_id: string; stage: number; reason: 'shar
 export async function takeNewHalts({ sql }: { sql: Sql }): Promise<NewHalt[]> {
   const { rows: cursor } = await sql.query<{ last: string }>('SELECT last_halt_id::text AS last FROM alert_cursor WHERE id = 1 FOR UPDATE')
   const last = cursor[0]?.last ?? '0'
-  const { rows } = await sql.query<NewHalt>('SELECT id::text, job_id::text, stage, reason, evidence FROM replay_halts WHERE id > $1::bigint ORDER BY id LIMIT 500', [last])
+  const { rows } = await sql.query<NewHalt>('SELECT id::text, job_id::text, stage, reason, evidence FROM replay_halts WHERE id > $1::bigint ORDER BY replay_halts.id LIMIT 500', [last])
   if (rows.length === 0) return []
   await sql.query(
     `INSERT INTO alert_cursor (id, last_group_id, last_halt_id) VALUES (1, 0, $1::bigint) ON CONFLICT (id) DO UPDATE SET last_halt_id = excluded.last_halt_id`,

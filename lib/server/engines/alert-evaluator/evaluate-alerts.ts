@@ -12,6 +12,7 @@ import {
   insertAlertEvent,
   markFiring,
   markRecovered,
+  markRulesEvaluated,
   sourceRates,
   takeNewGroups,
   takeNewHalts,
@@ -55,6 +56,7 @@ export async function evaluateAlerts({ db, now = new Date(), publicUrl, deliver 
     pending.push(...(await newHalts({ sql: tx, rules: rules.filter((r) => r.kind === 'replay-halted'), publicUrl })))
     const events: AlertEventRow[] = []
     for (const event of pending) events.push(await insertAlertEvent({ sql: tx, event, now }))
+    await markRulesEvaluated({ sql: tx, now })
     return events
   })
   if (stored === null) return { evaluated: false, events: [] }

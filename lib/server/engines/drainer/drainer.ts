@@ -41,6 +41,7 @@ import { amqpVhost } from '@/lib/server/platform/broker/amqp-url'
 import { openBrokerConnection } from '@/lib/server/platform/broker/connection'
 import type { Config } from '@/lib/server/platform/config'
 import type { Db } from '@/lib/server/platform/db'
+import type { Signal } from '@/lib/server/platform/signal'
 import { logger } from '@/lib/server/platform/log'
 import { describeConsumeFailure } from './consume-failure'
 import { loadDrainSources, type DrainSource } from './load-drain-sources'
@@ -59,8 +60,13 @@ export type StartDrainerOptions = {
   /** The drainer reads sources and stores batches on `db.background`, the engines' pool. */
   db: Db
   config: Pick<Config, 'AMQP_URL' | 'LAZARUS_DRAIN_BATCH' | 'LAZARUS_DRAIN_PREFETCH' | 'LAZARUS_DRAIN_FLUSH_MS' | 'LAZARUS_MAX_BODY_BYTES'>
-  /** How often the source list is re-read and stopped consumers are restarted. */
+  /**
+   * How often the source list is re-read and stopped consumers are restarted (LAZARUS_DRAIN_RECONCILE_MS). Changes made
+   * through this process's API apply at once (`sourcesChanged`); this interval is for other processes' changes.
+   */
   reconcileMs?: number
+  /** The composition root's nudge: a source this process's API changed is applied now, and the API waits for it. */
+  sourcesChanged?: Signal
   maxHoldMs?: number
   connectionName?: string
 }
@@ -85,6 +91,17 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
   const broker = openBrokerConnection({ url: config.AMQP_URL, name: options.connectionName ?? 'lazarus-drainer' })
   let stopped = false
   let timer: NodeJS.Timeout | null = null
+  /** Reconciles run one at a time, each after the one before: the timer's and the API's (onSourcesChanged) queue up. */
+  let reconciling: Promise<void> = Promise.resolve()
+  const reconcileInTurn = (): Promise<void> => {
+    reconciling = reconciling.then(() =>
+      reconcile().catch((error: unknown) => {
+        log.error('reconcile failed', { error: (error as Error).message })
+      }),
+    )
+    return reconciling
+  }
+  const offSourcesChanged = options.sourcesChanged?.listen(reconcileInTurn) ?? (() => {})
 
   // The consumers' channels closed with the connection (each ends itself); they start again once it is back.
   const offDisconnect = broker.on('disconnect', () => consumers.clear())
@@ -166,11 +183,7 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
     if (timer) clearTimeout(timer)
     timer = setTimeout(async () => {
       timer = null
-      try {
-        await reconcile()
-      } catch (error) {
-        log.error('reconcile failed', { error: (error as Error).message })
-      }
+      await reconcileInTurn()
       schedule(reconcileMs)
     }, ms)
   }
@@ -182,9 +195,10 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
       ...state(),
       sources: [...consumers].map(([id, c]) => ({ id, queue: c.queue, draining: true, stored: c.stored, error: errors.get(id) })),
     }),
-    reconcile,
+    reconcile: reconcileInTurn,
     async stop() {
       stopped = true
+      offSourcesChanged()
       offConnect()
       offDisconnect()
       if (timer) clearTimeout(timer)

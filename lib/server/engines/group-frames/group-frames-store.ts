@@ -45,8 +45,7 @@ export async function backfillGroupFrames({ sql, groups = 50 }: BackfillGroupFra
     for (const row of rows) {
       const frames = framesOf(row)
       if (frames.length === 0) continue
-      const { rowCount } = await tx.query(`UPDATE error_groups SET top_frames = $2::text[] WHERE id = $1::bigint AND top_frames = '{}'`, [row.group_id, frames])
-      filled += rowCount
+      filled += await tx.execute(`UPDATE error_groups SET top_frames = $2::text[] WHERE id = $1::bigint AND top_frames = '{}'`, [row.group_id, frames])
     }
     return { groups: rows.length, filled, more: rows.length === groups }
   })

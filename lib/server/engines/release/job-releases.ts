@@ -1,4 +1,5 @@
 import 'server-only'
+import type { ExchangePublisher } from '@/lib/server/platform/broker/exchange-publisher'
 import type { Db } from '@/lib/server/platform/db'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import { logger } from '@/lib/server/platform/log'
@@ -28,19 +29,20 @@ export async function appendReleaseItems({ sql, jobId }: AppendReleaseItemsOptio
   return insertReleaseItems({ sql, jobId, rows: held })
 }
 
-export type ResumeJobPausesOptions = { db: Db; jobId: string; actor: string }
+/** `control`: where the 'resume' events go (the composition root's publisher of lazarus.control). */
+export type ResumeJobPausesOptions = { db: Db; control: ExchangePublisher; jobId: string; actor: string }
 
 /**
  * Resumes every pause of a job (each at its own registry version, audited) and publishes the 'resume' events.
  * Messages a guard held in the moment before the event reached it are released by the straggler sweep, which
  * runs once right here and then periodically.
  */
-export async function resumeJobPauses({ db, jobId, actor }: ResumeJobPausesOptions): Promise<void> {
+export async function resumeJobPauses({ db, control, jobId, actor }: ResumeJobPausesOptions): Promise<void> {
   const resumed = await db.background.transaction(async (tx) => {
     const ids = await lockOpenJobPauses({ sql: tx, jobId })
     return markResumed({ sql: tx, ids, actor, summary: (p) => `Resumed ${describePause(p)} after job ${jobId}` })
   })
-  await publishControlEvents(toControlEvents('resume', resumed))
+  await publishControlEvents({ control, events: toControlEvents('resume', resumed) })
   if (resumed.length > 0) {
     await releaseStragglers({ db }).catch((error: unknown) =>
       logger('pauses').warn('cannot release held stragglers now; the periodic sweep will', { job: jobId, error: (error as Error).message }),

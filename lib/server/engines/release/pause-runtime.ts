@@ -1,10 +1,10 @@
 import 'server-only'
 import { amqpVhost } from '@/lib/server/platform/broker/amqp-url'
+import type { BrokerConnection } from '@/lib/server/platform/broker/connection'
 import { queueExists, withChannel, type ChannelSource } from '@/lib/server/platform/broker/probe'
 import type { Config } from '@/lib/server/platform/config'
 import type { Db } from '@/lib/server/platform/db'
 import { logger } from '@/lib/server/platform/log'
-import { closeControlPublisher, controlConnection } from '@/lib/server/pauses/control-events'
 import { registerHoldSource } from './release-store'
 import { releaseStragglers } from './release-stragglers'
 
@@ -37,6 +37,11 @@ export type PauseRuntime = { stop(): Promise<void>; topologyReady: Promise<void>
 export type StartPauseRuntimeOptions = {
   /** The runtime uses db.background, the pool without statement timeouts. */
   db: Db
+  /**
+   * The process's control connection (the composition root's, where pause events go out): the runtime declares the
+   * pause topology on it, again after every reconnection. Its owner closes it, not the runtime.
+   */
+  control: BrokerConnection
   config: Pick<Config, 'AMQP_URL' | 'LAZARUS_CONTROL_EXCHANGE' | 'LAZARUS_HOLD_QUEUE'>
   /** How often held messages whose pause ended are looked for. */
   sweepMs?: number
@@ -62,7 +67,7 @@ export async function declarePauseTopology(connection: ChannelSource, names: { c
  * (again after every reconnection, so a deleted exchange or queue comes back; retried until the broker takes it), and
  * sweeps held messages whose pause ended into release jobs.
  */
-export async function startPauseRuntime({ db, config, sweepMs = 2_000 }: StartPauseRuntimeOptions): Promise<PauseRuntime> {
+export async function startPauseRuntime({ db, control, config, sweepMs = 2_000 }: StartPauseRuntimeOptions): Promise<PauseRuntime> {
   let stopped = false
   const timers = new Set<NodeJS.Timeout>()
   const later = (ms: number, fn: () => void) => {
@@ -76,7 +81,7 @@ export async function startPauseRuntime({ db, config, sweepMs = 2_000 }: StartPa
   const names = { control: config.LAZARUS_CONTROL_EXCHANGE, hold: config.LAZARUS_HOLD_QUEUE }
   await registerHoldSource({ sql: db.background, vhost: amqpVhost(config.AMQP_URL), queue: names.hold })
 
-  const topology = controlConnection(config).addSetup('pause topology', async (connection) => {
+  const topology = control.addSetup('pause topology', async (connection) => {
     await declarePauseTopology(connection, names)
     log.info('pause topology declared', names)
   })
@@ -100,7 +105,6 @@ export async function startPauseRuntime({ db, config, sweepMs = 2_000 }: StartPa
       topology.remove()
       for (const timer of timers) clearTimeout(timer)
       timers.clear()
-      await closeControlPublisher()
     },
   }
 }

@@ -1,6 +1,6 @@
 import 'server-only'
 import type { Sql } from '@/lib/server/platform/db/sql'
-import { HOLD_QUEUE } from '@/lib/guard/protocol'
+import { HOLD_QUEUE } from '@/packages/guard/src/protocol'
 import { claimHeldRows, notCoveredByOtherPause, type HeldRow } from '@/lib/server/pauses/release-items'
 
 /**
@@ -37,8 +37,7 @@ export async function claimStragglers({ sql, actor, retryAfterSeconds, limit }: 
 
 /** Marks a job's open pauses 'releasing'; returns how many there were. */
 export async function markJobPausesReleasing({ sql, jobId }: { sql: Sql; jobId: string }): Promise<number> {
-  const { rowCount } = await sql.query(`UPDATE pauses SET status = 'releasing' WHERE replay_job_id = $1::bigint AND status <> 'resumed'`, [jobId])
-  return rowCount
+  return sql.execute(`UPDATE pauses SET status = 'releasing' WHERE replay_job_id = $1::bigint AND status <> 'resumed'`, [jobId])
 }
 
 /** The job's creator, the actor of its releases (a job deleted meanwhile: Lazarus itself). */

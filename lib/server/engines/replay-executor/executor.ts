@@ -3,14 +3,15 @@ import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import { backoffDelay } from '@/lib/server/platform/broker/backoff'
 import { BrokerConnection } from '@/lib/server/platform/broker/connection'
+import type { ExchangePublisher } from '@/lib/server/platform/broker/exchange-publisher'
 import type { Db } from '@/lib/server/platform/db'
 import { isConnectionError } from '@/lib/server/platform/db/sql'
 import { logger } from '@/lib/server/platform/log'
+import type { Signal } from '@/lib/server/platform/signal'
 import { replaySettings, type ReplaySettings } from '@/lib/server/replay/replay-settings'
 import { claimJob, releaseLease, type JobRow } from './job-store'
 import { JobRun } from './job-run'
 import { startWaitingJobs } from './start-job'
-import { onReplayWork } from '@/lib/server/replay/replay-signal'
 import { haltSweeper } from './stage-control'
 
 /**
@@ -63,6 +64,10 @@ export type ReplayExecutor = { readonly owner: string; status(): ReplayExecutorS
 export type StartReplayExecutorOptions = {
   /** The executor uses db.background, the pool without statement timeouts. */
   db: Db
+  /** Where the pause and resume events of starting jobs and ending releases go (the composition root's publisher of lazarus.control). */
+  control: ExchangePublisher
+  /** Wakes the executor when this process's API created, approved, resumed or cancelled a job (the composition root's). */
+  work: Signal
   settings?: ReplaySettings
   /** Lease owner name; unique per process by default. */
   owner?: string
@@ -112,7 +117,7 @@ export function startReplayExecutor(options: StartReplayExecutorOptions): Replay
       do {
         again = false
         // Scheduled and approved jobs whose time has come become pending here (start-job.ts), before the claims.
-        await startWaitingJobs({ db: options.db, settings, log }).catch((error: unknown) => log.warn('cannot start waiting replay jobs', { error: (error as Error).message }))
+        await startWaitingJobs({ db: options.db, control: options.control, settings, log }).catch((error: unknown) => log.warn('cannot start waiting replay jobs', { error: (error as Error).message }))
         if (!stopped) await sweepHalts()
         while (!stopped && runs.size < settings.concurrency) {
           const now = Date.now()
@@ -137,7 +142,7 @@ export function startReplayExecutor(options: StartReplayExecutorOptions): Replay
 
   function start(job: JobRow): void {
     log.info('replay job claimed', { job: job.id, kind: job.kind })
-    const run = new JobRun({ db: options.db, settings, owner, broker, log }, job)
+    const run = new JobRun({ db: options.db, control: options.control, settings, owner, broker, log }, job)
     runs.set(job.id, run)
     void run
       .run()
@@ -159,7 +164,7 @@ export function startReplayExecutor(options: StartReplayExecutorOptions): Replay
       })
   }
 
-  const unsubscribe = onReplayWork(() => void tick())
+  const unsubscribe = options.work.listen(() => void tick())
   void tick()
 
   return {

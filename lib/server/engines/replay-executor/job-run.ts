@@ -1,5 +1,6 @@
 import 'server-only'
 import type { BrokerConnection } from '@/lib/server/platform/broker/connection'
+import type { ExchangePublisher } from '@/lib/server/platform/broker/exchange-publisher'
 import type { Db } from '@/lib/server/platform/db'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import type { Logger } from '@/lib/server/platform/log'
@@ -15,7 +16,7 @@ import { RunControl, RunStopped } from './run-control'
 import { RateMeter } from './token-bucket'
 import { StageControl } from './stage-control'
 
-export type JobRunContext = { db: Db; settings: ReplaySettings; owner: string; broker: BrokerConnection; log: Logger }
+export type JobRunContext = { db: Db; control: ExchangePublisher; settings: ReplaySettings; owner: string; broker: BrokerConnection; log: Logger }
 
 /**
  * Items claimed per query (and fewer for slow jobs, so what counts as in flight stays close to what really is), and the most
@@ -120,7 +121,7 @@ export class JobRun {
         await this.publishAll()
         await this.checkpoint()
       }
-      await resumeJobPauses({ db: this.ctx.db, jobId, actor: job.created_by })
+      await resumeJobPauses({ db: this.ctx.db, control: this.ctx.control, jobId, actor: job.created_by })
       await this.finish(control.cancelRequested ? 'cancelled' : 'completed')
     } catch (error) {
       if (!(error instanceof RunStopped)) throw error
@@ -172,7 +173,7 @@ export class JobRun {
     const { sql } = this
     const { id: jobId, created_by: actor } = this.job
     await sql.transaction((tx) => closeOpenItems({ sql: tx, jobId, actor, status: 'failed', reason: `replay failed: ${reason}`, kinds: ['replay', 'release'] }))
-    await resumeJobPauses({ db: this.ctx.db, jobId, actor })
+    await resumeJobPauses({ db: this.ctx.db, control: this.ctx.control, jobId, actor })
     await this.finish('failed', reason)
   }
 

@@ -1,6 +1,8 @@
 import 'server-only'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import { addGroupCounts } from '@/lib/server/groups/groups-store'
+import { transitionReplayJob } from '@/lib/server/replay/transition-replay-job'
+import { transitionsOf } from '@/lib/shared/replay-job-machine'
 
 /**
  * The replay executor's SQL: claiming and renewing jobs, reading items in publish order, and writing outcomes in
@@ -27,19 +29,21 @@ const JOB_RETURNING = 'id::text, kind, status, rate_per_second, created_by, canc
  */
 export async function claimJob(options: { sql: Sql; owner: string; leaseMs: number; skip: string[] }): Promise<JobRow | null> {
   const { sql } = options
-  const { rows } = await sql.query<JobRow>(
-    `UPDATE replay_jobs j SET lease_owner = $1, lease_expires_at = now() + $2::int * interval '1 millisecond',
-       status = CASE WHEN j.status = 'pending' THEN 'running' ELSE j.status END,
-       started_at = coalesce(j.started_at, now()), updated_at = now()
-     WHERE j.id = (
+  // pending → running, or running → running: a takeover of a lease given back or expired (lib/shared/replay-job-machine.ts).
+  const claimable = transitionsOf('claim').map((t) => t.from)
+  const { rows } = await transitionReplayJob<JobRow>({
+    sql,
+    event: 'claim',
+    set: `lease_owner = $1, lease_expires_at = now() + $2::int * interval '1 millisecond', started_at = coalesce(j.started_at, now())`,
+    where: `j.id = (
        SELECT id FROM replay_jobs
-       WHERE status IN ('pending', 'running') AND (lease_expires_at IS NULL OR lease_expires_at < now()) AND NOT (id = ANY($3::bigint[]))
+       WHERE status = ANY($4::text[]) AND (lease_expires_at IS NULL OR lease_expires_at < now()) AND NOT (id = ANY($3::bigint[]))
          AND (not_before IS NULL OR not_before <= now())
        ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED
-     )
-     RETURNING ${JOB_RETURNING}`,
-    [options.owner, options.leaseMs, options.skip],
-  )
+     )`,
+    params: [options.owner, options.leaseMs, options.skip, claimable],
+    returning: JOB_RETURNING,
+  })
   return rows[0] ?? null
 }
 
@@ -92,7 +96,8 @@ export type ItemRow = {
   group_id: string
   source_id: string
   row_status: string
-  body: Buffer
+  /** A Buffer from node-pg, a plain Uint8Array from PGlite (the publisher makes it a Buffer). */
+  body: Uint8Array
   /** JSON text, parsed just before the publish: a chunk's parsed tables would outlive V8's young generation. */
   properties_json: string
   headers_json: string

@@ -4,7 +4,7 @@ import type { Logger } from '@/lib/server/platform/log'
 import { decideHalt, publishedPerStage, type NewGroupRefailure } from '@/lib/server/replay/halt-decision'
 import { selectRefailures } from '@/lib/server/replay/refailures'
 import type { RunControl } from './run-control'
-import { advanceStage, deferJob, expireHaltedJobs, haltJob, markStagePublished, readStage, type StageRow } from './stage-store'
+import { advanceStage, deferJob, expireHaltedJobs, haltJob, markStagePublished, readStage, type StageRow } from './stage-control-store'
 
 /*
  * Staged jobs in the executor (docs/ARCHITECTURE.md#stages-and-halts), and why a crash changes no decision:

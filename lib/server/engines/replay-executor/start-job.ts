@@ -1,5 +1,6 @@
 import 'server-only'
 import { recordAudit } from '@/lib/server/audit/record-audit'
+import type { ExchangePublisher } from '@/lib/server/platform/broker/exchange-publisher'
 import type { Db } from '@/lib/server/platform/db'
 import { AppError } from '@/lib/server/platform/errors/app-error'
 import type { Logger } from '@/lib/server/platform/log'
@@ -33,13 +34,14 @@ import { lockDueJob, markJobStarted, sendBackForApproval, stillDeadRoutes, takeI
 export const DRIFT_GONE_SHARE = 0.2
 const SYSTEM_ACTOR = 'lazarus'
 
-export type StartWaitingJobsOptions = { db: Db; settings: ReplaySettings; log: Logger }
+/** `control`: where a started job's 'pause' events go (the composition root's publisher of lazarus.control). */
+export type StartWaitingJobsOptions = { db: Db; control: ExchangePublisher; settings: ReplaySettings; log: Logger }
 
-export async function startWaitingJobs({ db, settings, log }: StartWaitingJobsOptions): Promise<void> {
+export async function startWaitingJobs({ db, control, settings, log }: StartWaitingJobsOptions): Promise<void> {
   await expireApprovals({ db })
   const skip: string[] = []
   for (let i = 0; i < 20; i++) {
-    const outcome = await startOne({ db, settings, skip }).catch((error: unknown) => {
+    const outcome = await startOne({ db, control, settings, skip }).catch((error: unknown) => {
       if (error instanceof ConflictAtStart) {
         // An entity paused by another running replay: start once that one has ended.
         log.info('scheduled replay waits for another job\'s pauses', { job: error.jobId, reason: error.message })
@@ -58,7 +60,7 @@ class ConflictAtStart extends Error {
   }
 }
 
-async function startOne({ db, settings, skip }: { db: Db; settings: ReplaySettings; skip: string[] }): Promise<'started' | 'held' | 'ended' | null> {
+async function startOne({ db, control, settings, skip }: { db: Db; control: ExchangePublisher; settings: ReplaySettings; skip: string[] }): Promise<'started' | 'held' | 'ended' | null> {
   const sql = db.background
   let pauses: PauseDto[] = []
   const outcome = await sql.transaction(async (tx) => {
@@ -66,7 +68,7 @@ async function startOne({ db, settings, skip }: { db: Db; settings: ReplaySettin
     if (!job) return null
     const still = await stillDeadRoutes({ sql: tx, jobId: job.id })
     if (still.count === 0) {
-      await endWaitingJob({ sql: tx, jobId: job.id, status: 'cancelled', reason: 'nothing left to replay: replayed, resolved or taken meanwhile' })
+      await endWaitingJob({ sql: tx, jobId: job.id, event: 'cancel', reason: 'nothing left to replay: replayed, resolved or taken meanwhile' })
       await recordAudit({ sql: tx, actor: SYSTEM_ACTOR, action: 'replay.cancelled', subject: { type: 'replay', id: job.id }, summary: `Replay ${job.id} did not start: none of its messages is dead any more`, outcome: 'cancelled' })
       return 'ended' as const
     }
@@ -118,7 +120,7 @@ async function startOne({ db, settings, skip }: { db: Db; settings: ReplaySettin
     })
     return 'started' as const
   })
-  if (outcome === 'started') await publishControlEvents(toControlEvents('pause', pauses))
+  if (outcome === 'started') await publishControlEvents({ control, events: toControlEvents('pause', pauses) })
   return outcome
 }
 
@@ -151,7 +153,7 @@ export function planDrift(job: Pick<DueJob, 'plan'>, targets: ReplayPlanTargetDt
 async function expireApprovals({ db }: { db: Db }): Promise<void> {
   await db.background.transaction(async (tx) => {
     for (const job of await lockExpiredJobs({ sql: tx, limit: 100 })) {
-      await endWaitingJob({ sql: tx, jobId: job.id, status: 'expired', reason: 'approval request expired' })
+      await endWaitingJob({ sql: tx, jobId: job.id, event: 'expire', reason: 'approval request expired' })
       await recordAudit({
         sql: tx,
         actor: SYSTEM_ACTOR,

@@ -2,6 +2,7 @@ import 'server-only'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import type { ReplayPlanDto, ReplayTarget } from '@/lib/shared/schemas/replay'
 import type { RouteRow } from '@/lib/server/replay/plan-replay'
+import { transitionReplayJob } from '@/lib/server/replay/transition-replay-job'
 
 /** The SQL of starting a waiting job (start-job.ts): all of it runs in the start's one transaction. */
 
@@ -71,15 +72,27 @@ export async function takeItemsMessages({ sql, jobId, actor }: { sql: Sql; jobId
 
 /** The re-check found a changed plan: back to awaiting approval, with the reasons and the re-checked plan. */
 export async function sendBackForApproval({ sql, jobId, reasons, plan, ttlSeconds }: { sql: Sql; jobId: string; reasons: string[]; plan: ReplayPlanDto; ttlSeconds: number }): Promise<void> {
-  await sql.query(
-    `UPDATE replay_jobs SET status = 'awaiting_approval', approval_reasons = $2::jsonb, plan = $3::jsonb, approved_by = NULL, approved_at = NULL,
-       approval_expires_at = now() + $4::int * interval '1 second', updated_at = now()
-     WHERE id = $1::bigint`,
-    [jobId, JSON.stringify(reasons), JSON.stringify(plan), ttlSeconds],
-  )
+  const { rows: moved } = await transitionReplayJob({
+    sql,
+    event: 'replan',
+    set: `approval_reasons = $2::jsonb, plan = $3::jsonb, approved_by = NULL, approved_at = NULL,
+       approval_expires_at = now() + $4::int * interval '1 second'`,
+    where: 'j.id = $1::bigint',
+    params: [jobId, JSON.stringify(reasons), JSON.stringify(plan), ttlSeconds],
+  })
+  assertStillScheduled(moved.length, jobId)
 }
 
 /** Started: an ordinary pending job from here on, which claimJob takes. */
 export async function markJobStarted({ sql, jobId }: { sql: Sql; jobId: string }): Promise<void> {
-  await sql.query(`UPDATE replay_jobs SET status = 'pending', started_at = now(), updated_at = now() WHERE id = $1::bigint`, [jobId])
+  const { rows: moved } = await transitionReplayJob({ sql, event: 'start', set: 'started_at = now()', where: 'j.id = $1::bigint', params: [jobId] })
+  assertStillScheduled(moved.length, jobId)
+}
+
+/**
+ * lockDueJob locked the job as scheduled, so the state machine cannot refuse it; if it ever does, the start's
+ * transaction must not commit its audit and pauses for a job that did not move.
+ */
+function assertStillScheduled(moved: number, jobId: string): void {
+  if (moved === 0) throw new Error(`replay job ${jobId} is no longer scheduled; its start is rolled back`)
 }

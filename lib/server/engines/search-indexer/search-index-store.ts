@@ -27,7 +27,7 @@ export async function indexSearchBacklog({ sql, ranges = 8 }: IndexSearchBacklog
     // Ranges can overlap: a drainer writes two batches at once, so their ids interleave. Each row is indexed once.
     // With its text go its header and property equality terms (dead_letter_terms_v1, migration
     // 20261208000000_header_terms), which the filters h.<name>=… and p.<name>=… look up.
-    const { rowCount } = await tx.query(
+    const indexed = await tx.execute(
       `INSERT INTO dead_letter_search (dead_letter_id, text, terms)
        SELECT DISTINCT ON (d.id) d.id, dead_letter_search_text_v2(d.error_type, d.error_message, d.entity_key, d.body_preview),
          dead_letter_terms_v1(d.headers, d.properties)
@@ -37,7 +37,7 @@ export async function indexSearchBacklog({ sql, ranges = 8 }: IndexSearchBacklog
        ON CONFLICT (dead_letter_id) DO UPDATE SET text = excluded.text, terms = excluded.terms`,
       [taken.map((r) => r.first_id), taken.map((r) => r.last_id)],
     )
-    return { ranges: taken.length, rows: rowCount, more: taken.length === ranges }
+    return { ranges: taken.length, rows: indexed, more: taken.length === ranges }
   })
 }
 

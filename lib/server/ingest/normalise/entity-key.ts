@@ -3,9 +3,9 @@ import { ENTITY_KEY_PROPERTIES, entityVersionRuleSchema, type EntityKeyRule, typ
 import { asText, getField } from './header-values'
 import type { ParsedJson } from './delivery-body'
 // The guard's pointer functions (dependency-free, so applications can run them): one definition of what a rule finds.
-import { parseJsonPointer, resolveJsonPointer } from '@/lib/guard/entity-key'
+import { parseJsonPointer, resolveJsonPointer } from '@/packages/guard/src/entity-key'
 // And the guard's reading of a version: the drainer and the guards must agree on what a version is.
-import { versionOf, type VersionValue } from '@/lib/guard/entity-version'
+import { versionOf, type VersionValue } from '@/packages/guard/src/entity-version'
 
 export { parseJsonPointer, resolveJsonPointer }
 

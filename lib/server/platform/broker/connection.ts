@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events'
 import { hostname } from 'node:os'
 import { connect, type Channel, type ChannelModel, type ConfirmChannel, type RecoveringChannelModel } from '@/lib/server/platform/broker/amqplib'
 import { logger } from '@/lib/server/platform/log'
+import { outsideRequest } from '@/lib/server/platform/request-context'
 import { classifyAmqpError, logAmqpError } from './amqp-errors'
 import { Backoff, backoffDelay, RECONNECT_BACKOFF, type BackoffPolicy } from './backoff'
 import { exchangeExists, queueExists, withChannel, type ChannelSource } from './probe'
@@ -112,16 +113,21 @@ export class BrokerConnection {
   start(): void {
     if (this.recovering || this.state === 'closed') return
     this.state = 'connecting'
-    this.recovering = connect(this.url, {
-      clientProperties: { connection_name: this.name, lazarus_process: BROKER_PROCESS_TAG },
-      recovery: {
-        setup: (model: ChannelModel) => this.runSetup(model),
-        calculateDelay: (attempt: number) => backoffDelay(this.backoff, attempt),
-        // Returned at once, so every listener is attached before the first attempt.
-        waitForConnect: false,
-      },
+    // Often started by the first request that asks for a channel, but shared and recovering long after it: its log
+    // lines (connected, lost, reconnecting) belong to no request.
+    outsideRequest(() => {
+      const recovering = connect(this.url, {
+        clientProperties: { connection_name: this.name, lazarus_process: BROKER_PROCESS_TAG },
+        recovery: {
+          setup: (model: ChannelModel) => this.runSetup(model),
+          calculateDelay: (attempt: number) => backoffDelay(this.backoff, attempt),
+          // Returned at once, so every listener is attached before the first attempt.
+          waitForConnect: false,
+        },
+      })
+      this.recovering = recovering
+      void recovering.then((model) => this.listen(model))
     })
-    void this.recovering.then((recovering) => this.listen(recovering))
   }
 
   /**

@@ -22,25 +22,21 @@ export function crudTransaction<T>(db: Pick<Db, 'prisma' | 'sql'>, fn: (tx: Crud
   return db.prisma.$transaction((prisma) => fn({ prisma, sql: sqlInPrismaTransaction(prisma, db.sql.kind) }), TRANSACTION_LIMITS)
 }
 
-/** Statements whose affected-row count Prisma only reports through $executeRaw (its $queryRaw returns no rows for them). */
-const PLAIN_DML = /^\s*(INSERT|UPDATE|DELETE)\b/i
-const RETURNING = /\bRETURNING\b/i
-
 /**
  * The Sql interface over an open Prisma interactive transaction. Rows come back typed as node-pg gives them to the
  * rest of the code where Prisma differs: int8 and numeric as strings (pg's parsers: lib/server/platform/db/index.ts),
- * bytea as a Buffer. `rowCount` is the affected-row count for INSERT, UPDATE and DELETE without RETURNING, else the
- * number of rows returned. Named statements are not prepared (Prisma has no such option); `transaction` runs in the
- * transaction already open.
+ * bytea as a Buffer. `query` is always Prisma's $queryRaw (rows) and `execute` always its $executeRaw (the affected-row
+ * count): Prisma reports one or the other for a statement, never both (lib/server/platform/db/sql.ts). Named
+ * statements are not prepared (Prisma has no such option); `transaction` runs in the transaction already open.
  */
 export function sqlInPrismaTransaction(tx: Prisma.TransactionClient, kind: Sql['kind']): Sql {
   const sql: Sql = {
     kind,
     async query<T>(text: string, params: unknown[] = []) {
-      if (PLAIN_DML.test(text) && !RETURNING.test(text)) return { rows: [], rowCount: await tx.$executeRawUnsafe(text, ...params) }
       const rows = await tx.$queryRawUnsafe<Record<string, unknown>[]>(text, ...params)
-      return { rows: rows.map(asPgRow) as T[], rowCount: rows.length }
+      return { rows: rows.map(asPgRow) as T[] }
     },
+    execute: (text, params = []) => tx.$executeRawUnsafe(text, ...params),
     transaction: (fn) => fn(sql),
     exec: async (script) => {
       await tx.$executeRawUnsafe(script)

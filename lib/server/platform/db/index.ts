@@ -87,19 +87,3 @@ export async function openDb(options: { databaseUrl?: string; dataDir?: string; 
   if (options.migrate !== false) await applyMigrations({ sql: db.sql })
   return db
 }
-
-const globalForDb = globalThis as unknown as { lazarusDb?: Promise<Db> }
-
-/** The process-wide database, opened and migrated on first use. */
-export function getDb(): Promise<Db> {
-  globalForDb.lazarusDb ??= openDb().catch((error) => {
-    globalForDb.lazarusDb = undefined
-    throw error
-  })
-  return globalForDb.lazarusDb
-}
-
-/** Lets a worker or test own the process-wide database handle. */
-export function setDb(db: Db | undefined): void {
-  globalForDb.lazarusDb = db ? Promise.resolve(db) : undefined
-}

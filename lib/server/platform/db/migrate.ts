@@ -26,16 +26,21 @@ export async function loadMigrations(dir = migrationsDir()): Promise<Migration[]
 const MIGRATION_LOCK_KEY = 7_203_114_451
 
 /**
- * Applies pending migrations in name order, each in its own transaction, under an advisory lock so
- * several processes starting at once apply each file exactly once. An edited, already-applied file
- * stops start-up: the database no longer matches what the code expects.
+ * Applies the pending migrations in name order, all of them in one transaction: a migration that fails rolls back
+ * every one applied with it, so the database is left at the schema it had, never between two. The transaction first
+ * takes an advisory lock and only then creates the bookkeeping table `_lazarus_migrations` if it is missing, so
+ * several processes starting at once on one database (even a fresh one: CREATE TABLE IF NOT EXISTS is not safe
+ * against itself running concurrently, it can fail on pg_type's unique index) apply each file exactly once, one after
+ * the other; the ones that wait find nothing left to do. PGlite is one connection in one process and takes no lock.
+ * An edited, already-applied file stops start-up: the database no longer matches what the code expects.
+ * Returns the names of the migrations this call applied.
  */
 export async function applyMigrations({ sql, migrations }: { sql: Sql; migrations?: Migration[] }): Promise<string[]> {
   const all = migrations ?? (await loadMigrations())
-  await sql.exec(`CREATE TABLE IF NOT EXISTS _lazarus_migrations (
-    name text PRIMARY KEY, sha256 text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`)
   return sql.transaction(async (tx) => {
     if (tx.kind === 'postgres') await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY])
+    await tx.exec(`CREATE TABLE IF NOT EXISTS _lazarus_migrations (
+      name text PRIMARY KEY, sha256 text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`)
     const { rows } = await tx.query<{ name: string; sha256: string }>('SELECT name, sha256 FROM _lazarus_migrations')
     const applied = new Map(rows.map((r) => [r.name, r.sha256]))
     const done: string[] = []

@@ -2,15 +2,31 @@ import 'server-only'
 import pg from 'pg'
 
 /**
- * The one SQL interface the domain code uses, over either a real PostgreSQL pool or embedded PGlite.
- * Hot paths (ingestion, lists) use it directly; simple CRUD goes through Prisma on the same connection(s).
+ * The one SQL interface the domain code uses, over either a real PostgreSQL pool or embedded PGlite (and, in a CRUD
+ * transaction, over Prisma's: crud-transaction.ts). Hot paths (ingestion, lists) use it directly; simple CRUD goes
+ * through Prisma on the same connection(s).
+ *
+ * Rows and affected-row counts are asked for apart, because the three implementations cannot all report both for one
+ * statement: Prisma's raw calls give either the rows ($queryRaw) or the count ($executeRaw), never both, and PGlite's
+ * count covers only INSERT, UPDATE, DELETE, COPY and MERGE. So `query` returns rows and no count (count them:
+ * `rows.length`), and `execute` returns the count and no rows.
  */
-export type SqlResult<T> = { rows: T[]; rowCount: number }
+export type SqlResult<T> = { rows: T[] }
+
+/** What `execute` counts: the statements whose command tag reports the rows they changed. */
+const COUNTED_COMMANDS = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE'])
 
 export type Sql = {
   readonly kind: 'postgres' | 'pglite'
-  /** `name` makes PostgreSQL keep a prepared plan per connection; PGlite ignores it. */
+  /** The rows of a SELECT, or of a data-changing statement with RETURNING. `name` makes PostgreSQL keep a prepared plan per connection; PGlite ignores it. */
   query<T = Record<string, unknown>>(text: string, params?: unknown[], options?: { name?: string }): Promise<SqlResult<T>>
+  /**
+   * Runs an INSERT, UPDATE, DELETE or MERGE, alone or as the main statement after WITH, and returns how many rows it
+   * changed (its command tag's count; rows changed inside the WITH are not counted, as in PostgreSQL's tag). On a pool
+   * or PGlite any other statement (a SELECT) is refused after it ran (Prisma's $executeRaw cannot tell): read its rows
+   * with `query`.
+   */
+  execute(text: string, params?: unknown[], options?: { name?: string }): Promise<number>
   /** Runs `fn` in one transaction; the callback's Sql is bound to that transaction. */
   transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>
   /** Runs a multi-statement script without parameters (migrations). */
@@ -18,12 +34,24 @@ export type Sql = {
   close(): Promise<void>
 }
 
+/** The affected-row count of a statement `execute` ran; throws for one it does not count (a SELECT, DDL). */
+function countedRows(command: string | undefined, count: number | null | undefined): number {
+  if (!command || !COUNTED_COMMANDS.has(command)) {
+    throw new Error(`execute() counts the rows of INSERT, UPDATE, DELETE or MERGE; this statement was ${command ?? 'of no known command'}: use query() and its rows`)
+  }
+  return count ?? 0
+}
+
 export function pgSql(pool: pg.Pool): Sql {
   const onClient = (client: pg.PoolClient): Sql => ({
     kind: 'postgres',
     async query(text, params = [], options) {
       const result = await client.query({ text, values: params, name: options?.name })
-      return { rows: result.rows, rowCount: result.rowCount ?? 0 }
+      return { rows: result.rows }
+    },
+    async execute(text, params = [], options) {
+      const result = await client.query({ text, values: params, name: options?.name })
+      return countedRows(result.command, result.rowCount)
     },
     transaction: (fn) => fn(onClient(client)),
     exec: async (script) => {
@@ -36,7 +64,11 @@ export function pgSql(pool: pg.Pool): Sql {
     kind: 'postgres',
     async query(text, params = [], options) {
       const result = await pool.query({ text, values: params, name: options?.name })
-      return { rows: result.rows, rowCount: result.rowCount ?? 0 }
+      return { rows: result.rows }
+    },
+    async execute(text, params = [], options) {
+      const result = await pool.query({ text, values: params, name: options?.name })
+      return countedRows(result.command, result.rowCount)
     },
     async transaction(fn) {
       const client = await pool.connect()
@@ -68,7 +100,7 @@ export function pgSql(pool: pg.Pool): Sql {
 }
 
 type PGliteLike = {
-  query<T>(text: string, params?: unknown[]): Promise<{ rows: T[]; affectedRows?: number }>
+  query<T>(text: string, params?: unknown[]): Promise<{ rows: T[]; command?: string; rowCount?: number }>
   exec(script: string): Promise<unknown>
   transaction<T>(fn: (tx: PGliteTx) => Promise<T>): Promise<T>
   close(): Promise<void>
@@ -81,7 +113,12 @@ export function pgliteSql(db: PGliteLike): Sql {
     kind: 'pglite',
     async query<T>(text: string, params: unknown[] = []) {
       const result = await tx.query<T>(text, params.map(toPgliteParam))
-      return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length }
+      return { rows: result.rows }
+    },
+    async execute(text: string, params: unknown[] = []) {
+      // rowCount is the statement's own command tag count, as node-pg reports it (affectedRows sums a whole script's).
+      const result = await tx.query(text, params.map(toPgliteParam))
+      return countedRows(result.command, result.rowCount)
     },
     transaction: (fn) => fn(onTx(tx)),
     exec: async (script) => {

@@ -1,7 +1,7 @@
 import 'server-only'
 import type { Config } from '@/lib/server/platform/config'
 import { AppError } from '@/lib/server/platform/errors/app-error'
-import type { RequestFacts } from './request-facts'
+import type { RequestFacts } from '@/lib/server/platform/request-facts'
 
 /** The origin browsers of this Lazarus send: LAZARUS_PUBLIC_URL's, else the scheme and raw Host of the request. */
 export function publicOrigin(request: Request, facts: RequestFacts, config: Pick<Config, 'LAZARUS_PUBLIC_URL'>): string {

@@ -2,7 +2,7 @@ import 'server-only'
 import { randomBytes } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { addressInRanges, isLoopbackHostname } from '@/lib/server/platform/addresses'
-import { FRONT_HEADERS, markFrontActive } from '@/lib/server/platform/http/request-facts'
+import { FRONT_HEADERS, markFrontActive } from '@/lib/server/platform/request-facts'
 import { logger } from '@/lib/server/platform/log'
 
 const log = logger('front')

@@ -5,13 +5,14 @@ import { clientAddress } from '@/lib/server/auth/client-address'
 import { hasPermission, isSignedIn, permittedPatterns, type Principal, type SignedIn } from '@/lib/server/auth/principal'
 import { sourceIdsForPatterns } from '@/lib/server/auth/source-access'
 import { getConfig, type Config } from '@/lib/server/platform/config'
-import { getDb, type Db } from '@/lib/server/platform/db'
+import type { Db } from '@/lib/server/platform/db'
 import { AppError } from '@/lib/server/platform/errors/app-error'
 import { logger } from '@/lib/server/platform/log'
+import { composition, type Composition } from '@/lib/server/platform/process/composition'
 import { PERMISSIONS, type Permission } from '@/lib/shared/roles'
 import { checkCrossSite, publicOrigin } from './csrf'
 import { currentRequestId, requestIdFor, runInRequest } from '@/lib/server/platform/request-context'
-import { requestFacts, type RequestFacts } from './request-facts'
+import { requestFacts, type RequestFacts } from '@/lib/server/platform/request-facts'
 import { beginRequest, callerKey, countMutation } from './request-limits'
 
 const log = logger('api')
@@ -67,6 +68,11 @@ export type RouteOptions = {
    * its own, stricter limits.
    */
   mutation?: boolean
+  /**
+   * What a caller without credentials is told (401). Default "Sign in first"; a route that machines call says what they
+   * must send instead (GET /api/pauses: a guard token).
+   */
+  unauthenticated?: string
 }
 
 export type RouteContext<P> = {
@@ -78,6 +84,11 @@ export type RouteContext<P> = {
   actor: string
   /** Request-time database handle (its statements time out). Engines get their own pool. */
   db: Db
+  /**
+   * The process's composition root (lib/server/platform/process/composition.ts): what operations take besides `db`,
+   * such as the publisher of pause events and the replay executor's nudge.
+   */
+  root: Composition
   config: Config
   facts: RequestFacts
   /** Where browsers reach this Lazarus (LAZARUS_PUBLIC_URL, else the checked Host), for links and redirects. */
@@ -117,12 +128,13 @@ export function route<P = Record<string, never>>(options: RouteOptions, handler:
       if (!facts.viaFront && process.env.NODE_ENV === 'production') {
         throw new AppError('unavailable', 'Lazarus must be served through its front (npm start); this request bypassed it')
       }
-      const db = await getDb()
+      const root = composition()
+      const db = await root.db()
       const principal = await authenticate(request, facts, { db, config })
       const unsafe = !SAFE_METHODS.has(request.method)
       if (unsafe && !(isSignedIn(principal) && principal.via === 'bearer')) checkCrossSite(request, facts, config)
       if (!hasPermission(principal, options.permission)) {
-        if (!isSignedIn(principal)) throw new AppError('unauthenticated', 'Sign in first')
+        if (!isSignedIn(principal)) throw new AppError('unauthenticated', options.unauthenticated ?? 'Sign in first')
         throw new AppError('forbidden', `This needs the ${describe(options.permission)} permission`)
       }
       if (isSignedIn(principal)) {
@@ -137,6 +149,7 @@ export function route<P = Record<string, never>>(options: RouteOptions, handler:
         principal,
         actor: isSignedIn(principal) ? principal.actor : 'anonymous',
         db,
+        root,
         config,
         facts,
         origin: publicOrigin(request, facts, config),

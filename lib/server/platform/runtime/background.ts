@@ -2,9 +2,9 @@ import 'server-only'
 import { startAlertLoop } from '@/lib/server/engines/alert-evaluator/alert-loop'
 import { startGroupFramesBackfill } from '@/lib/server/engines/group-frames/group-frames-backfill'
 import { getConfig } from '@/lib/server/platform/config'
-import { getDb } from '@/lib/server/platform/db'
 import { startDrainer, type Drainer } from '@/lib/server/engines/drainer/drainer'
 import { logger } from '@/lib/server/platform/log'
+import { closeComposition, composition, runningEngines, type Composition, type RunningEngines } from '@/lib/server/platform/process/composition'
 import { startPauseRuntime } from '@/lib/server/engines/release/pause-runtime'
 import { startReplayExecutor, type ReplayExecutor } from '@/lib/server/engines/replay-executor/executor'
 import { startRetentionLoop } from '@/lib/server/engines/retention/retention-loop'
@@ -13,23 +13,23 @@ import { startTopologyDoctor } from '@/lib/server/engines/topology-doctor/topolo
 import { ensureSources } from '@/lib/server/sources/create-source'
 
 const log = logger('runtime')
-const globalForRuntime = globalThis as unknown as { lazarusBackground?: Promise<Background> }
 
-export type Background = { drainer: Drainer; searchIndexer: SearchIndexer; replay: ReplayExecutor; stop(): Promise<void> }
+type Background = RunningEngines & { drainer: Drainer; searchIndexer: SearchIndexer; replay: ReplayExecutor }
 
-async function start(): Promise<Background> {
+async function start(root: Composition): Promise<Background> {
   const config = getConfig()
-  const db = await getDb()
+  const db = await root.db()
   await ensureSources({ db, queues: config.LAZARUS_SOURCES })
-  // Before the drainer: it registers lazarus.hold as a source (kind 'hold') and declares the pause topology.
-  const pauses = await startPauseRuntime({ db, config })
+  // Before the drainer: it registers lazarus.hold as a source (kind 'hold') and declares the pause topology on the
+  // root's control connection.
+  const pauses = await startPauseRuntime({ db, control: root.brokers.control, config })
   // A first start would otherwise find lazarus.hold missing and log a warning before the queue is declared; a broker
   // that is down does not hold the rest up for long (the drainer retries on its own).
   await Promise.race([pauses.topologyReady, new Promise((resolve) => setTimeout(resolve, 3_000).unref())])
-  const drainer = startDrainer({ db, config })
+  const drainer = startDrainer({ db, config, reconcileMs: config.LAZARUS_DRAIN_RECONCILE_MS, sourcesChanged: root.sourcesChanged })
   const searchIndexer = startSearchIndexer({ db, log: logger('search') })
   // Its own broker connection; any number of processes share the jobs through leases in PostgreSQL.
-  const replay = startReplayExecutor({ db })
+  const replay = startReplayExecutor({ db, control: root.control, work: root.replayWork })
   const retention = startRetentionLoop({ db, log: logger('retention'), days: config.LAZARUS_RETENTION_DAYS })
   const alerts = startAlertLoop({ db, log: logger('alerts'), everyMs: config.LAZARUS_ALERT_INTERVAL_S * 1000, publicUrl: config.LAZARUS_PUBLIC_URL })
   const groupFrames = startGroupFramesBackfill({ db, log: logger('group-frames') })
@@ -54,19 +54,16 @@ async function start(): Promise<Background> {
   }
 }
 
-/** Starts the drainer, the replay executor and the other background workers once per process; a second call returns the same handle. */
-export function startBackground(): Promise<Background> {
-  globalForRuntime.lazarusBackground ??= start().catch((error) => {
-    globalForRuntime.lazarusBackground = undefined
-    throw error
+/**
+ * Starts the drainer, the replay executor and the other background workers once per process, with what the process's
+ * composition root holds; a second call returns the same handle. The root keeps it, so routes see the engines.
+ */
+export function startBackground(root: Composition): Promise<RunningEngines> {
+  const starting = (root.engines ??= start(root))
+  starting.catch(() => {
+    if (root.engines === starting) root.engines = null
   })
-  return globalForRuntime.lazarusBackground
-}
-
-/** The running background workers of this process, if any (the web process may run without them). */
-export async function currentBackground(): Promise<Background | null> {
-  // A start that failed was logged where it was started (boot-web, the worker's main); here it means none runs.
-  return (await globalForRuntime.lazarusBackground?.catch(() => null)) ?? null
+  return starting
 }
 
 /** Stops gracefully on SIGINT/SIGTERM: consumers stop, held batches are written and acked, then exit. */
@@ -76,15 +73,16 @@ export function installShutdown(extra?: () => Promise<void>): void {
     if (stopping) return
     stopping = true
     log.info('shutting down', { signal })
-    const background = await currentBackground()
+    const engines = await runningEngines(composition())
     await Promise.race([
       (async () => {
-        await background?.stop()
+        await engines?.stop()
         await extra?.()
-        await (await getDb()).close()
+        // The broker connections the root owns, then the database.
+        await closeComposition()
       })(),
       new Promise((resolve) => setTimeout(resolve, 15_000)),
-    ]).catch((error) => log.error('shutdown error', { error: (error as Error).message }))
+    ]).catch((error) => log.error('shutdown error', { error }))
     process.exit(0)
   }
   process.once('SIGINT', () => void shutdown('SIGINT'))

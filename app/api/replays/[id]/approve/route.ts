@@ -5,7 +5,7 @@ import { replayDecisionSchema } from '@/lib/shared/schemas/replay-approval'
 type Params = { id: string }
 
 // POST /api/replays/{id}/approve – {comment}; a second operator (not the requester, not a token) approves a waiting replay
-export const POST = route<Params>({ permission: 'replays:approve' }, async ({ request, db, actor, sourceIds, signedIn, params: { id } }) => {
+export const POST = route<Params>({ permission: 'replays:approve' }, async ({ request, db, root, actor, sourceIds, signedIn, params: { id } }) => {
   const input = await readJson(request, replayDecisionSchema)
-  return json(await approveReplay({ db, id, input, decider: { actor, kind: signedIn().kind, sourceIds: await sourceIds() } }))
+  return json(await approveReplay({ db, replayWork: root.replayWork, id, input, decider: { actor, kind: signedIn().kind, sourceIds: await sourceIds() } }))
 })

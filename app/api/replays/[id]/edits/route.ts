@@ -1,5 +1,5 @@
 import { json, route } from '@/lib/server/platform/http/handle-route'
-import { listReplayEdits } from '@/lib/server/replay/list-replay-edits'
+import { listReplayEdits } from '@/lib/server/messages/list-replay-edits'
 
 export const dynamic = 'force-dynamic'
 

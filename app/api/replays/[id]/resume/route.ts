@@ -4,4 +4,4 @@ import { resumeReplay } from '@/lib/server/replay/resume-replay'
 type Params = { id: string }
 
 // POST /api/replays/{id}/resume – a halted staged replay goes on publishing
-export const POST = route<Params>({ permission: 'messages:replay' }, async ({ db, actor, sourceIds, params: { id } }) => json(await resumeReplay({ db, id, actor, sourceIds: await sourceIds() })))
+export const POST = route<Params>({ permission: 'messages:replay' }, async ({ db, root, actor, sourceIds, params: { id } }) => json(await resumeReplay({ db, replayWork: root.replayWork, id, actor, sourceIds: await sourceIds() })))

@@ -87,7 +87,12 @@ export function holdQueue(options: HoldQueueOptions): HoldQueue {
       void pump()
     },
     async settle(timeoutMs) {
-      await Promise.race([pumping ?? Promise.resolve(), sleep(timeoutMs)])
+      if (!pumping) return
+      // The timer is cleared once the holds are done: left running, it would keep the application's process alive
+      // for up to timeoutMs after guard.close().
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([pumping, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))])
+      clearTimeout(timer)
     },
   }
 }

@@ -2,9 +2,10 @@ import 'server-only'
 import { recordAudit } from '@/lib/server/audit/record-audit'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import type { HaltDecision } from '@/lib/server/replay/halt-decision'
+import { transitionReplayJob } from '@/lib/server/replay/transition-replay-job'
 import { SYSTEM_ACTOR } from '@/lib/server/engines/release/release-stragglers'
 
-/** The executor's SQL for staged jobs (stage-control.ts): their stage, windows, halts and halt timeouts. */
+/** The SQL of stage-control.ts, the executor's side of staged jobs: their stage, windows, halts and halt timeouts. */
 
 export type StageRow = {
   stage_bounds: number[]
@@ -42,13 +43,13 @@ export async function markStagePublished({ sql, jobId, owner, stage }: { sql: Sq
 
 /** The window passed without a halt: the next stage may publish. Returns false when the lease was lost. */
 export async function advanceStage({ sql, jobId, owner, from }: { sql: Sql; jobId: string; owner: string; from: number }): Promise<boolean> {
-  const { rowCount } = await sql.query(
+  const changed = await sql.execute(
     `UPDATE replay_jobs SET stage = stage + 1, stage_published_at = NULL, updated_at = now(),
        stage_log = stage_log || ${logEntry(from + 1, 'startedAt')}
      WHERE id = $1::bigint AND lease_owner = $2 AND stage = $3`,
     [jobId, owner, from],
   )
-  return rowCount > 0
+  return changed > 0
 }
 
 /** Gives the lease back until `until` (a stage's window): claimJob leaves the job alone till then. */
@@ -68,12 +69,14 @@ export async function deferJob({ sql, jobId, owner, until }: { sql: Sql; jobId: 
  */
 export async function haltJob({ sql, jobId, owner, decision }: { sql: Sql; jobId: string; owner: string; decision: HaltDecision }): Promise<boolean> {
   return sql.transaction(async (tx) => {
-    const { rows } = await tx.query<{ created_by: string; total: number }>(
-      `UPDATE replay_jobs SET status = 'halted', halted_at = now(), not_before = NULL, updated_at = now()
-       WHERE id = $1::bigint AND lease_owner = $2 AND status = 'running' AND cancel_requested_at IS NULL
-       RETURNING created_by, total`,
-      [jobId, owner],
-    )
+    const { rows } = await transitionReplayJob<{ created_by: string; total: number }>({
+      sql: tx,
+      event: 'halt',
+      set: 'halted_at = now(), not_before = NULL',
+      where: 'j.id = $1::bigint AND j.lease_owner = $2 AND j.cancel_requested_at IS NULL',
+      params: [jobId, owner],
+      returning: 'j.created_by, j.total',
+    })
     if (rows.length === 0) return false
     await tx.query('INSERT INTO replay_halts (job_id, stage, reason, evidence) VALUES ($1::bigint, $2, $3, $4::jsonb)', [
       jobId, decision.stage, decision.reason, JSON.stringify(decision.evidence),
@@ -103,12 +106,14 @@ export async function haltJob({ sql, jobId, owner, decision }: { sql: Sql; jobId
  */
 export async function expireHaltedJobs({ sql, timeoutMs }: { sql: Sql; timeoutMs: number }): Promise<string[]> {
   return sql.transaction(async (tx) => {
-    const { rows } = await tx.query<{ id: string; halted_at: Date }>(
-      `UPDATE replay_jobs SET status = 'running', cancel_requested_at = now(), cancel_requested_by = $2, not_before = NULL, updated_at = now()
-       WHERE id IN (SELECT id FROM replay_jobs WHERE status = 'halted' AND halted_at < now() - $1::int * interval '1 millisecond' ORDER BY id LIMIT 100 FOR UPDATE SKIP LOCKED)
-       RETURNING id::text, halted_at`,
-      [timeoutMs, SYSTEM_ACTOR],
-    )
+    const { rows } = await transitionReplayJob<{ id: string; halted_at: Date }>({
+      sql: tx,
+      event: 'halt-timeout',
+      set: 'cancel_requested_at = now(), cancel_requested_by = $2, not_before = NULL',
+      where: `j.id IN (SELECT id FROM replay_jobs WHERE status = 'halted' AND halted_at < now() - $1::int * interval '1 millisecond' ORDER BY id LIMIT 100 FOR UPDATE SKIP LOCKED)`,
+      params: [timeoutMs, SYSTEM_ACTOR],
+      returning: 'j.id::text, j.halted_at',
+    })
     for (const job of rows) {
       await tx.query(`UPDATE replay_halts SET ended_at = now(), ended_by = $2, outcome = 'timed-out' WHERE job_id = $1::bigint AND ended_at IS NULL`, [job.id, SYSTEM_ACTOR])
       await recordAudit({

@@ -1,4 +1,3 @@
-import 'server-only'
 import { ROLES, SOURCE_PATTERN_RE, type Role, type RoleBinding } from '@/lib/shared/roles'
 
 export type GroupRole = { group: string; role: Role; sourcePattern: string | null }

@@ -1,6 +1,7 @@
 /**
  * Lazarus' pause guard for Node amqplib consumers (see the README, "Pausing entities: the guard").
- * No Next.js and no Lazarus server code: an application imports this folder and passes its own amqplib connection.
+ * No Next.js and no Lazarus server code: applications install the package `@lazarus/guard` and pass their own amqplib
+ * connection.
  */
 export { createGuard, type Guard, type GuardConnection, type GuardOptions, type GuardedConsumer, type GuardVersionOptions, type HoldEvent, type MessageHandler, type SupersededEvent } from './guard'
 export { extractEntityVersion, formatVersion, versionOf, VersionWindow, type VersionValue, type VersionWindowOptions } from './entity-version'

@@ -1,7 +1,8 @@
 import 'server-only'
+import { perProcess } from './per-process'
 
 /**
- * What Lazarus' HTTP front (lib/server/front) recorded about a request before Next.js saw it. Next keeps
+ * What Lazarus' HTTP front (lib/server/platform/http/front.ts) recorded about a request before Next.js saw it. Next keeps
  * X-Forwarded-* headers a client sends and builds request.url from the bind address, so nothing security-relevant
  * may be read from those; the front strips forged headers, checks Host, and passes the TCP peer on in headers of
  * its own (which it removes from every incoming request first).
@@ -15,15 +16,16 @@ export const FRONT_HEADERS = {
   url: 'x-lazarus-url',
 } as const
 
-const FRONT_FLAG = Symbol.for('lazarus.front')
+// One per process (per-process.ts): the front runs unbundled (lib/cli/serve.ts), the routes that read it in Next's bundles.
+const front = perProcess('front', () => ({ active: false }))
 
 /** Called once by the front of this process: from then on its headers are trusted. */
 export function markFrontActive(): void {
-  ;(globalThis as Record<symbol, unknown>)[FRONT_FLAG] = true
+  front.active = true
 }
 
 export function frontActive(): boolean {
-  return (globalThis as Record<symbol, unknown>)[FRONT_FLAG] === true
+  return front.active
 }
 
 export type RequestFacts = {

@@ -1,12 +1,12 @@
 import 'server-only'
-import { describeDiff, diffContent } from '@/lib/server/messages/revision-content'
-import { selectFrozenRevisions } from '@/lib/server/messages/revisions-store'
 import type { Db } from '@/lib/server/platform/db'
 import { notFound } from '@/lib/server/platform/errors/app-error'
 import { parseId } from '@/lib/server/platform/http/parse-id'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import type { ReplayEditsDto } from '@/lib/shared/schemas/replay'
-import { jobVisible } from './replay-store'
+import { jobVisible } from '@/lib/server/replay/replay-store'
+import { describeDiff, diffContent } from './revision-content'
+import { selectFrozenRevisions } from './revisions-store'
 
 /** The job page shows this many edited messages with their diffs, then a count. */
 export const REPLAY_EDITS_SHOWN = 20

@@ -3,12 +3,13 @@ import { buildRow } from '@/lib/server/ingest/build-row'
 import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
 import { backfillGroupFrames } from '@/lib/server/engines/group-frames/group-frames-store'
 import { TYPED_TABLE, type TypedTable } from '@/lib/server/platform/broker/typed-fields'
-import { createTestDb, type TestDb } from '../helpers/test-db'
+import { createEngineDb, type EngineDb } from '../helpers/engine-db'
 
 /*
  * Groups created before top_frames existed get their frames from their newest message (migration
  * 20261208090000_group_frames_backlog, lib/server/engines/group-frames/): the same frames the drainer stores for a new
  * group, never frames of a signature that is no longer the group's, and a failure midway leaves the backlog as it was.
+ * On either engine (tests/helpers/engine-db.ts); `filled` is what the store's UPDATEs report they changed.
  */
 
 /** A Spring AMQP dead letter of `service` failing in `method` (its stack's top in-app frame). */
@@ -37,11 +38,11 @@ function springDeadLetter(service: string, method: string, n: number) {
 }
 
 describe('group frames backfill', () => {
-  let db: TestDb
+  let db: EngineDb
   const stored = new Map<string, { id: string; frames: string[] }>()
 
   beforeAll(async () => {
-    db = await createTestDb()
+    db = await createEngineDb()
     const sourceId = (await db.sql.query<{ id: string }>(`INSERT INTO sources (queue) VALUES ('frames.dlq') RETURNING id::text`)).rows[0].id
     const rows = [springDeadLetter('orders', 'OrderClient.submit', 1), springDeadLetter('orders', 'OrderClient.submit', 2), springDeadLetter('billing', 'InvoiceClient.send', 3), springDeadLetter('stock', 'StockClient.reserve', 4)]
     await storeBatch({ sql: db.sql, sourceId, sourceLabel: 'frames.dlq', rows })
@@ -90,5 +91,8 @@ describe('group frames backfill', () => {
     expect(now.get(stock![1].id)).toEqual([])
     expect(await backlog()).toBe(0)
     expect(await backfillGroupFrames({ sql: db.sql })).toEqual({ groups: 0, filled: 0, more: false })
+    // Listed again with its frames already there: derived, but nothing written over them, and none counted.
+    await db.sql.query('INSERT INTO group_frames_backlog (group_id) VALUES ($1::bigint)', [orders![1].id])
+    expect(await backfillGroupFrames({ sql: db.sql })).toEqual({ groups: 1, filled: 0, more: false })
   })
 })
