@@ -41,9 +41,14 @@ export function startWorker(env: Record<string, string>): ChildProcess {
 }
 
 /** Peak resident memory of a live process, from the kernel's high-water mark, in MiB. */
-export function peakRssMiB(pid: number): number {
+export const peakRssMiB = (pid: number): number => statusMiB(pid, 'VmHWM')
+
+/** Resident memory of a live process now, in MiB. */
+export const rssMiB = (pid: number): number => statusMiB(pid, 'VmRSS')
+
+function statusMiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0)
+  const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0)
   return Math.round(kb / 1024)
 }
 
@@ -51,36 +56,42 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 
 export const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 
-type CpuSample = { node: number; nodePid: number; postgres: Map<number, number>; rabbitmq: number; machine: number }
-/** Anything that runs a query on the bench database (a pg.Client, or Lazarus' Sql). */
-type CpuQuery = { query<R extends object>(text: string): Promise<{ rows: R[] }> }
+type CpuSample = { node: number; nodePid: number; postgres: number; rabbitmq: number; machine: number }
 
-function processCpu(pid: number | string): number {
+/** User and system CPU seconds of a process, and of its children that have exited and been waited for. */
+function processCpu(pid: number | string): { own: number; reaped: number } {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / 100
+    return { own: (Number(fields[11]) + Number(fields[12])) / 100, reaped: (Number(fields[13]) + Number(fields[14])) / 100 }
   } catch {
-    return 0
+    return { own: 0, reaped: 0 }
   }
 }
 
-/**
- * CPU seconds used so far by this process, the PostgreSQL backends serving the bench database, and RabbitMQ (from
- * /proc). Other databases' backends (other processes on the machine) are not counted; RabbitMQ is shared.
- */
-export async function cpuSample(sql: CpuQuery, nodePid: number = process.pid): Promise<CpuSample> {
-  const { rows } = await sql.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()')
-  const postgres = new Map(rows.map((r) => [r.pid, processCpu(r.pid)]))
-  let rabbitmq = 0
+/** CPU seconds of every process named `comm`, with the exited children they reaped. */
+function serverCpu(comm: string): number {
+  let seconds = 0
   for (const pid of readdirSync('/proc').filter((d) => /^[0-9]+$/.test(d))) {
     try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'beam.smp') rabbitmq += processCpu(pid)
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== comm) continue
     } catch {
-      // gone
+      continue // gone
     }
+    const cpu = processCpu(pid)
+    seconds += cpu.own + cpu.reaped
   }
-  return { node: processCpu(nodePid), nodePid, postgres, rabbitmq, machine: machineBusySeconds() }
+  return seconds
+}
+
+/**
+ * CPU seconds used so far by the bench's Node process (or `nodePid`), by PostgreSQL and by RabbitMQ (from /proc).
+ * PostgreSQL counts every backend, including those that ended: the postmaster reaps them, and the kernel adds their
+ * time to its children's total, so a pool closed before the sample is still counted (it read 0 µs when only the live
+ * backends were summed). Both servers are counted whole, for every database and vhost: run benches on a quiet machine.
+ */
+export function cpuSample(nodePid: number = process.pid): CpuSample {
+  return { node: processCpu(nodePid).own, nodePid, postgres: serverCpu('postgres'), rabbitmq: serverCpu('beam.smp'), machine: machineBusySeconds() }
 }
 
 /**
@@ -102,18 +113,13 @@ export function coresAt(perItemSeconds: number, rate: number): string {
   return `${(perItemSeconds * rate).toFixed(1)} cores (${microseconds(perItemSeconds)} each)`
 }
 
-/**
- * CPU per message since `before`: the text for the bench's output, and the whole machine's share per message.
- * Backends that ended meanwhile are not counted per process (the bench keeps its pools open); the machine counts all.
- */
-export async function cpuUse(sql: CpuQuery, before: CpuSample, count: number): Promise<{ text: string; machinePerItem: number; nodePerItem: number }> {
-  const now = await cpuSample(sql, before.nodePid)
-  let postgres = 0
-  for (const [pid, used] of now.postgres) postgres += used - (before.postgres.get(pid) ?? 0)
+/** CPU per message since `before`: the text for the bench's output, and the whole machine's and Node's share per message. */
+export function cpuUse(before: CpuSample, count: number): { text: string; machinePerItem: number; nodePerItem: number } {
+  const now = cpuSample(before.nodePid)
   const per = (seconds: number) => microseconds(seconds / count)
   const machinePerItem = (now.machine - before.machine) / count
   return {
-    text: `CPU per message: node ${per(now.node - before.node)}, postgres ${per(postgres)}, rabbitmq ${per(now.rabbitmq - before.rabbitmq)}; whole machine ${microseconds(machinePerItem)}`,
+    text: `CPU per message: node ${per(now.node - before.node)}, postgres ${per(now.postgres - before.postgres)}, rabbitmq ${per(now.rabbitmq - before.rabbitmq)}; whole machine ${microseconds(machinePerItem)}`,
     machinePerItem,
     nodePerItem: (now.node - before.node) / count,
   }

@@ -19,7 +19,7 @@ import pg from 'pg'
 import { openDb } from '@/lib/server/platform/db'
 import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
 import type { IngestRow } from '@/lib/server/ingest/types'
-import { AMQP_URL, coresAt, cpuSample, cpuUse, fmt, freshDatabase, machineCores, peakRssMiB, sleep, startWorker } from './bench-support'
+import { AMQP_URL, coresAt, cpuSample, cpuUse, fmt, freshDatabase, machineCores, peakRssMiB, rssMiB, sleep, startWorker } from './bench-support'
 import { printVerdicts } from './verdict'
 import { springFailureHeaders } from './spring-dead-letter'
 
@@ -190,9 +190,11 @@ async function main() {
   const rawQueue = `bench.raw.${suffix}`
   const drainQueue = `bench.dlq.${suffix}`
   const bareQueue = `bench.bare.${suffix}`
+  const readyQueue = `bench.ready.${suffix}`
   await setup.assertQueue(bareQueue, { durable: true })
   await setup.assertQueue(rawQueue, { durable: true })
   await setup.assertQueue(drainQueue, { durable: true })
+  await setup.assertQueue(readyQueue, { durable: true })
   const db = await freshDatabase('lazarus_bench')
   try {
     const replayed = Math.floor(total * replayedShare)
@@ -210,17 +212,30 @@ async function main() {
 
     const client = new pg.Client({ connectionString: db.url })
     await client.connect()
-    let cpu = await cpuSample(client)
+    let cpu = cpuSample()
     const rawRate = await rawConsume(connection, rawQueue)
-    console.log(`raw amqplib consume+ack (prefetch ${prefetch}, ack multiple every ${batch}): ${fmt(rawRate)} msg/s (${(await cpuUse(client, cpu, total)).text})`)
+    console.log(`raw amqplib consume+ack (prefetch ${prefetch}, ack multiple every ${batch}): ${fmt(rawRate)} msg/s (${cpuUse(cpu, total).text})`)
 
-    cpu = await cpuSample(client)
+    cpu = cpuSample()
     const bareRate = await barePipeline(connection, bareQueue, db.url)
-    const bareCpu = await cpuUse(client, cpu, total)
+    const bareCpu = cpuUse(cpu, total)
     console.log(`bare consume + prepared INSERT (id, body) + ack after commit: ${fmt(bareRate)} msg/s (${(bareRate / rawRate * 100).toFixed(1)}% of raw; ${bareCpu.text})`)
 
-    const worker = startWorker({ DATABASE_URL: db.url, LAZARUS_SOURCES: drainQueue, LAZARUS_DRAIN_BATCH: String(batch), LAZARUS_DRAIN_PREFETCH: String(prefetch), AMQP_URL })
-    cpu = await cpuSample(client, worker.pid)
+    // The worker starts, migrates and connects before anything is counted: it drains an empty queue of its own while
+    // the bench's source waits disabled, and the count starts when the source is enabled (the drainer's reconcile
+    // picks it up within 100 ms). Start-up, TypeScript's compilation under tsx included, used to be counted per message.
+    const schema = await openDb({ databaseUrl: db.url })
+    await schema.sql.query(`INSERT INTO sources (queue, enabled) VALUES ($1, false) ON CONFLICT DO NOTHING`, [drainQueue])
+    await schema.close()
+    const worker = startWorker({ DATABASE_URL: db.url, LAZARUS_SOURCES: readyQueue, LAZARUS_DRAIN_RECONCILE_MS: '100', LAZARUS_DRAIN_BATCH: String(batch), LAZARUS_DRAIN_PREFETCH: String(prefetch), AMQP_URL })
+    for (let waited = 0; (await setup.checkQueue(readyQueue)).consumerCount === 0; waited += 100) {
+      if (worker.exitCode !== null || waited > 120_000) throw new Error('the worker did not start draining within two minutes')
+      await sleep(100)
+    }
+    const atRest = { rss: rssMiB(worker.pid!), peak: peakRssMiB(worker.pid!) }
+    console.log(`lazarus worker started: RSS ${atRest.rss} MiB at rest (peak ${atRest.peak} MiB during start-up)`)
+    cpu = cpuSample(worker.pid)
+    await client.query('UPDATE sources SET enabled = true WHERE queue = $1', [drainQueue])
     let peak = 0
     let stored = 0
     let progressAt = 0
@@ -254,8 +269,8 @@ async function main() {
     // ingested_at is the transaction time of each batch: add one batch's share so N rows span N intervals, not N-1.
     const seconds = rows[0].seconds * (total / (total - batch))
     const drainRate = total / seconds
-    // The worker's own CPU (node) and its PostgreSQL backends', from its start to the last row (start-up included).
-    const drainCpu = await cpuUse(client, cpu, total)
+    // The worker's own CPU (node), PostgreSQL's and the machine's, from enabling the source to the last row.
+    const drainCpu = cpuUse(cpu, total)
     await client.end()
     worker.kill('SIGTERM')
     await new Promise((r) => worker.once('exit', r))
@@ -277,6 +292,7 @@ async function main() {
     await setup.deleteQueue(rawQueue).catch(() => {})
     await setup.deleteQueue(bareQueue).catch(() => {})
     await setup.deleteQueue(drainQueue).catch(() => {})
+    await setup.deleteQueue(readyQueue).catch(() => {})
     await connection.close().catch(() => {})
     await db.drop()
   }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { computeErrorSignature, fingerprint, shortTypeName, type SignatureInput } from '@/lib/server/ingest/normalise/error-signature'
 import { normaliseMessage } from '@/lib/server/ingest/normalise/message-pattern'
-import { isInAppFrame, parseFrameLine, type StackLanguage } from '@/lib/server/ingest/normalise/stack-frames'
+import { firstInAppFrames, isInAppFrame, parseFrameLine, type StackLanguage } from '@/lib/server/ingest/normalise/stack-frames'
 import { analyseStack } from '@/lib/server/ingest/normalise/stack-trace'
 
 const noFallback = { queue: null, reason: null, messageType: null }
@@ -236,6 +236,27 @@ describe('frame parsing and canonicalisation', () => {
   ]
   it.each(inApp)('%s %j in-app: %s', (language, line, expected) => {
     expect(isInAppFrame(parseFrameLine(line, language)!)).toBe(expected)
+  })
+
+  // A path-like prefix matches a directory anywhere in the path, after a slash or a colon, and nowhere else.
+  const paths: Array<[string, boolean]> = [
+    ['node_modules/zod/lib/types.js', false],
+    ['/app/node_modules/zod/lib/types.js', false],
+    ['webpack:node_modules/zod/lib/types.js', false],
+    ['/app/my_node_modules/x.js', true],
+    ['/app/my_node_modules/node_modules/x.js', false],
+    ['/app/src/internal/x.js', false],
+    ['/app/src/internals/x.js', true],
+  ]
+  it.each(paths)('file %j in-app: %s', (file, expected) => {
+    expect(isInAppFrame({ fn: 'Consumer.handle', file, library: false })).toBe(expected)
+  })
+
+  it('takes the first in-app frames up to the limit, and an allow-list or extra deny prefixes over the defaults', () => {
+    const frames = ['org.springframework.A.a', 'com.acme.B.b', 'com.acme.C.c', 'java.lang.D.d', 'com.acme.E.e'].map((fn) => ({ fn, file: null, library: false }))
+    expect(firstInAppFrames(frames, 2).map((f) => f.fn)).toEqual(['com.acme.B.b', 'com.acme.C.c'])
+    expect(firstInAppFrames(frames, 5, { notInAppPrefixes: ['com.acme.C'] }).map((f) => f.fn)).toEqual(['com.acme.B.b', 'com.acme.E.e'])
+    expect(firstInAppFrames(frames, 5, { inAppPrefixes: ['java.', 'com.acme.E'] }).map((f) => f.fn)).toEqual(['java.lang.D.d', 'com.acme.E.e'])
   })
 })
 

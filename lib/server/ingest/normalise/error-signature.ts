@@ -1,7 +1,8 @@
 import 'server-only'
 import { createHash } from 'node:crypto'
 import { normaliseMessage } from './message-pattern'
-import { isInAppFrame, type Frame, type FrameOptions } from './stack-frames'
+import { firstInAppFrames, type Frame, type FrameOptions } from './stack-frames'
+import { lastSegment, withoutAssembly } from './type-names'
 
 export const SIGNATURE_VERSION = 'v1'
 export const MAX_TITLE_LENGTH = 120
@@ -41,9 +42,9 @@ export function fingerprint(parts: readonly string[]): string {
 /** `com.acme.InvalidOrderException` → `InvalidOrderException`; also .NET `Outer+Inner` and PHP namespaces. */
 export function shortTypeName(type: string): string {
   // Rebus and NServiceBus write assembly-qualified names: "Ns.Type, Assembly".
-  const withoutAssembly = type.includes('[') ? type : type.split(',')[0]
-  const short = withoutAssembly.trim().split(/[.\\+]/).filter(Boolean).pop()
-  return short ?? type
+  // A generic's brackets hold commas of their own ("List`1[[Ns.T, Asm]]"): such a name is kept whole.
+  const name = type.includes('[') ? type.trim() : withoutAssembly(type)
+  return lastSegment(name, '.\\+') ?? type
 }
 
 export function truncateTitle(title: string): string {
@@ -68,7 +69,7 @@ export function computeErrorSignature(input: SignatureInput): ErrorSignature {
     }
   }
 
-  const inApp = input.frames.filter((f) => isInAppFrame(f, input.frameOptions)).slice(0, MAX_HASHED_FRAMES)
+  const inApp = firstInAppFrames(input.frames, MAX_HASHED_FRAMES, input.frameOptions)
   // No in-app frame: the top frame still separates failures (ServiceControl's behaviour).
   const frames = inApp.length > 0 ? inApp : input.frames.slice(0, 1)
   const parts = [type ?? '<unknown>']

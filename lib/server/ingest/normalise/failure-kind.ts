@@ -1,5 +1,6 @@
 import 'server-only'
 import type { FailureKind } from '../types'
+import { lastSegment, withoutAssembly } from './type-names'
 
 export const FAILURE_KINDS: readonly FailureKind[] = [
   'invalid',
@@ -168,7 +169,12 @@ const MAX_MESSAGE_SCAN = 2000
 const MAX_TYPE_SCAN = 256
 
 export function shortTypeForRules(type: string): string {
-  return type.split(',')[0].trim().split(/[.\\+$]/).filter(Boolean).pop() ?? type
+  return lastSegment(withoutAssembly(type), '.\\+$') ?? type
+}
+
+function anyMatches(pattern: RegExp, texts: readonly string[]): boolean {
+  for (let i = 0; i < texts.length; i++) if (pattern.test(texts[i])) return true
+  return false
 }
 
 export function parseFailureKind(value: string | null): FailureKind | null {
@@ -181,13 +187,17 @@ export function matchExceptionRule(
   messages: readonly (string | null)[],
   rules: readonly ExceptionKindRule[] = EXCEPTION_KIND_RULES,
 ): ExceptionKindRule | null {
-  const shortTypes = types.flatMap((t) => (t ? [shortTypeForRules(t).slice(0, MAX_TYPE_SCAN)] : []))
-  const texts = messages.flatMap((m) => (m ? [m.slice(0, MAX_MESSAGE_SCAN)] : []))
-  for (const rule of rules) {
+  const shortTypes: string[] = []
+  for (const t of types) if (t) shortTypes.push(shortTypeForRules(t).slice(0, MAX_TYPE_SCAN))
+  const texts: string[] = []
+  for (const m of messages) if (m) texts.push(m.length > MAX_MESSAGE_SCAN ? m.slice(0, MAX_MESSAGE_SCAN) : m)
+  // Loops rather than some(): no closure per rule and message (docs/performance.md#drainer).
+  for (let r = 0; r < rules.length; r++) {
+    const rule = rules[r]
     if (!rule.type && !rule.message) continue
-    const typeOk = !rule.type || shortTypes.some((t) => rule.type!.test(t))
-    const messageOk = !rule.message || texts.some((m) => rule.message!.test(m))
-    if (typeOk && messageOk) return rule
+    if (rule.type && !anyMatches(rule.type, shortTypes)) continue
+    if (rule.message && !anyMatches(rule.message, texts)) continue
+    return rule
   }
   return null
 }

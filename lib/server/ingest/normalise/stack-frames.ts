@@ -51,19 +51,42 @@ export type FrameOptions = {
 function matchesPrefix(frame: Frame, prefix: string): boolean {
   if (!prefix) return false
   if (frame.fn.startsWith(prefix)) return true
-  // Path-like prefixes match a directory anywhere in the file path (`/app/node_modules/x.js`).
-  if (frame.file && prefix.endsWith('/')) {
-    return frame.file.startsWith(prefix) || frame.file.includes(`/${prefix}`) || frame.file.includes(`:${prefix}`)
+  const file = frame.file
+  if (file === null) return false
+  if (file.startsWith(prefix)) return true
+  // Path-like prefixes match a directory anywhere in the file path (`/app/node_modules/x.js`), after a slash or a
+  // colon. Searched without building `/${prefix}`: this runs for every frame of every drained message.
+  if (!prefix.endsWith('/')) return false
+  for (let at = file.indexOf(prefix, 1); at > 0; at = file.indexOf(prefix, at + 1)) {
+    const before = file.charCodeAt(at - 1)
+    if (before === SLASH || before === COLON) return true
   }
-  return frame.file !== null && frame.file.startsWith(prefix)
+  return false
+}
+
+const SLASH = 0x2f
+const COLON = 0x3a
+
+/** Indexed loops, no arrays or closures per call: the drainer asks this for every frame of every message. */
+function matchesAny(frame: Frame, prefixes: readonly string[]): boolean {
+  for (let i = 0; i < prefixes.length; i++) if (matchesPrefix(frame, prefixes[i])) return true
+  return false
 }
 
 export function isInAppFrame(frame: Frame, options: FrameOptions = {}): boolean {
-  const allow = options.inAppPrefixes ?? []
-  if (allow.length > 0) return allow.some((p) => matchesPrefix(frame, p))
+  const allow = options.inAppPrefixes
+  if (allow !== undefined && allow.length > 0) return matchesAny(frame, allow)
   if (frame.library) return false
-  const deny = [...DEFAULT_NOT_IN_APP_PREFIXES, ...(options.notInAppPrefixes ?? [])]
-  return !deny.some((p) => matchesPrefix(frame, p))
+  if (matchesAny(frame, DEFAULT_NOT_IN_APP_PREFIXES)) return false
+  const deny = options.notInAppPrefixes
+  return deny === undefined || !matchesAny(frame, deny)
+}
+
+/** The first `limit` in-app frames, without testing the frames past them. */
+export function firstInAppFrames(frames: readonly Frame[], limit: number, options?: FrameOptions): Frame[] {
+  const found: Frame[] = []
+  for (let i = 0; i < frames.length && found.length < limit; i++) if (isInAppFrame(frames[i], options)) found.push(frames[i])
+  return found
 }
 
 /** Longer lines are not stack frames, and regexes over them only cost time. */

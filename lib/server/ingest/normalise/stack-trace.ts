@@ -228,9 +228,10 @@ const ANALYSERS: Record<StackLanguage, (lines: string[]) => Omit<StackAnalysis, 
  * A message can contain anything, including lines that look like frames, so it is masked while the
  * trace is parsed and put back afterwards, as ServiceControl does.
  */
-function maskMessage(text: string, message: string | null | undefined): { text: string; unmask: (s: string) => string } {
+function maskMessage(text: string, message: string | null | undefined): { text: string; unmask: ((s: string) => string) | null } {
   const usable = message && message.length >= 16 && !message.includes(MASK) ? message : null
-  if (!usable || !text.includes(usable)) return { text, unmask: (s) => s }
+  // null: nothing was masked, and the cached analysis is returned as it is (it is never mutated).
+  if (!usable || !text.includes(usable)) return { text, unmask: null }
   return { text: text.split(usable).join(MASK), unmask: (s) => s.split(MASK).join(usable) }
 }
 
@@ -242,21 +243,22 @@ export type AnalyseOptions = {
 }
 
 type MaskedAnalysis = ReturnType<(typeof ANALYSERS)[StackLanguage]>
+/** What one masked trace gave for one language hint: its language, and its analysis when it has one. */
+type Analysed = { hint: StackLanguage | null; language: StackLanguage | null; result: MaskedAnalysis | null }
 
 /**
  * A flood of one failure repeats the same trace with at most the message changing, and the message is masked
- * before detection and parsing, so both are remembered per masked trace (results are never mutated). Traces over
+ * before detection and parsing, so both are remembered per masked trace (results are never mutated). The trace
+ * itself is the key: a key built from the hint and the trace would copy kilobytes per message. A trace seen with
+ * another hint (in practice, never: the hint comes from the framework that wrote it) is analysed again. Traces over
  * 16 KiB are analysed every time: 512 of them at the 256 KiB cap would hold too much memory.
  */
-const CACHE = { entries: 512, maxKeyLength: 16 * 1024 }
-const languageCache = new BoundedCache<StackLanguage | null>(CACHE)
-const analysisCache = new BoundedCache<MaskedAnalysis>(CACHE)
+const analysisCache = new BoundedCache<Analysed>({ entries: 512, maxKeyLength: 16 * 1024 })
 
-const detectLanguageOf = (masked: string, hint: StackLanguage | null) =>
-  languageCache.get(`${hint ?? ''}\u0000${masked}`, () => detectStackLanguage(masked, hint))
-
-const analyseMasked = (language: StackLanguage, masked: string) =>
-  analysisCache.get(`${language}\u0000${masked}`, () => ANALYSERS[language](masked.split(/\r?\n/, MAX_LINES)))
+function analyseMasked(masked: string, hint: StackLanguage | null): Analysed {
+  const language = detectStackLanguage(masked, hint)
+  return { hint, language, result: language ? ANALYSERS[language](masked.split(/\r?\n/, MAX_LINES)) : null }
+}
 
 /** Finds the root exception and its frames in a stack trace of any supported language. Never throws. */
 export function analyseStack(text: string | null | undefined, options: AnalyseOptions = {}): StackAnalysis {
@@ -264,9 +266,11 @@ export function analyseStack(text: string | null | undefined, options: AnalyseOp
   const capped = text.length > MAX_TEXT ? text.slice(0, MAX_TEXT) : text
   // The message is masked before detection too: its text says nothing about the language, and it varies.
   const { text: masked, unmask } = maskMessage(capped, options.knownMessage)
-  const language = detectLanguageOf(masked, options.hint ?? null)
-  if (!language) return EMPTY
-  const result = analyseMasked(language, masked)
+  const hint = options.hint ?? null
+  const cached = analysisCache.get(masked, () => analyseMasked(masked, hint))
+  const { language, result } = cached.hint === hint ? cached : analyseMasked(masked, hint)
+  if (!language || !result) return EMPTY
+  if (unmask === null) return { language, chain: result.chain, root: result.root, frames: result.frames, rootMissing: result.rootMissing }
   const restore = (h: ExceptionHeader): ExceptionHeader => ({
     type: unmask(h.type),
     message: h.message === null ? null : unmask(h.message),
