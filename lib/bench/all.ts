@@ -1,7 +1,8 @@
 /**
  * npm run bench:all — every bench once, at sizes that keep the whole run near ten minutes on the project's 2-core
  * machines, then their PASS/MISS lines together (lib/bench/verdict.ts). A benchmark, not a test: a MISS is reported,
- * never a failure; only a bench that crashed makes it exit non-zero. Run it on a machine doing nothing else.
+ * never a failure; only a bench that crashed makes it exit non-zero. Run it on a machine doing nothing else, after
+ * `npm run build` (bench:isolation measures the production build, and fails without it).
  * Options: BENCH_ONLY=<regular expression> (the benches whose name matches, e.g. BENCH_ONLY='drain|replay').
  */
 import { spawn } from 'node:child_process'

@@ -9,6 +9,7 @@
  * Options: BENCH_ROWS, BENCH_SAMPLES (list requests per phase, default 300).
  */
 import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { API_TOKEN_PREFIX } from '@/lib/server/auth/api-tokens'
 import { newSecret, secretHash } from '@/lib/server/auth/secret-token'
 import { openDb } from '@/lib/server/platform/db'
@@ -41,7 +42,11 @@ const summary = (name: string, ms: number[]) => {
   return `${name.padEnd(44)} n=${String(sorted.length).padStart(4)}  p50 ${percentile(sorted, 50).toFixed(1).padStart(7)} ms  p95 ${percentile(sorted, 95).toFixed(1).padStart(7)} ms  p99 ${percentile(sorted, 99).toFixed(1).padStart(7)} ms`
 }
 
+/** What `npm start` serves: the bench measures the production build, and says so before loading anything. */
+const BUILD = '.next/standalone/.next/required-server-files.json'
+
 async function main() {
+  if (!existsSync(BUILD)) throw new Error(`bench:isolation measures the production build, and there is none (${BUILD}): run npm run build first`)
   const database = await freshDatabase('lazarus_bench_iso')
   const server = { stop: async () => {} }
   try {
@@ -62,9 +67,10 @@ async function main() {
       env: { ...process.env, DATABASE_URL: database.url, PORT: String(port), HOSTNAME: '127.0.0.1', LAZARUS_RUN_WORKERS: '0', LAZARUS_SOURCES: '', LAZARUS_LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'inherit', 'inherit'],
     })
+    const exited = new Promise((resolve) => child.once('exit', resolve))
     server.stop = async () => {
       child.kill('SIGTERM')
-      await new Promise((resolve) => child.once('exit', resolve))
+      await exited
     }
     const base = `http://127.0.0.1:${port}`
     for (let i = 0; ; i++) {
@@ -73,6 +79,9 @@ async function main() {
       } catch {
         // starting
       }
+      // A server that exited will not answer: say so now (waiting on it left nothing to keep the bench running, and it
+      // ended with code 0 having measured nothing).
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the server exited (${child.exitCode ?? child.signalCode}) before it answered /api/health`)
       if (i > 240) throw new Error('server did not start')
       await sleep(250)
     }
