@@ -44,17 +44,17 @@ export function UserMenu() {
     }
   }
   return (
-    <div ref={ref} className="relative">
+    <div ref={ref} className="relative min-w-0">
       <button
         type="button"
         aria-haspopup="menu"
         aria-expanded={open}
         aria-label={`Signed in as ${name}`}
         onClick={() => setOpen((o) => !o)}
-        className="flex h-7 max-w-56 min-w-0 items-center gap-1.5 rounded-md px-2 text-xs text-zinc-600 hover:bg-zinc-100 hover:text-zinc-900"
+        className="flex h-7 w-full max-w-56 min-w-0 items-center gap-1.5 rounded-md px-2 text-xs text-zinc-600 hover:bg-zinc-100 hover:text-zinc-900"
       >
         <span className="truncate">{name}</span>
-        <span data-testid="user-role" className="rounded-sm bg-zinc-100 px-1 py-px font-medium text-zinc-700">
+        <span data-testid="user-role" className="shrink-0 rounded-sm bg-zinc-100 px-1 py-px font-medium text-zinc-700">
           {roleSummary(session.roles)}
         </span>
       </button>

@@ -4,7 +4,7 @@ import { expect as baseExpect, type APIRequestContext, type Page } from '@playwr
 import { test } from './support/fixtures'
 import { pollJson } from './support/api-json'
 import amqp from 'amqplib'
-import { shot } from './support/screens'
+import { shot, shots } from './support/screens'
 import { sourceQueue } from './support/slots'
 
 /*
@@ -243,7 +243,7 @@ test('alerts: one webhook notice per breach, shown in the banner, the firing lis
     await event.getByRole('button', { name: 'Show details' }).click()
     await expect(history).toContainText(notice.body.text)
     await expect(history).toContainText(hook)
-    await shot(page, 'alerts-firing')
+    await shots(page, 'alerts-firing')
 
     // Still in breach two evaluations later, nothing more is sent. The rule says when it was last checked; an
     // evaluation delivers before the next one starts, so two more checks mean one whole evaluation went by.
