@@ -44,7 +44,8 @@ export async function cancelReplay({ db, replayWork, id, actor, ...scope }: Canc
     let outcome = 'requested'
     if (job.status === 'pending' && job.unleased && job.pauses === 0) {
       await closeOpenItems({ sql: tx, jobId, actor, status: 'cancelled', reason: 'replay cancelled', kinds: ['replay', 'release'] })
-      await finishJob({ sql: tx, jobId, owner: null, status: 'cancelled' })
+      // Refused only if the job moved despite the lock: throwing rolls back the items closed above with it.
+      if (!(await finishJob({ sql: tx, jobId, owner: null, status: 'cancelled' }))) throw alreadyEnded(id, job.status)
       outcome = 'cancelled'
     }
     await recordAudit({

@@ -16,8 +16,9 @@ export type TransitionReplayJobOptions = {
   set?: string
   /**
    * Common table expressions the statement starts with (`name AS (…)`, without WITH). They run whether or not the job
-   * moves (a data-modifying CTE always runs), so they see `allowed`, the ids of the jobs this event may move, and must
-   * touch only those.
+   * moves (a data-modifying CTE always runs), so they see `allowed`, the ids of the jobs this event may move, locked
+   * and checked again if another transaction changed them meanwhile, and must touch only those; the UPDATE moves
+   * exactly those jobs.
    */
   with?: string
   /** Default: the job's id as `id`. */
@@ -28,7 +29,7 @@ export type TransitionReplayJobOptions = {
  * The one way a replay job's status changes (lib/shared/replay-job-machine.ts, docs/ARCHITECTURE.md#job-lifecycle):
  * one UPDATE whose new status comes from the table and whose `WHERE status = ANY(…)` takes only jobs in a status the
  * event may happen in. A job in any other status is left as it was, row and updated_at alike, and is missing from the
- * result (rowCount 0 for one job): the caller answers as it would for a job that is gone or already ended. Deciding in
+ * result (no row for one job): the caller answers as it would for a job that is gone or already ended. Deciding in
  * the statement, not in a read before it, keeps the table true even for a caller that holds no lock.
  */
 export async function transitionReplayJob<Row = { id: string }>(options: TransitionReplayJobOptions): Promise<SqlResult<Row>> {
@@ -40,12 +41,18 @@ export async function transitionReplayJob<Row = { id: string }>(options: Transit
   const params = [...(options.params ?? []), from, moves.map((m) => m.to)]
   const fromParam = `$${params.length - 1}::text[]`
   const toParam = `$${params.length}::text[]`
-  const allowed = `allowed AS (SELECT j.id FROM replay_jobs j WHERE j.status = ANY(${fromParam}) AND (${options.where}))`
+  const set = `status = (${toParam})[array_position(${fromParam}, j.status)], ${options.set ? `${options.set}, ` : ''}updated_at = now()`
+  const returning = options.returning ?? 'j.id::text AS id'
+  if (!options.with) {
+    return sql.query<Row>(`UPDATE replay_jobs j SET ${set} WHERE j.status = ANY(${fromParam}) AND (${options.where}) RETURNING ${returning}`, params)
+  }
+  // With CTEs beside it, `allowed` decides for both: its rows are locked (FOR UPDATE re-reads a row another
+  // transaction changed, and drops it if its status no longer allows the event), so what the CTEs touch and what the
+  // UPDATE moves cannot differ, whatever lock the caller holds.
   return sql.query<Row>(
-    `${options.with ? `WITH ${allowed},\n${options.with}\n` : ''}UPDATE replay_jobs j SET status = (${toParam})[array_position(${fromParam}, j.status)],
-       ${options.set ? `${options.set}, ` : ''}updated_at = now()
-     WHERE j.status = ANY(${fromParam}) AND (${options.where})
-     RETURNING ${options.returning ?? 'j.id::text AS id'}`,
+    `WITH allowed AS (SELECT j.id FROM replay_jobs j WHERE j.status = ANY(${fromParam}) AND (${options.where}) FOR UPDATE OF j),
+     ${options.with}
+     UPDATE replay_jobs j SET ${set} WHERE j.id IN (SELECT id FROM allowed) RETURNING ${returning}`,
     params,
   )
 }

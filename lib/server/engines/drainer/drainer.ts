@@ -133,6 +133,8 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
       }
     }
     for (const source of sources) {
+      // stop() may have run while this reconcile awaited: a consumer started now would never be stopped.
+      if (stopped) return
       const running = consumers.get(source.id)
       if (running) {
         // Settings edited through the API apply to the next delivery, without restarting the consumer.
@@ -202,6 +204,8 @@ export function startDrainer(options: StartDrainerOptions): Drainer {
       offConnect()
       offDisconnect()
       if (timer) clearTimeout(timer)
+      // A reconcile under way (a timer's, or one a source change asked for) ends before the consumers are stopped.
+      await reconciling.catch(() => {})
       // A consumer that cannot write what it holds leaves it unacked: the broker requeues it when the connection closes.
       await Promise.all([...consumers.values()].map((c) => c.stop().catch((error: unknown) => log.warn('consumer did not stop cleanly; unwritten deliveries go back to the queue', { queue: c.queue, error: (error as Error).message }))))
       consumers.clear()
