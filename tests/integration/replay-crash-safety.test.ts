@@ -21,9 +21,11 @@ describe('replay crash safety', () => {
   let connection: ChannelModel
   const exchange = uniqueName('crash_x')
   const work = uniqueName('crash_work')
-  // A small publish window keeps what can be in flight (a chunk going out, one claimed ahead, four windows of outcomes
-  // waiting to be written: at most 500 + 500 + 400) well below what is left at either kill, so pending items remain.
-  const env = () => ({ DATABASE_URL: db.url, LAZARUS_REPLAY_LEASE_MS: '1500', LAZARUS_REPLAY_POLL_MS: '100', LAZARUS_REPLAY_WINDOW: '100' })
+  // A small publish window keeps what can be in flight (MAX_IN_FLIGHT: a chunk going out, one claimed ahead, and the
+  // outcomes waiting to be written) well below what is left at either kill, so pending items remain.
+  const WINDOW = 100
+  const MAX_IN_FLIGHT = 500 + 500 + 5 * WINDOW
+  const env = () => ({ DATABASE_URL: db.url, LAZARUS_REPLAY_LEASE_MS: '1500', LAZARUS_REPLAY_POLL_MS: '100', LAZARUS_REPLAY_WINDOW: String(WINDOW) })
 
   beforeAll(async () => {
     bed = await openReplayBed({ exchange, work, key: 'order.created' })
@@ -78,9 +80,10 @@ describe('replay crash safety', () => {
       // The kill landed mid-replay: some items were in flight, others not yet published.
       expect(inFlight.length).toBeGreaterThan(0)
       expect(rows.length - inFlight.length).toBeGreaterThan(0)
-      // In flight: claimed chunks not yet published, publishes not yet confirmed, and confirmed ones whose outcome waits to
-      // be written (up to four windows of them while the database is slow), so no fixed share of the job bounds it. What
-      // bounds the harm is asserted below: only these can go out twice.
+      // In flight: the chunk going out and the one claimed ahead (500 each), and confirmed items whose outcome waits to
+      // be written (four windows, plus the window of confirms that arrives as the backlog fills). Only these can go out
+      // twice (asserted below), so the executor must not claim further ahead than that.
+      expect(inFlight.length).toBeLessThanOrEqual(MAX_IN_FLIGHT)
       for (const r of inFlight) inFlightAtKill.add(r.replay_id)
     }
 

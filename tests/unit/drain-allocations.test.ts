@@ -31,6 +31,7 @@ describe('the drainer’s allocations per delivery', () => {
     const measured = JSON.parse(stdout) as Measured
     // The work ran as the drainer runs it: the failure was read from the typed headers.
     expect(measured.row).toEqual({ errorType: 'org.springframework.amqp.rabbit.support.ListenerExecutionFailedException', failureKind: 'exhausted', originQueue: 'orders.work', attempts: 3, bodyEncoding: 'json' })
+    expect(measured.rounds).toHaveLength(3)
     for (const round of measured.rounds) expect(round.collections, 'a collection ran while counting: the count is not the allocation').toBe(0)
     const perDelivery = measured.rounds.map((r) => r.bytes / measured.count)
     console.log(`drainer allocations: ${perDelivery.map((b) => Math.round(b)).join(', ')} bytes per delivery (ceiling ${CEILING_BYTES_PER_DELIVERY})`)
