@@ -26,7 +26,7 @@ export const createAlertRuleSchema = z
     z.object({ kind: z.literal('new-group') }).strict(),
     z.object({
       kind: z.literal('new-finding'),
-      /** The topology doctor opened a finding this severe or worse (docs/topology.md#alerts). */
+      /** The topology doctor opened a finding this severe or worse (docs/topology.md#alerts-and-metrics). */
       minSeverity: z.enum(FINDING_SEVERITIES).default('warning'),
     }).strict(),
     /** A staged replay halted on its re-failures (docs/operations.md#staged-replays). */

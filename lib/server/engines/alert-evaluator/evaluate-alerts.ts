@@ -113,7 +113,7 @@ async function newGroups({ sql: tx, rules, publicUrl }: { sql: Sql; rules: Alert
 
 const SEVERITY_RANK: Record<FindingSeverity, number> = { info: 0, warning: 1, error: 2 }
 
-/** One alert per finding the doctor opened (or reopened) at a rule's least severity or worse (docs/topology.md#alerts). */
+/** One alert per finding the doctor opened (or reopened) at a rule's least severity or worse (docs/topology.md#alerts-and-metrics). */
 async function newFindings({ sql: tx, rules, publicUrl }: { sql: Sql; rules: AlertRule[]; publicUrl?: string }): Promise<NewAlertEvent[]> {
   // The cursor moves even with no rule, so a rule added later does not fire for every finding of the past.
   const findings = await takeOpenedFindings({ sql: tx })

@@ -5,7 +5,7 @@ import { startTimedLoop, type TimedLoop } from '@/lib/server/platform/timed-loop
 import { backfillGroupFrames } from './group-frames-store'
 
 /**
- * Fills the top frames of groups created before they were stored (docs/ARCHITECTURE.md#error-groups), a few groups
+ * Fills the top frames of groups created before they were stored (docs/ARCHITECTURE.md#groups-and-counters), a few groups
  * per transaction, until group_frames_backlog is empty; after that each round is one empty read. Why a crash loses
  * nothing: taking groups off the backlog and writing their frames commit together (group-frames-store.ts), so a group
  * is either still listed or done; groups are taken FOR UPDATE SKIP LOCKED, so processes never take the same one; and
