@@ -41,10 +41,11 @@ export async function transitionReplayJob<Row = { id: string }>(options: Transit
   const params = [...(options.params ?? []), from, moves.map((m) => m.to)]
   const fromParam = `$${params.length - 1}::text[]`
   const toParam = `$${params.length}::text[]`
-  const set = `status = (${toParam})[array_position(${fromParam}, j.status)], ${options.set ? `${options.set}, ` : ''}updated_at = now()`
+  const status = `(${toParam})[array_position(${fromParam}, j.status)]`
+  const others = `${options.set ? `${options.set}, ` : ''}updated_at = now()`
   const returning = options.returning ?? 'j.id::text AS id'
   if (!options.with) {
-    return sql.query<Row>(`UPDATE replay_jobs j SET ${set} WHERE j.status = ANY(${fromParam}) AND (${options.where}) RETURNING ${returning}`, params)
+    return sql.query<Row>(`UPDATE replay_jobs j SET status = ${status}, ${others} WHERE j.status = ANY(${fromParam}) AND (${options.where}) RETURNING ${returning}`, params)
   }
   // With CTEs beside it, `allowed` decides for both: its rows are locked (FOR UPDATE re-reads a row another
   // transaction changed, and drops it if its status no longer allows the event), so what the CTEs touch and what the
@@ -52,7 +53,7 @@ export async function transitionReplayJob<Row = { id: string }>(options: Transit
   return sql.query<Row>(
     `WITH allowed AS (SELECT j.id FROM replay_jobs j WHERE j.status = ANY(${fromParam}) AND (${options.where}) FOR UPDATE OF j),
      ${options.with}
-     UPDATE replay_jobs j SET ${set} WHERE j.id IN (SELECT id FROM allowed) RETURNING ${returning}`,
+     UPDATE replay_jobs j SET status = ${status}, ${others} WHERE j.id IN (SELECT id FROM allowed) RETURNING ${returning}`,
     params,
   )
 }
