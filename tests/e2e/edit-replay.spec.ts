@@ -3,7 +3,7 @@ import amqp from 'amqplib'
 import { AMQP_URL, declareWorkQueue, rejectEach } from './support/dead-letter'
 import { getJson, pollJson } from './support/api-json'
 import { test } from './support/fixtures'
-import { SHOTS_DIR as SHOTS } from './support/screens'
+import { SHOTS_DIR as SHOTS, expectFits, shots } from './support/screens'
 
 /*
  * Edit and replay (issue 18): a JSON body is edited in the editor (CodeMirror), invalid JSON is flagged, Format
@@ -79,11 +79,7 @@ test('edit a JSON body, see the diff, save and replay: the edited revision arriv
   await expect(diff).toContainText('"amount":"forty-two"')
   await expect(diff).toContainText('"amount": 42')
   await expect(page.getByTestId('header-diff')).toContainText('x-retries')
-  for (const width of [1440, 1024]) {
-    await page.setViewportSize({ width, height: 1100 })
-    await page.screenshot({ path: `${SHOTS}/edit-message-${width}.png`, fullPage: true })
-  }
-  await page.setViewportSize({ width: 1440, height: 900 })
+  await shots(page, 'edit-message')
 
   // A header Lazarus stamps itself cannot be set in a revision: the server refuses it (422) and the editor says why.
   await page.getByRole('button', { name: 'Add header' }).click()
@@ -95,11 +91,7 @@ test('edit a JSON body, see the diff, save and replay: the edited revision arriv
     `Header "X-Lazarus-Replay-Id" is Lazarus' own and cannot be set in a revision: a replay strips or stamps it itself`,
   )
   await expect(page.getByTestId('saved-revision')).toHaveCount(0)
-  for (const width of [1440, 1024]) {
-    await page.setViewportSize({ width, height: 1100 })
-    await page.screenshot({ path: `${SHOTS}/edit-message-refused-header-${width}.png` })
-  }
-  await page.setViewportSize({ width: 1440, height: 900 })
+  await shots(page, 'edit-message-refused-header')
   await forged.getByRole('button', { name: 'Remove header X-Lazarus-Replay-Id' }).click()
 
   await page.getByRole('button', { name: 'Save and replay…' }).click()
@@ -138,6 +130,7 @@ test('edit a JSON body, see the diff, save and replay: the edited revision arriv
   await history.scrollIntoViewIfNeeded()
   for (const width of [1440, 1024]) {
     await page.setViewportSize({ width, height: 900 })
+    await expectFits(page, 'message revisions')
     await history.screenshot({ path: `${SHOTS}/message-revisions-${width}.png` })
   }
 })

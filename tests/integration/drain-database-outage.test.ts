@@ -47,14 +47,14 @@ describe('drainer during a PostgreSQL outage', () => {
     postgres.stop()
     await publish(2_000, TOTAL)
 
-    // While the database is down, nothing may disappear from the broker beyond what was committed before the stop.
-    await new Promise((r) => setTimeout(r, 3_000))
-    const depthDuringOutage = await queueDepth(dlq)
+    // While the database is down, nothing may disappear from the broker beyond what was committed before the stop:
+    // once the drainer has met the outage (a batch failed), what it holds stays unacked and the rest waits in the queue.
     const { rows: held } = await waitFor(async () => {
       const status = drainer.status()
-      return status.sources[0] ? { rows: status.sources[0] } : null
-    })
+      return status.sources[0] && /database unavailable/.test(status.sources[0].error ?? '') ? { rows: status.sources[0] } : null
+    }, { what: 'the drainer to report the outage', timeoutMs: 30_000 })
     expect(held.error ?? '').toMatch(/database unavailable/)
+    const depthDuringOutage = await queueDepth(dlq)
     expect(depthDuringOutage).toBeGreaterThan(0)
 
     postgres.start()

@@ -198,10 +198,11 @@ describe('guard, hold and the hold source', () => {
     await waitFor(async () => consumer.consumer.paused && consumer.consumer.consumerTag === null, { what: 'the consumer to stop' })
     expect((await ch.checkQueue(queue)).consumerCount).toBe(0)
 
+    // Published with confirms into a queue with no consumer: all three are there, and nothing can take them.
     await publish(queue, [1, 2, 3].map((n) => ({ orderId: `order-${n}`, n })))
-    await new Promise((r) => setTimeout(r, 500))
-    expect(consumer.handled).toEqual([])
     expect(await queueDepth(queue)).toBe(3)
+    expect((await ch.checkQueue(queue)).consumerCount).toBe(0)
+    expect(consumer.handled).toEqual([])
 
     expect((await resumePause({ db, control: composition().control, id: pause.id, actor: 'ann' })).status).toBe('resumed')
     await waitFor(async () => consumer.handled.length === 3, { what: 'consumption to resume' })

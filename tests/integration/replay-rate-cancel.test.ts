@@ -10,8 +10,6 @@ import { type ReplayBed, bulkRows, jobState, openReplayBed, startTestExecutor, s
 import type { TestDb } from '../helpers/test-db'
 import { composition } from '@/lib/server/platform/process/composition'
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
 describe('replay rate limit and cancel', () => {
   let db: TestDb
   let bed: ReplayBed
@@ -38,20 +36,26 @@ describe('replay rate limit and cancel', () => {
     await bed?.close()
   })
 
-  it('holds the job rate within 10%', async () => {
+  // A rate limit protects the consumers behind the queue, so what is asserted is the limit: over the whole job and over
+  // any three seconds of it, never more than the rate (with the bucket's 50 ms burst, within 10 %). A slow or busy
+  // machine can only make a job slower, never faster, so these hold on any machine; how exactly the bucket paces is
+  // tests/unit/replay-token-bucket.test.ts's, on a clock it controls.
+  it('never publishes faster than the job rate', async () => {
     arrivals.length = 0
     const created = (await createReplay({ db, control: composition().control, replayWork: composition().replayWork, input: { selection: { filter: { source: rateSource } }, ratePerSecond: 200, confirmCount: 1_000 }, actor: 'rate-test' })) as ReplayCreatedDto
     expect(created.plan).toMatchObject({ replayable: 1_000, ratePerSecond: 200, estimatedSeconds: 5 })
     await waitForJob(db.sql, created.id)
     expect(arrivals).toHaveLength(1_000)
     const start = arrivals[0].at
-    // Skip the first second (the bucket's initial state, the executor's pickup), then count over three seconds.
-    const inWindow = arrivals.filter((a) => a.at >= start + 1_000 && a.at < start + 4_000).length
-    expect(inWindow / 3).toBeGreaterThanOrEqual(180)
-    expect(inWindow / 3).toBeLessThanOrEqual(220)
     const overall = (999 * 1000) / (arrivals[999].at - start)
-    expect(overall).toBeGreaterThanOrEqual(180)
     expect(overall).toBeLessThanOrEqual(220)
+    // Every window of three seconds that starts at an arrival: at most 3 s of tokens plus the initial one.
+    let busiest = 0
+    for (let first = 0, last = 0; first < arrivals.length; first++) {
+      while (last < arrivals.length && arrivals[last].at < arrivals[first].at + 3_000) last++
+      busiest = Math.max(busiest, last - first)
+    }
+    expect(busiest / 3).toBeLessThanOrEqual(220)
   })
 
   // How soon a cancel takes effect is a speed, not a behaviour (no timing asserts in tests): what is asserted is that
@@ -68,10 +72,14 @@ describe('replay rate limit and cancel', () => {
     expect(response.status).toBe(200)
     expect(await response.json()).toMatchObject({ id: created.id, cancelRequested: true })
     const job = await waitForJob(db.sql, created.id, ['cancelled', 'completed', 'failed'], 30_000)
-    // Let deliveries confirmed before the end reach the consumer; a publish after the end would show up below as an
-    // arrival the job never counted as confirmed.
-    await sleep(2_000)
     expect(job.status).toBe('cancelled')
+    // Once the run is over its channel is closed, so every publish it made is in the queue; a marker sent now arrives
+    // after all of them. Whatever the run published, confirmed or not, has then arrived, and one it did not count as
+    // confirmed shows below as an arrival too many.
+    await waitFor(async () => !executor.status().jobs.includes(created.id), { what: 'the cancelled run to close its channel', timeoutMs: 20_000, intervalMs: 10 })
+    channel.sendToQueue(work, Buffer.from('end'), { headers: { 'x-lazarus-replay-id': 'marker' } })
+    await waitFor(async () => arrivals.some((a) => a.replayId === 'marker'), { what: 'the marker behind the replayed messages', timeoutMs: 20_000, intervalMs: 10 })
+    arrivals.splice(arrivals.findIndex((a) => a.replayId === 'marker'), 1)
     expect(arrivals.length).toBeLessThan(2_000)
 
     // Everything is accounted for: confirmed ones arrived once and are replayed, the rest are dead again.

@@ -9,6 +9,7 @@ import {
 } from '@/lib/server/engines/alert-evaluator/alert-store'
 import { createEngineDb, type EngineDb } from '../helpers/engine-db'
 import { insertSource, storeRows } from '../helpers/store-seed'
+import type { Sql } from '@/lib/server/platform/db/sql'
 
 /**
  * The alert stores on either engine: the API's rules, webhooks and history (lib/server/alerts/alerts-store.ts) and
@@ -76,9 +77,19 @@ describe('webhooks', () => {
 })
 
 describe('the evaluator', () => {
-  it('holds the evaluation lock for its transaction', async () => {
-    expect(await db.sql.transaction((tx) => tryLockEvaluation({ sql: tx }))).toBe(true)
+  it('holds the evaluation lock for its transaction, and only then', async () => {
+    /** Advisory locks held in this test's database, by any session. */
+    const advisoryLocks = async (sql: Sql) =>
+      (await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`)).rows[0].n
+    expect(await advisoryLocks(db.sql)).toBe(0)
+    await db.sql.transaction(async (tx) => {
+      expect(await tryLockEvaluation({ sql: tx })).toBe(true)
+      expect(await advisoryLocks(tx)).toBe(1)
+      // Another process's evaluator is turned away meanwhile (PGlite has one session: nothing runs beside it).
+      if (db.sql.kind === 'postgres') expect(await db.sql.transaction((other) => tryLockEvaluation({ sql: other }))).toBe(false)
+    })
     // Released at commit: the next evaluation takes it again.
+    expect(await advisoryLocks(db.sql)).toBe(0)
     expect(await db.sql.transaction((tx) => tryLockEvaluation({ sql: tx }))).toBe(true)
   })
 
