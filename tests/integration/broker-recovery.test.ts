@@ -273,7 +273,9 @@ describe('one broker layer: recovery and re-declaration', () => {
       const refused = await broker.withChannel((ch) => ch.assertQueue(conflicting, { durable: false })).catch((e: unknown) => e)
       expect(classifyAmqpError(refused)).toBe('caller')
 
+      let attempts = 0
       const failing = broker.addSetup('conflicting queue', async (connection) => {
+        attempts++
         const ch = await connection.createChannel()
         ch.on('error', () => {})
         await ch.assertQueue(conflicting, { durable: false })
@@ -288,7 +290,8 @@ describe('one broker layer: recovery and re-declaration', () => {
       expect(await broker.queueExists(declared)).toBe(true)
       let failingReady = false
       void failing.ready.then(() => (failingReady = true))
-      await sleep(1_500)
+      // Tried, refused, and tried again (with its backoff), still refused: the hook keeps failing while the conflict stands.
+      await waitFor(async () => attempts >= 3 || null, { what: 'the failing hook to be retried twice', timeoutMs: 15_000 })
       expect(failingReady).toBe(false)
       // The conflict goes away: the hook's next retry succeeds.
       await publisher.deleteQueue(conflicting)

@@ -256,8 +256,11 @@ describe('edit and replay', () => {
     expect(set).toMatchObject({ edited: 2 })
     const removed = (await (await bulkEdit({ selection: { ids: [ids.C, ids.F] }, operation: { type: 'remove-header', name: 'x-fixed-by' }, preview: true })).json()) as BulkEditResultDto
     expect(removed).toMatchObject({ applicable: 1, notApplicable: [{ reason: 'no header "x-fixed-by"', count: 1, sampleIds: [ids.F] }] })
-    const invalid = await bulkEdit({ selection: { ids: [ids.C] }, operation: { type: 'set-header', name: 'n', value: { t: 'B', v: 300 } }, preview: true })
-    expect(invalid.status).toBe(422)
+    // An invalid value is refused whatever the selection matches, none included.
+    for (const selection of [{ ids: [ids.C] }, { ids: ['987654321'] }]) {
+      const invalid = await bulkEdit({ selection, operation: { type: 'set-header', name: 'n', value: { t: 'B', v: 300 } }, preview: true })
+      expect(invalid.status).toBe(422)
+    }
   })
 
   it("refuses a revision that sets the broker's or Lazarus' own headers (422 naming the header, any case), and keeps them when untouched", async () => {
@@ -298,11 +301,15 @@ describe('edit and replay', () => {
     expect(revision.diff.headers).toEqual([{ name: 'tenant', change: 'changed', before: { t: 'S', v: 'acme' }, after: { t: 'S', v: 'globex' } }])
 
     // A bulk edit may not set one either, not even in a preview; removing one stays possible.
+    // Refused before any message is read: a selection that matches nothing gets the same answer, and nothing is written.
     for (const name of ['x-lazarus-replay-count', 'X-First-Death-Queue']) {
-      const bulk = await bulkEdit({ selection: { ids: [ids.G] }, operation: { type: 'set-header', name, value: { t: 'S', v: 'x' } }, preview: true })
-      expect(bulk.status).toBe(422)
-      expect(((await bulk.json()) as { error: { message: string } }).error.message).toContain(`Header "${name}"`)
+      for (const [selection, preview] of [[{ ids: [ids.G] }, true], [{ ids: ['987654321'] }, true], [{ ids: ['987654321'] }, false]] as const) {
+        const bulk = await bulkEdit({ selection, operation: { type: 'set-header', name, value: { t: 'S', v: 'x' } }, preview })
+        expect(bulk.status).toBe(422)
+        expect(((await bulk.json()) as { error: { message: string } }).error.message).toContain(`Header "${name}"`)
+      }
     }
+    expect((await db.sql.query(`SELECT 1 FROM audit_log WHERE action = 'messages.bulk-edited' AND details->'operation'->>'name' ILIKE ANY (ARRAY['x-lazarus-replay-count', 'x-first-death-queue'])`)).rows).toEqual([])
     const removal = (await (await bulkEdit({ selection: { ids: [ids.G] }, operation: { type: 'remove-header', name: 'x-death' }, preview: true })).json()) as BulkEditResultDto
     expect(removal).toMatchObject({ applicable: 1 })
   })

@@ -8,7 +8,7 @@ import { MESSAGES_FROM } from '@/lib/server/selection/message-filter-sql'
 import { describeSelection, selectionSql, selectionSubject } from '@/lib/server/selection/selection-sql'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import type { BulkEditInput, BulkEditOperation, BulkEditResultDto, BulkEditSampleDto } from '@/lib/shared/schemas/revision'
-import { applyBulkOperation, bodyEncodingOf, describeDiff, diffContent, isEmptyDiff } from './revision-content'
+import { applyBulkOperation, assertBulkOperation, bodyEncodingOf, describeDiff, diffContent, isEmptyDiff } from './revision-content'
 import { insertRevisions, loadEditBases, type NewRevision } from './revisions-store'
 
 /** A bulk edit touches at most this many messages (each is read, edited and written in one transaction). */
@@ -26,6 +26,7 @@ export type BulkEditMessagesOptions = { db: Db; input: BulkEditInput; actor: str
  */
 export async function bulkEditMessages({ db: { sql }, input, actor, maxBodyBytes, ...scope }: BulkEditMessagesOptions): Promise<BulkEditResultDto> {
   const sourceIds = allowedSourceIds(scope)
+  assertBulkOperation(input.operation)
   const run = async (tx: Sql) => {
     const params: unknown[] = []
     const { where, searchJoin } = selectionSql({ selection: input.selection, params, sourceIds })

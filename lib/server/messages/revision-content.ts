@@ -117,9 +117,20 @@ export function applyEdit(base: MessageContent, input: CreateRevisionInput, maxB
 export type BulkOutcome = { ok: true; content: MessageContent } | { ok: false; reason: string }
 
 /** One message of a bulk edit: the edited message, or why the operation does not apply to it. */
+/**
+ * Refuses (422) an operation that no message could take, before any is read: setting a reserved header, or a header
+ * value that is not a valid typed value. So a selection that matches nothing gets the same answer as one that does.
+ */
+export function assertBulkOperation(operation: BulkEditOperation): void {
+  if (operation.type !== 'set-header') return
+  assertNotReserved(operation.name)
+  const table: TypedTable = {}
+  setOwn(table, operation.name, operation.value as TypedTable[string])
+  checkedTable(table)
+}
+
 export function applyBulkOperation(base: MessageContent, operation: BulkEditOperation, maxBodyBytes: number): BulkOutcome {
   if (operation.type === 'set-header') {
-    assertNotReserved(operation.name)
     const headers: TypedTable = { ...base.headers }
     setOwn(headers, operation.name, operation.value as TypedTable[string])
     return { ok: true, content: { ...base, headers: checkedTable(headers) } }
