@@ -22,6 +22,7 @@ import type { IngestRow } from '@/lib/server/ingest/types'
 import { AMQP_URL, coresAt, cpuSample, cpuUse, fmt, freshDatabase, machineCores, peakRssMiB, rssMiB, sleep, startWorker } from './bench-support'
 import { printVerdicts } from './verdict'
 import { springFailureHeaders } from './spring-dead-letter'
+import { storagePerMessage } from './storage-per-message'
 
 const total = Number(process.env.BENCH_MESSAGES ?? 100_000)
 const replayedShare = Number(process.env.BENCH_REPLAYED_SHARE ?? 0)
@@ -281,12 +282,23 @@ async function main() {
       `at the raw rate (${fmt(rawRate)} msg/s), with the whole machine's CPU per message measured above: the drainer would keep ` +
         `${coresAt(drainCpu.machinePerItem, rawRate)} busy, the bare pipeline ${coresAt(bareCpu.machinePerItem, rawRate)}; this machine has ${machineCores}`,
     )
+    // Storage: what the database holds per message (minus the bare table this bench made beside it), against the
+    // message's own bytes: its body, its header table as AMQP encodes it, and its properties.
+    const storage = await storagePerMessage({ url: db.url })
+    const storedParts = storage.parts.filter((p) => !/^bare\b/.test(p.name))
+    const storedPerMessage = storedParts.reduce((sum, p) => sum + p.bytesPerMessage, 0)
+    const own = storage.ownBytesPerMessage
+    console.log(
+      `storage: ${fmt(Math.round(storedPerMessage))} bytes per message in PostgreSQL for ${fmt(own)} of its own (body, header table and properties as AMQP sends them), over ${fmt(storage.messages)} messages:\n` +
+        storedParts.map((p) => `  ${fmt(Math.round(p.bytesPerMessage)).padStart(6)} B  ${p.name}`).join('\n'),
+    )
     // The targets of docs/performance.md: CPU per message against the bare pipeline's in the same run (rates swing
-    // between machines; the cost of each message does much less), and memory bounded by prefetch and batch.
+    // between machines; the cost of each message does much less), memory bounded by prefetch and batch, and storage.
     printVerdicts([
       { name: 'drainer CPU per message vs the bare pipeline (whole machine)', measured: drainCpu.machinePerItem / bareCpu.machinePerItem, bound: 'max', target: 1.5, unit: '×' },
       { name: 'drainer CPU per message vs the bare pipeline (Node)', measured: drainCpu.nodePerItem / bareCpu.nodePerItem, bound: 'max', target: 2, unit: '×' },
       { name: `drainer peak RSS (prefetch ${prefetch})`, measured: peak, bound: 'max', target: 200, unit: 'MiB' },
+      { name: "storage per message beyond the message's own bytes", measured: storedPerMessage - own, bound: 'max', target: 1536, unit: 'B' },
     ])
   } finally {
     await setup.deleteQueue(rawQueue).catch(() => {})

@@ -10,7 +10,7 @@ export type BenchTarget = {
   bound: 'min' | 'max'
   target: number
   /** How a value reads: a ratio as `×`, a share as `%` (0.9 → 90 %), or a unit after the number. */
-  unit: '×' | '%' | 'MiB' | 'MB' | 'rows/s' | 'msg/s' | 'µs'
+  unit: '×' | '%' | 'MiB' | 'MB' | 'B' | 'rows/s' | 'msg/s' | 'µs'
 }
 
 const shown = (value: number, unit: BenchTarget['unit']): string => {
