@@ -10,7 +10,6 @@ import { encodeTypedTable, type TypedTable } from '@/lib/server/platform/broker/
 
 export type StoragePart = { name: string; bytesPerMessage: number }
 
-/** Indexes the search backlog first (the worker's background indexer may not have caught up when it stopped). */
 export type StorageReport = {
   messages: number
   /** Bytes per message in every table, TOAST table and index. */
@@ -23,12 +22,13 @@ export type StorageReport = {
   ownBytesPerMessage: number
 }
 
+/** Indexes the search backlog first (the worker's background indexer may not have caught up when it stopped). */
 export async function storagePerMessage({ url }: { url: string }): Promise<StorageReport> {
   const db = await openDb({ databaseUrl: url, migrate: false })
   try {
-    while ((await indexSearchBacklog({ sql: db.background, ranges: 32 })).ranges > 0) {
-      // until the backlog is empty
-    }
+    let taken: number
+    do taken = (await indexSearchBacklog({ sql: db.background, ranges: 32 })).ranges
+    while (taken > 0)
   } finally {
     await db.close()
   }

@@ -116,7 +116,6 @@ export function applyEdit(base: MessageContent, input: CreateRevisionInput, maxB
 
 export type BulkOutcome = { ok: true; content: MessageContent } | { ok: false; reason: string }
 
-/** One message of a bulk edit: the edited message, or why the operation does not apply to it. */
 /**
  * Refuses (422) an operation that no message could take, before any is read: setting a reserved header, or a header
  * value that is not a valid typed value. So a selection that matches nothing gets the same answer as one that does.
@@ -129,6 +128,7 @@ export function assertBulkOperation(operation: BulkEditOperation): void {
   checkedTable(table)
 }
 
+/** One message of a bulk edit (after assertBulkOperation): the edited message, or why the operation does not apply to it. */
 export function applyBulkOperation(base: MessageContent, operation: BulkEditOperation, maxBodyBytes: number): BulkOutcome {
   if (operation.type === 'set-header') {
     const headers: TypedTable = { ...base.headers }
