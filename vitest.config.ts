@@ -97,6 +97,12 @@ export default defineConfig({
       },
       storesProject('postgres'),
       storesProject('pglite'),
+      {
+        extends: true,
+        // The production build, copied and run outside the repository: needs `npm run build` first, so tests/run-all.sh
+        // runs it once the build is done (`npm run test:artifact` builds, then runs it).
+        test: { name: 'artifact', include: ['tests/artifact/**/*.test.ts'], environment: 'node', testTimeout: 120_000, hookTimeout: 120_000 },
+      },
     ],
   },
 })

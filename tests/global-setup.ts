@@ -1,6 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto'
+import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import path from 'node:path'
 import pg from 'pg'
 import type { TestProject } from 'vitest/node'
+import { bundleProcesses } from '@/lib/build/bundle-processes.mjs'
 import { applyMigrations, loadMigrations } from '@/lib/server/platform/db/migrate'
 import { pgSql } from '@/lib/server/platform/db/sql'
 import { ADMIN_URL, databaseUrl } from './helpers/test-db'
@@ -9,6 +12,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** A migrated database that createTestDb copies (CREATE DATABASE … TEMPLATE) instead of migrating each copy. */
     templateDb: string
+    /** The folder of this run's process bundles (serve.mjs, worker.mjs, migrate.mjs), as production runs them. */
+    processBundles: string
   }
 }
 
@@ -19,7 +24,9 @@ declare module 'vitest' {
  * one is never used; the template is built under a temporary name and renamed when complete, so a run that dies while
  * building, or a second run on the same machine, never copies a half-migrated database.
  */
-export default async function setup(project: TestProject): Promise<void> {
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const bundles = await buildProcessBundles()
+  project.provide('processBundles', bundles)
   const migrations = await loadMigrations()
   const hash = createHash('sha256').update(migrations.map((m) => `${m.name}:${m.sha256}`).join('\n')).digest('hex').slice(0, 16)
   const template = `lazarus_template_${hash}`
@@ -32,6 +39,21 @@ export default async function setup(project: TestProject): Promise<void> {
     await admin.end()
   }
   project.provide('templateDb', template)
+  return () => rm(bundles, { recursive: true, force: true })
+}
+
+/**
+ * Tests that start Lazarus' processes (a worker to SIGKILL, a second server on one data folder) start them as
+ * production does: compiled by the same bundler as `npm run build` (lib/build/bundle-processes.mjs), in well under a
+ * second, and run by plain `node`. Inside the repository, so their packages come from its node_modules; a folder per
+ * run, so two runs never share one.
+ */
+async function buildProcessBundles(): Promise<string> {
+  const results = path.resolve(import.meta.dirname, '../test-results')
+  await mkdir(results, { recursive: true })
+  const outdir = await mkdtemp(path.join(results, 'processes-'))
+  await bundleProcesses({ outdir })
+  return outdir
 }
 
 async function buildTemplate({ admin, template }: { admin: pg.Client; template: string }): Promise<void> {

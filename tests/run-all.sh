@@ -39,6 +39,8 @@ npx vitest run --project unit --project integration --project integration-alone 
 
 phase "build: waiting for it"
 if wait "$build"; then
+  phase "artifact: the production build, copied outside the repository, migrates, serves, drains and replays"
+  npx vitest run --project artifact --reporter=default --reporter=json --outputFile.json=test-results/vitest-artifact.json || status=1
   phase "playwright"
   PLAYWRIGHT_JSON_OUTPUT_NAME=test-results/playwright.json npx playwright test --reporter=list,json || status=1
 else
@@ -47,6 +49,6 @@ else
   status=1
 fi
 
-node tests/summarise.mjs test-results/vitest.json test-results/playwright.json || status=1
+node tests/summarise.mjs test-results/vitest.json test-results/playwright.json test-results/vitest-artifact.json || status=1
 phase "done"
 exit $status

@@ -10,7 +10,8 @@ let skipped = 0
 const failures = []
 /** Seconds per test file, both runners: Vitest files by wall time, Playwright files by the sum of their tests. */
 const fileSeconds = []
-const [vitestFile, playwrightFile] = process.argv.slice(2)
+// Usage: summarise.mjs <vitest.json> <playwright.json> [more Vitest reports, such as the built artifact's]
+const [vitestFile, playwrightFile, ...moreVitestFiles] = process.argv.slice(2)
 
 const firstLine = (text) =>
   String(text ?? '')
@@ -20,7 +21,12 @@ const firstLine = (text) =>
     .find((line) => line.length > 0)
     ?.slice(0, 300) ?? ''
 
-if (vitestFile && existsSync(vitestFile)) {
+function collectVitest(vitestFile) {
+  if (!vitestFile || !existsSync(vitestFile)) {
+    console.error(`no Vitest report${vitestFile ? ` ${vitestFile}` : ''}`)
+    failed++
+    return
+  }
   const report = JSON.parse(readFileSync(vitestFile, 'utf8'))
   passed += report.numPassedTests ?? 0
   failed += (report.numFailedTests ?? 0) + (report.numRuntimeErrorTestSuites ?? 0)
@@ -34,10 +40,8 @@ if (vitestFile && existsSync(vitestFile)) {
     }
     if (file.status === 'failed' && failedTests.length === 0) failures.push(`${name}: ${firstLine(file.message)}`)
   }
-} else {
-  console.error('no Vitest report')
-  failed++
 }
+for (const file of [vitestFile, ...moreVitestFiles]) collectVitest(file)
 
 const playwrightSeconds = new Map()
 

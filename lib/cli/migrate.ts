@@ -2,6 +2,9 @@
 import { openDb } from '@/lib/server/platform/db'
 import { applyMigrations } from '@/lib/server/platform/db/migrate'
 import { logger } from '@/lib/server/platform/log'
+import { preferBuiltMigrations } from '@/lib/server/platform/runtime/built-dir'
+
+preferBuiltMigrations()
 
 const db = await openDb({ migrate: false })
 try {

@@ -1,7 +1,7 @@
 /**
- * The web server process (`npm start` runs it after migrating and building; `npm run dev` with --dev): Next.js
- * behind Lazarus' HTTP front (lib/server/platform/http/front.ts), in one process. The front owns the listening socket, so no request
- * reaches Next without passing it.
+ * The web server process (`npm start` runs its build, .next/standalone/dist/serve.mjs; `npm run dev` runs this file with
+ * --dev): Next.js behind Lazarus' HTTP front (lib/server/platform/http/front.ts), in one process. The front owns the
+ * listening socket, so no request reaches Next without passing it.
  */
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
@@ -15,6 +15,7 @@ import { createFront } from '@/lib/server/platform/http/front'
 import { MAX_JSON_BYTES } from '@/lib/server/platform/http/handle-route'
 import { REVISIONS_PATH, revisionRequestBytes } from '@/lib/server/messages/revision-request-limit'
 import { logger } from '@/lib/server/platform/log'
+import { builtDir, preferBuiltMigrations } from '@/lib/server/platform/runtime/built-dir'
 import { listenAddress, refuseUnsafeListen } from './listen'
 
 const log = logger('serve')
@@ -27,7 +28,13 @@ type NextApp = {
 
 async function main() {
   const dev = process.argv.includes('--dev')
+  // Run from source (tsx) without --dev, it serves the repository's build.
+  const dir = dev ? process.cwd() : (builtDir() ?? path.join(process.cwd(), '.next/standalone'))
+  preferBuiltMigrations()
   const config = getConfigOrExit()
+  // Next runs with the build as its working directory (below) and reads its configuration from the environment: a
+  // relative data folder would point into the build.
+  process.env.LAZARUS_DATA_DIR = path.resolve(config.LAZARUS_DATA_DIR)
   const hostname = listenAddress(process.env.HOSTNAME)
   await refuseUnsafeListen({ hostname, config })
   // Migrate (and prove the database answers) before listening: a server that cannot reach its database should not
@@ -35,8 +42,6 @@ async function main() {
   const db = await openDb()
   await db.close()
 
-  const root = process.cwd()
-  const dir = dev ? root : path.join(root, '.next/standalone')
   if (!dev) {
     // What .next/standalone/server.js does before starting Next: its config comes from the build, not next.config.ts.
     const serverFiles = JSON.parse(readFileSync(path.join(dir, '.next/required-server-files.json'), 'utf8')) as { config: unknown }

@@ -24,4 +24,4 @@ export LAZARUS_ADMIN_TOKEN=${E2E_ADMIN_TOKEN:-lazarus-e2e-admin-token-0123456789
 export TZ=${E2E_SERVER_TZ:-Asia/Kathmandu}
 export PORT HOSTNAME=127.0.0.1
 # The production build behind Lazarus' HTTP front, as `npm start` runs it (never Next's bare server.js).
-exec node --max-semi-space-size=8 --conditions=react-server --import tsx lib/cli/serve.ts
+exec node --max-semi-space-size=8 .next/standalone/dist/serve.mjs

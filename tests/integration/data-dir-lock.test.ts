@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync } from 'node:fs'
@@ -18,10 +18,11 @@ const env = (dataDir: string) => {
   return copy
 }
 const node = (args: string[], dataDir: string) =>
-  spawn(process.execPath, ['--conditions=react-server', '--import', 'tsx', ...args], { cwd: root, env: env(dataDir), stdio: ['ignore', 'pipe', 'pipe'] })
+  spawn(process.execPath, args, { cwd: root, env: env(dataDir), stdio: ['ignore', 'pipe', 'pipe'] })
+const tsx = (args: string[], dataDir: string) => node(['--conditions=react-server', '--import', 'tsx', ...args], dataDir)
 
 async function holder(dataDir: string): Promise<ChildProcess> {
-  const proc = node([child, dataDir], dataDir)
+  const proc = tsx([child, dataDir], dataDir)
   let out = ''
   proc.stderr!.on('data', (chunk) => (out += chunk))
   await new Promise<void>((resolve, reject) => {
@@ -69,7 +70,8 @@ describe('one embedded database, two processes', () => {
     })
     expect((await readFile(path.join(dataDir, 'lazarus.pid'), 'utf8')).trim()).toBe(String(first.pid))
 
-    const second = await finish(node([path.join(root, 'lib/cli/start.ts')], dataDir))
+    // `npm start` runs the built server (lib/build/bundle-processes.mjs), which opens the database before anything else.
+    const second = await finish(node([path.join(inject('processBundles'), 'serve.mjs')], dataDir))
     expect(second.code).not.toBe(0)
     expect(second.output).toContain(`another Lazarus (pid ${first.pid}) is using ${dataDir}; stop it or set DATABASE_URL`)
     expect(second.output).not.toContain('Aborted()')

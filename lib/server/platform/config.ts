@@ -266,3 +266,10 @@ export function getConfigOrExit(): Config {
     throw error
   }
 }
+
+/**
+ * Every environment variable Lazarus reads: the configuration's, each secret's `<NAME>_FILE` form, and what Node and
+ * the listener read (HOSTNAME: lib/cli/listen.ts). Deployment files may set these and nothing else (the Kubernetes
+ * manifests' test checks them).
+ */
+export const ENVIRONMENT_VARIABLES: readonly string[] = [...Object.keys(configSchema.shape), ...SECRET_VARIABLES.map((name) => `${name}_FILE`), 'HOSTNAME', 'NODE_ENV', 'TZ']

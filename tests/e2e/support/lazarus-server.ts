@@ -28,7 +28,7 @@ export async function startLazarus(env: Record<string, string>, port?: number): 
   await admin.end()
   const databaseUrl = ADMIN_URL.replace(/\/[^/]*$/, `/${name}`)
   let output = ''
-  const child: ChildProcess = spawn(process.execPath, ['--conditions=react-server', '--import', 'tsx', 'lib/cli/serve.ts'], {
+  const child: ChildProcess = spawn(process.execPath, ['.next/standalone/dist/serve.mjs'], {
     env: {
       ...process.env,
       DATABASE_URL: databaseUrl,
