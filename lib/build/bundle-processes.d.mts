@@ -1,5 +1,5 @@
 /** The process entry points bundleProcesses compiles, by output name. */
-export const PROCESS_ENTRIES: Record<'serve' | 'worker' | 'migrate' | 'healthcheck', string>
+export const PROCESS_ENTRIES: Record<'serve' | 'worker' | 'migrate' | 'move' | 'healthcheck', string>
 
-/** Compiles Lazarus' process entry points to `<outdir>/{serve,worker,migrate,healthcheck}.mjs` (lib/build/bundle-processes.mjs). */
+/** Compiles Lazarus' process entry points to `<outdir>/{serve,worker,migrate,move,healthcheck}.mjs` (lib/build/bundle-processes.mjs). */
 export function bundleProcesses(options: { outdir: string }): Promise<{ outdir: string; packages: string[] }>

@@ -18,6 +18,7 @@ export const PROCESS_ENTRIES = {
   serve: 'lib/cli/serve.ts',
   worker: 'lib/worker/main.ts',
   migrate: 'lib/cli/migrate.ts',
+  move: 'lib/cli/move.ts',
   healthcheck: 'lib/cli/healthcheck.ts',
 }
 
@@ -34,7 +35,7 @@ function findPackage(fromDir, name) {
 }
 
 /**
- * Writes `<outdir>/{serve,worker,migrate,healthcheck}.mjs` with source maps. Fails when a package the bundles import at run time
+ * Writes `<outdir>/{serve,worker,migrate,move,healthcheck}.mjs` with source maps. Fails when a package the bundles import at run time
  * cannot be found from outdir, so a build that would crash at start-up never ships.
  */
 export async function bundleProcesses({ outdir }) {

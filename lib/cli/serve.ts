@@ -10,15 +10,20 @@ import path from 'node:path'
 import { isLoopbackHostname } from '@/lib/server/platform/addresses'
 import { getConfigOrExit } from '@/lib/server/platform/config'
 import { openDb } from '@/lib/server/platform/db'
+import { gracefulCloser } from '@/lib/server/platform/http/close-gracefully'
 import { applyConnectionTimeouts } from '@/lib/server/platform/http/connection-timeouts'
 import { createFront } from '@/lib/server/platform/http/front'
 import { MAX_JSON_BYTES } from '@/lib/server/platform/http/handle-route'
 import { REVISIONS_PATH, revisionRequestBytes } from '@/lib/server/messages/revision-request-limit'
 import { logger } from '@/lib/server/platform/log'
+import { onBeforeShutdown } from '@/lib/server/platform/runtime/before-shutdown'
 import { builtDir, preferBuiltMigrations } from '@/lib/server/platform/runtime/built-dir'
 import { listenAddress, refuseUnsafeListen } from './listen'
 
 const log = logger('serve')
+
+/** How long requests in flight have to finish on SIGTERM; within the 15 s a process gives itself to stop. */
+const SHUTDOWN_GRACE_MS = 10_000
 
 type NextApp = {
   prepare(): Promise<void>
@@ -54,16 +59,21 @@ async function main() {
   await app.prepare()
   const handle = app.getRequestHandler()
 
-  const server = createServer(
-    createFront((req, res) => handle(req, res), {
-      publicUrl: config.LAZARUS_PUBLIC_URL,
-      trustedProxies: config.LAZARUS_TRUSTED_PROXIES,
-      identityHeaders: [config.LAZARUS_PROXY_USER_HEADER, config.LAZARUS_PROXY_GROUPS_HEADER],
-      maxBodyBytes: MAX_JSON_BYTES,
-      largeBodyRoutes: [{ path: REVISIONS_PATH, maxBytes: revisionRequestBytes(config.LAZARUS_REPLAY_MAX_BODY_BYTES) }],
-      dev,
-    }),
-  )
+  const front = createFront((req, res) => handle(req, res), {
+    publicUrl: config.LAZARUS_PUBLIC_URL,
+    trustedProxies: config.LAZARUS_TRUSTED_PROXIES,
+    identityHeaders: [config.LAZARUS_PROXY_USER_HEADER, config.LAZARUS_PROXY_GROUPS_HEADER],
+    maxBodyBytes: MAX_JSON_BYTES,
+    largeBodyRoutes: [{ path: REVISIONS_PATH, maxBytes: revisionRequestBytes(config.LAZARUS_REPLAY_MAX_BODY_BYTES) }],
+    dev,
+  })
+  const server = createServer((req, res) => {
+    if (closer.closing()) res.setHeader('connection', 'close')
+    return front(req, res)
+  })
+  const closer = gracefulCloser(server)
+  // On SIGTERM (a rolling restart), before the engines and the database go: the requests in flight are answered.
+  onBeforeShutdown(() => closer.close(SHUTDOWN_GRACE_MS))
   if (dev) {
     const upgrade = app.getUpgradeHandler()
     server.on('upgrade', (req, socket, head) =>

@@ -4,6 +4,7 @@ import { startGroupFramesBackfill } from '@/lib/server/engines/group-frames/grou
 import { getConfig } from '@/lib/server/platform/config'
 import { startDrainer, type Drainer } from '@/lib/server/engines/drainer/drainer'
 import { logger } from '@/lib/server/platform/log'
+import { runBeforeShutdown } from './before-shutdown'
 import { closeComposition, composition, runningEngines, type Composition, type RunningEngines } from '@/lib/server/platform/process/composition'
 import { startPauseRuntime } from '@/lib/server/engines/release/pause-runtime'
 import { startReplayExecutor, type ReplayExecutor } from '@/lib/server/engines/replay-executor/executor'
@@ -66,7 +67,10 @@ export function startBackground(root: Composition): Promise<RunningEngines> {
   return starting
 }
 
-/** Stops gracefully on SIGINT/SIGTERM: consumers stop, held batches are written and acked, then exit. */
+/**
+ * Stops gracefully on SIGINT/SIGTERM: the HTTP server answers what is in flight and takes nothing new, consumers stop,
+ * held batches are written and acked, then exit.
+ */
 export function installShutdown(extra?: () => Promise<void>): void {
   let stopping = false
   const shutdown = async (signal: string) => {
@@ -76,6 +80,8 @@ export function installShutdown(extra?: () => Promise<void>): void {
     const engines = await runningEngines(composition())
     await Promise.race([
       (async () => {
+        // The web process answers its requests in flight while the database and engines are still there.
+        await runBeforeShutdown()
         await engines?.stop()
         await extra?.()
         // The broker connections the root owns, then the database.
