@@ -19,7 +19,8 @@ import { freePort } from '../e2e/support/lazarus-server'
  * A fleet on one PostgreSQL and one RabbitMQ (docs/ARCHITECTURE.md#processes): 2 web processes and 3 workers of the
  * production build, real processes started together on an empty database, doing real work. Each duty that must happen
  * once happens once however many processes could do it: migrations, storing a message, an alert and its webhook, a
- * replay job's publishes (a SIGKILLed worker's job is taken over, and only what it had in flight goes out twice).
+ * replay job's publishes (a SIGKILLed worker's job is taken over, and only what it had in flight goes out twice), an
+ * approval's expiry, a scheduled start.
  * Then every process is restarted in turn with SIGTERM while traffic flows, as Kubernetes rolls a Deployment: nothing
  * is lost, no job is stuck, and no request fails.
  */
@@ -393,5 +394,36 @@ describe('a fleet of 2 web processes and 3 workers on one database', () => {
     expect(await count(`SELECT count(*) AS n FROM replay_items WHERE job_id = $1::bigint AND status = 'confirmed'`, [job.id])).toBe(ids.length)
     expect(alive('web')).toHaveLength(2)
     expect(alive('worker')).toHaveLength(3)
+  })
+
+  it('expires an approval request once and starts a scheduled replay once, however many workers look', async () => {
+    const [web] = alive('web')
+    const dead = (await sql.query<{ id: string }>(`SELECT d.id::text FROM dead_letters d LEFT JOIN dead_letter_states s ON s.dead_letter_id = d.id
+      WHERE d.properties->>'messageId' LIKE 'roll-%' AND coalesce(s.status, 'dead') = 'dead' ORDER BY d.id LIMIT 150`)).rows.map((r) => r.id)
+    expect(dead).toHaveLength(150)
+    const audits = (action: string, jobId: string) => count(`SELECT count(*) AS n FROM audit_log WHERE action = $1 AND subject_type = 'replay' AND subject_id = $2`, [action, jobId])
+    const statusOf = async (jobId: string) => (await sql.query<{ status: string }>('SELECT status FROM replay_jobs WHERE id = $1::bigint', [jobId])).rows[0].status
+
+    // Approval for anything above 10 messages, waiting one second: every worker's executor looks for expired requests.
+    const approval = { aboveMessages: 10, editedMessages: false, customTarget: false, criticalSources: false }
+    await api(web, '/api/settings/replay-approval', { method: 'PUT', body: JSON.stringify({ ...approval, ttlSeconds: 1 }) })
+    const waiting = await api<{ id: string; status: string }>(web, '/api/replays', { method: 'POST', body: JSON.stringify({ selection: { ids: dead.slice(0, 50) } }) })
+    expect(waiting.status).toBe('awaiting_approval')
+    await waitFor(async () => (await statusOf(waiting.id)) === 'expired', { timeoutMs: 30_000, what: 'the approval request to expire' })
+    await api(web, '/api/settings/replay-approval', { method: 'PUT', body: JSON.stringify({ ...approval, aboveMessages: null, ttlSeconds: null }) })
+
+    const startAt = new Date(Date.now() + 2_000).toISOString()
+    const scheduled = await api<{ id: string; status: string }>(web, '/api/replays', { method: 'POST', body: JSON.stringify({ selection: { ids: dead.slice(50) }, startAt, confirmCount: 100 }) })
+    expect(scheduled.status).toBe('scheduled')
+    await waitFor(async () => (await statusOf(scheduled.id)) === 'completed', { timeoutMs: 60_000, what: 'the scheduled replay to run' })
+
+    // Both are decided: the workers keep looking, and nothing changes.
+    const evaluated = async () => (await sql.query<{ at: Date }>('SELECT evaluated_at AS at FROM alert_rules')).rows[0].at.getTime()
+    const since = await evaluated()
+    await waitFor(async () => (await evaluated()) > since + 1_500, { timeoutMs: 30_000, what: 'two more rounds of every worker' })
+    expect(await audits('replay.expired', waiting.id)).toBe(1)
+    expect(await audits('replay.started', waiting.id)).toBe(0)
+    expect(await audits('replay.started', scheduled.id)).toBe(1)
+    expect(await count(`SELECT count(*) AS n FROM replay_items WHERE job_id = $1::bigint AND status = 'confirmed'`, [scheduled.id])).toBe(100)
   })
 })
