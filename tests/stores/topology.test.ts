@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { recentlyChecked } from '@/lib/server/engines/topology-doctor/topology-doctor-store'
+import { claimScheduledRun } from '@/lib/server/engines/topology-doctor/topology-doctor-store'
 import {
   countOpenFindings, saveFailedRun, saveSuccessfulRun, selectFinding, selectFindings, selectRun, setAcknowledged, takeOpenedFindings, type NewFinding,
 } from '@/lib/server/topology/findings-store'
@@ -43,16 +43,24 @@ describe('topology runs', () => {
     )
   })
 
-  it('keep the last good graph through a failed run, and tell whether a vhost was checked lately', async () => {
+  it('keep the last good graph through a failed run, and leave a vhost read lately to the next interval', async () => {
     await saveSuccessfulRun({ sql: db.sql, vhost: 'kept', brokerVersion: '4.1.0', graph: { nodes: [], edges: [] }, checks: [], findings: [], now: new Date() })
     await saveFailedRun({ sql: db.sql, vhost: 'kept', error: 'management API unreachable', now: new Date() })
     expect(await selectRun({ sql: db.sql, vhost: 'kept' })).toMatchObject({ broker_version: '4.1.0', graph: { nodes: [], edges: [] }, error: 'management API unreachable' })
     expect(await selectRun({ sql: db.sql, vhost: 'never' })).toBeNull()
-    expect(await recentlyChecked({ sql: db.sql, vhost: 'kept', withinMs: 60_000 })).toBe(true)
-    expect(await recentlyChecked({ sql: db.sql, vhost: 'never', withinMs: 60_000 })).toBe(false)
+    expect(await claimScheduledRun({ sql: db.sql, vhost: 'kept', withinMs: 60_000 })).toBe(false)
     await saveFailedRun({ sql: db.sql, vhost: 'failed-only', error: 'x'.repeat(2000), now: new Date() })
     expect((await selectRun({ sql: db.sql, vhost: 'failed-only' }))?.error).toHaveLength(1000)
-    expect(await recentlyChecked({ sql: db.sql, vhost: 'failed-only', withinMs: 60_000 })).toBe(false)
+    // A failed read is no reason to wait: the next process to look takes it.
+    expect(await claimScheduledRun({ sql: db.sql, vhost: 'failed-only', withinMs: 60_000 })).toBe(true)
+  })
+
+  it('give each vhost’s scheduled run to one of the processes asking at once, and to the next one an interval later', async () => {
+    const claims = await Promise.all(Array.from({ length: 5 }, () => claimScheduledRun({ sql: db.sql, vhost: 'race', withinMs: 60_000 })))
+    expect(claims.filter(Boolean)).toHaveLength(1)
+    expect(await claimScheduledRun({ sql: db.sql, vhost: 'race', withinMs: 60_000 })).toBe(false)
+    // An interval later (a window already past), it is free again.
+    expect(await claimScheduledRun({ sql: db.sql, vhost: 'race', withinMs: 0 })).toBe(true)
   })
 })
 

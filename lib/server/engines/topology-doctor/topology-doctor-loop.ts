@@ -4,16 +4,17 @@ import type { Logger } from '@/lib/server/platform/log'
 import { startTimedLoop, type TimedLoop } from '@/lib/server/platform/timed-loop'
 import { runTopologyCheck } from '@/lib/server/topology/run-topology-check'
 import { watchedVhosts } from '@/lib/server/topology/watched-vhosts'
-import { recentlyChecked } from './topology-doctor-store'
+import { claimScheduledRun } from './topology-doctor-store'
 
 export type StartTopologyDoctorOptions = { db: Db; log: Logger; everyMs: number }
 
 /**
  * Runs the topology doctor on every watched vhost every `everyMs` (LAZARUS_TOPOLOGY_INTERVAL_S; docs/topology.md#runs).
  * A run only reads the broker and writes the doctor's own two tables, in one transaction per vhost, so a crash at any
- * point leaves the previous run's findings (or this one's, whole). With several processes, a vhost another process
- * checked within the last half interval is skipped; two processes that start together both run, which is harmless:
- * each run's writes are serialised by the store's lock and describe the same broker.
+ * point leaves the previous run's findings (or this one's, whole). With several processes, each claims a vhost before
+ * reading it and one claim succeeds per nine tenths of an interval (claimScheduledRun), so the fleet reads each vhost
+ * about once per interval, however many processes run the doctor; a process that dies after its claim leaves the
+ * vhost to the next interval.
  */
 export function startTopologyDoctor({ db, log, everyMs }: StartTopologyDoctorOptions): TimedLoop {
   return startTimedLoop({
@@ -23,7 +24,8 @@ export function startTopologyDoctor({ db, log, everyMs }: StartTopologyDoctorOpt
     round: async (stopping) => {
       for (const vhost of await watchedVhosts({ sql: db.background })) {
         if (stopping()) break
-        if (await recentlyChecked({ sql: db.background, vhost, withinMs: everyMs / 2 })) continue
+        // Nine tenths: a process's own next round, a little early or late, still finds its last claim expired.
+        if (!(await claimScheduledRun({ sql: db.background, vhost, withinMs: everyMs * 0.9 }))) continue
         const outcome = await runTopologyCheck({ sql: db.background, vhost })
         if (!outcome.ok) log.warn('topology doctor could not read the broker', { vhost, error: outcome.error })
         else if (outcome.opened > 0 || outcome.resolved > 0) log.info('topology findings changed', { vhost, open: outcome.findings, opened: outcome.opened, resolved: outcome.resolved })
