@@ -3,7 +3,9 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
+import path from 'node:path'
 import pg from 'pg'
+import { bundleProcesses } from '@/lib/build/bundle-processes.mjs'
 
 export const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -27,15 +29,21 @@ export async function freshDatabase(prefix: string): Promise<{ url: string; drop
   }
 }
 
+let workerBundle: Promise<string> | undefined
+
 /**
- * Starts `npm run worker`'s entry point as a child process with extra env. WORKER_PROF=<dir> writes a V8 CPU profile
- * of it there (node --cpu-prof); WORKER_NODE_OPTIONS becomes the worker's NODE_OPTIONS (e.g. --import a probe).
+ * Starts `npm run worker`'s entry point as production runs it: compiled by the build's bundler
+ * (lib/build/bundle-processes.mjs, once per bench, into test-results/bench-processes) and run by plain `node` with the
+ * "worker" script's flags and MALLOC_ARENA_MAX, so no TypeScript loader is in the measured process. WORKER_PROF=<dir>
+ * writes a V8 CPU profile of it there (node --cpu-prof); WORKER_NODE_OPTIONS becomes the worker's NODE_OPTIONS (e.g.
+ * --import a probe).
  */
-export function startWorker(env: Record<string, string>): ChildProcess {
-  // The flags of package.json's "worker" script.
-  const flags = ['--max-semi-space-size=8', '--conditions=react-server', '--import', 'tsx']
-  return spawn(process.execPath, [...(process.env.WORKER_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.WORKER_PROF] : []), ...flags, 'lib/worker/main.ts'], {
-    env: { ...process.env, LAZARUS_LOG_LEVEL: 'warn', ...(process.env.WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.WORKER_NODE_OPTIONS } : {}), ...env },
+export async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
+  workerBundle ??= bundleProcesses({ outdir: 'test-results/bench-processes' }).then((built) => built.outdir)
+  const worker = path.join(await workerBundle, 'worker.mjs')
+  const profile = process.env.WORKER_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.WORKER_PROF] : []
+  return spawn(process.execPath, [...profile, '--max-semi-space-size=8', worker], {
+    env: { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2', LAZARUS_LOG_LEVEL: 'warn', ...(process.env.WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.WORKER_NODE_OPTIONS } : {}), ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   })
 }

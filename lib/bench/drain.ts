@@ -224,11 +224,11 @@ async function main() {
 
     // The worker starts, migrates and connects before anything is counted: it drains an empty queue of its own while
     // the bench's source waits disabled, and the count starts when the source is enabled (the drainer's reconcile
-    // picks it up within 100 ms). Start-up, TypeScript's compilation under tsx included, used to be counted per message.
+    // picks it up within 100 ms). Start-up used to be counted per message. The worker is the built one (startWorker).
     const schema = await openDb({ databaseUrl: db.url })
     await schema.sql.query(`INSERT INTO sources (queue, enabled) VALUES ($1, false) ON CONFLICT DO NOTHING`, [drainQueue])
     await schema.close()
-    const worker = startWorker({ DATABASE_URL: db.url, LAZARUS_SOURCES: readyQueue, LAZARUS_DRAIN_RECONCILE_MS: '100', LAZARUS_DRAIN_BATCH: String(batch), LAZARUS_DRAIN_PREFETCH: String(prefetch), AMQP_URL })
+    const worker = await startWorker({ DATABASE_URL: db.url, LAZARUS_SOURCES: readyQueue, LAZARUS_DRAIN_RECONCILE_MS: '100', LAZARUS_DRAIN_BATCH: String(batch), LAZARUS_DRAIN_PREFETCH: String(prefetch), AMQP_URL })
     for (let waited = 0; (await setup.checkQueue(readyQueue)).consumerCount === 0; waited += 100) {
       if (worker.exitCode !== null || waited > 120_000) throw new Error('the worker did not start draining within two minutes')
       await sleep(100)

@@ -38,8 +38,9 @@ const dbName = `lazarus_fleet_${run}`
 const exchange = uniqueName('fleet_x')
 const work = Object.fromEntries(KEYS.map((k) => [k, uniqueName(`fleet_work_${k}`)])) as Record<(typeof KEYS)[number], string>
 const dlqs = KEYS.map((k) => uniqueName(`fleet_dlq_${k}`))
-// The rolling restart's traffic dead-letters through a queue of its own into the first DLQ.
+// The rolling restart's traffic and its replay dead-letter through queues of their own into the first DLQ.
 const trickleWork = uniqueName('fleet_work_trickle')
+const restWork = uniqueName('fleet_work_rest')
 
 type Process = ChildProcess & { output: () => string; role: 'web' | 'worker'; port?: number }
 const fleet: Process[] = []
@@ -158,15 +159,17 @@ describe('a fleet of 2 web processes and 3 workers on one database', () => {
       await channel.assertQueue(work[key], { durable: false, deadLetterExchange: '', deadLetterRoutingKey: dlqs[i] })
       await channel.bindQueue(work[key], exchange, key)
     }
-    await channel.assertQueue(trickleWork, { durable: false, deadLetterExchange: '', deadLetterRoutingKey: dlqs[0] })
-    await channel.bindQueue(trickleWork, exchange, 'trickle')
+    for (const [queue, key] of [[trickleWork, 'trickle'], [restWork, 'rest']]) {
+      await channel.assertQueue(queue, { durable: false, deadLetterExchange: '', deadLetterRoutingKey: dlqs[0] })
+      await channel.bindQueue(queue, exchange, key)
+    }
     webhook = await startWebhookReceiver()
   })
 
   afterAll(async () => {
     for (const p of fleet) if (p.exitCode === null) p.kill('SIGKILL')
     await Promise.all(fleet.map((p) => (p.exitCode === null && p.signalCode === null ? once(p, 'exit') : undefined)))
-    for (const queue of [...dlqs, ...Object.values(work), trickleWork, `${exchange}.hold`]) await channel?.deleteQueue(queue).catch(() => {})
+    for (const queue of [...dlqs, ...Object.values(work), trickleWork, restWork, `${exchange}.hold`]) await channel?.deleteQueue(queue).catch(() => {})
     await channel?.deleteExchange(exchange).catch(() => {})
     await channel?.deleteExchange(`${exchange}.control`).catch(() => {})
     await connection?.close().catch(() => {})
@@ -233,7 +236,8 @@ describe('a fleet of 2 web processes and 3 workers on one database', () => {
         const selection = ids.slice(j * chunk, (j + 1) * chunk)
         return api<{ id: string }>(webs[j % webs.length], '/api/replays', {
           method: 'POST',
-          body: JSON.stringify({ selection: { ids: selection }, ratePerSecond: 50_000, confirmCount: selection.length }),
+          // Slow enough that a job is caught mid-flight however busy the machine: about 1 s per job at this size.
+          body: JSON.stringify({ selection: { ids: selection }, ratePerSecond: 2_000, confirmCount: selection.length }),
         }).then((job) => ({ ...job, size: selection.length }))
       }),
     )
@@ -246,7 +250,7 @@ describe('a fleet of 2 web processes and 3 workers on one database', () => {
       )
     let inFlightAtKill = new Set<string>()
     let victim: Process | undefined
-    for (let attempt = 0; !victim && attempt < 500; attempt++) {
+    for (const deadline = Date.now() + 60_000; !victim && Date.now() < deadline; ) {
       const { rows } = await openItems()
       const leased = rows.find((r) => r.status === 'in_flight')
       const worker = leased && alive('worker').find((w) => leased.owner.split(':')[1] === String(w.pid))
@@ -319,7 +323,7 @@ describe('a fleet of 2 web processes and 3 workers on one database', () => {
 
   it('loses nothing, strands no job and fails no request while every process is restarted in turn with SIGTERM', async () => {
     // A replay of its own, slow enough (about 10 s) to run through the restarts of the workers.
-    await deadLetter(Array.from({ length: 3_000 }, (_, i) => ({ key: 'a', id: `rest-${i}`, service: SERVICES[0] })), [work.a])
+    await deadLetter(Array.from({ length: 3_000 }, (_, i) => ({ key: 'rest', id: `rest-${i}`, service: SERVICES[0] })), [restWork])
     await waitFor(async () => (await count(`SELECT count(*) AS n FROM dead_letters WHERE properties->>'messageId' LIKE 'rest-%'`)) === 3_000, { timeoutMs: 60_000, what: 'the replay’s messages stored' })
     const ids = (await sql.query<{ id: string }>(`SELECT id::text FROM dead_letters WHERE properties->>'messageId' LIKE 'rest-%'`)).rows.map((r) => r.id)
     const [firstWeb] = alive('web')
