@@ -1,5 +1,5 @@
 // Compiles Lazarus' own process entry points (the web server's HTTP front, the worker, the migrations runner, the
-// container's health check) to JavaScript, so production runs `node` on built files and never compiles TypeScript
+// database move, the container's health check) to JavaScript, so production runs `node` on built files and never compiles TypeScript
 // (docs/operations.md#the-artifact).
 //
 // Most packages are bundled in, so the build beside Next's standalone output needs no install of its own. The few left
@@ -35,8 +35,8 @@ function findPackage(fromDir, name) {
 }
 
 /**
- * Writes `<outdir>/{serve,worker,migrate,move,healthcheck}.mjs` with source maps. Fails when a package the bundles import at run time
- * cannot be found from outdir, so a build that would crash at start-up never ships.
+ * Writes `<outdir>/{serve,worker,migrate,move,healthcheck}.mjs` with source maps. Fails when a package the bundles
+ * import at run time cannot be found from outdir, so a build that would crash at start-up never ships.
  */
 export async function bundleProcesses({ outdir }) {
   const out = path.resolve(root, outdir)

@@ -1,7 +1,7 @@
 // `npm run build`'s second half (package.json "postbuild"): makes Next's standalone output a complete, self-contained
 // production build (docs/operations.md#the-artifact). Next leaves out the static assets and Lazarus' SQL migrations,
-// and knows nothing of the processes outside Next (the HTTP front, the worker, the migrations runner), which are
-// compiled here.
+// and knows nothing of the processes outside Next (the HTTP front, the worker, the migrations runner, the database
+// move), which are compiled here.
 import { cp, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'

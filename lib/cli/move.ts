@@ -1,7 +1,8 @@
 /**
  * `npm run db:move -- --to postgres://…`: copies the embedded database (under LAZARUS_DATA_DIR, the one `npm start`
- * uses without DATABASE_URL) into an empty PostgreSQL database, every row and id (docs/operations.md#moving-off-the-embedded-database).
- * Stop Lazarus first: the embedded database is locked while a process has it open, and this command says so.
+ * uses without DATABASE_URL) into an empty PostgreSQL database, every row and id
+ * (docs/operations.md#moving-off-the-embedded-database). Stop Lazarus first: the embedded database is locked while a
+ * process has it open, and this command says so.
  */
 import { parseArgs } from 'node:util'
 import pg from 'pg'

@@ -1,15 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { spawn, type ChildProcess } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { chmod, chown, cp, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import pg from 'pg'
 import { withOutput } from '../helpers/child-output'
 import { AMQP_URL, waitFor } from '../helpers/broker'
-import { ADMIN_URL, databaseUrl } from '../helpers/test-db'
+import { createEmptyPostgres } from '../helpers/engine-db'
 import { freePort } from '../e2e/support/lazarus-server'
 import { parseDockerfile, type DockerStage } from './dockerfile'
 
@@ -28,8 +26,8 @@ let build: DockerStage
 let runtime: DockerStage
 let fakeRoot: string
 const running: ChildProcess[] = []
-const workerDb = `lazarus_image_${randomBytes(4).toString('hex')}`
-const webDb = `${workerDb}_web`
+let workerDb: { url: string; drop(): Promise<void> }
+let webDb: { url: string; drop(): Promise<void> }
 
 /** `/app/x` and `/data` of the image, as folders of this test. */
 const hostPath = (imagePath: string) => path.join(fakeRoot, imagePath)
@@ -62,12 +60,6 @@ async function exitOf(child: ChildProcess): Promise<number | null> {
   return code as number | null
 }
 
-async function admin(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: ADMIN_URL })
-  await client.connect()
-  await client.query(statement).finally(() => client.end())
-}
-
 describe('the container image, run as its Dockerfile says', () => {
   beforeAll(async () => {
     const stages = parseDockerfile(await readFile(path.join(ROOT, 'Dockerfile'), 'utf8'))
@@ -86,14 +78,14 @@ describe('the container image, run as its Dockerfile says', () => {
       await mkdir(hostPath(volume), { recursive: true })
       if (asRoot) await chown(hostPath(volume), NOBODY, NOBODY)
     }
-    await admin(`CREATE DATABASE ${workerDb}`)
-    await admin(`CREATE DATABASE ${webDb}`)
+    workerDb = await createEmptyPostgres('lazarus_image')
+    webDb = await createEmptyPostgres('lazarus_image_web')
   })
 
   afterAll(async () => {
     for (const child of running) if (child.exitCode === null) child.kill('SIGKILL')
-    await admin(`DROP DATABASE IF EXISTS ${workerDb} WITH (FORCE)`)
-    await admin(`DROP DATABASE IF EXISTS ${webDb} WITH (FORCE)`)
+    await workerDb?.drop()
+    await webDb?.drop()
     if (fakeRoot) await rm(fakeRoot, { recursive: true, force: true })
   })
 
@@ -123,7 +115,7 @@ describe('the container image, run as its Dockerfile says', () => {
     // docker-compose.yml sets.
     const env = {
       PORT: port,
-      DATABASE_URL: databaseUrl(webDb),
+      DATABASE_URL: webDb.url,
       AMQP_URL,
       LAZARUS_PUBLIC_URL: `http://localhost:${port}`,
       LAZARUS_ADMIN_EMAIL: 'ops@lazarus.test',
@@ -153,7 +145,7 @@ describe('the container image, run as its Dockerfile says', () => {
     expect(await exitOf(alone)).toBe(78)
     expect(alone.output()).toContain('npm run worker needs DATABASE_URL')
 
-    const worker = runImage(['dist/worker.mjs'], { DATABASE_URL: databaseUrl(workerDb), AMQP_URL, LAZARUS_SOURCES: '', LAZARUS_LOG_LEVEL: 'info' })
+    const worker = runImage(['dist/worker.mjs'], { DATABASE_URL: workerDb.url, AMQP_URL, LAZARUS_SOURCES: '', LAZARUS_LOG_LEVEL: 'info' })
     await waitFor(async () => worker.output().includes('"msg":"draining"') || (worker.exitCode !== null && Promise.reject(new Error(worker.output()))), {
       timeoutMs: 60_000,
       what: 'the worker to start draining',

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { spawn, type ChildProcess } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { existsSync, readdirSync } from 'node:fs'
 import path from 'node:path'
@@ -11,7 +10,7 @@ import { ITEM_STATUS_SQL } from '@/lib/server/replay/item-status-sql'
 import { withOutput } from '../helpers/child-output'
 import { AMQP_URL, brokerConnection, uniqueName, waitFor } from '../helpers/broker'
 import { bySize } from '../helpers/soak'
-import { ADMIN_URL, databaseUrl } from '../helpers/test-db'
+import { createEmptyPostgres } from '../helpers/engine-db'
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver'
 import { freePort } from '../e2e/support/lazarus-server'
 
@@ -33,8 +32,6 @@ const SERVICES = ['inventory', 'billing', 'shipping', 'pricing']
 // The executor's publish window; what a SIGKILL can duplicate is bounded by what it had claimed and not confirmed.
 const WINDOW = 100
 
-const run = randomBytes(3).toString('hex')
-const dbName = `lazarus_fleet_${run}`
 const exchange = uniqueName('fleet_x')
 const work = Object.fromEntries(KEYS.map((k) => [k, uniqueName(`fleet_work_${k}`)])) as Record<(typeof KEYS)[number], string>
 const dlqs = KEYS.map((k) => uniqueName(`fleet_dlq_${k}`))
@@ -44,6 +41,7 @@ const restWork = uniqueName('fleet_work_rest')
 
 type Process = ChildProcess & { output: () => string; role: 'web' | 'worker'; port?: number }
 const fleet: Process[] = []
+let database: { url: string; drop(): Promise<void> }
 let pool: pg.Pool
 let sql: Sql
 let connection: ChannelModel
@@ -53,7 +51,7 @@ let webhook: WebhookReceiver
 const commonEnv = () => ({
   PATH: process.env.PATH ?? '',
   NODE_ENV: 'production' as const,
-  DATABASE_URL: databaseUrl(dbName),
+  DATABASE_URL: database.url,
   AMQP_URL,
   LAZARUS_SOURCES: dlqs.join(','),
   LAZARUS_CONTROL_EXCHANGE: `${exchange}.control`,
@@ -145,11 +143,8 @@ async function deadLetter(messages: { key: string; id: string; service: string }
 describe('a fleet of 2 web processes and 3 workers on one database', () => {
   beforeAll(async () => {
     if (!existsSync(path.join(BUILD, 'dist/worker.mjs'))) throw new Error('no production build: run `npm run build` first (`npm run test:artifact` does)')
-    const admin = new pg.Client({ connectionString: ADMIN_URL })
-    await admin.connect()
-    await admin.query(`CREATE DATABASE ${dbName}`)
-    await admin.end()
-    pool = new pg.Pool({ connectionString: databaseUrl(dbName), max: 4 })
+    database = await createEmptyPostgres('lazarus_fleet')
+    pool = new pg.Pool({ connectionString: database.url, max: 4 })
     sql = pgSql(pool)
     connection = await brokerConnection()
     channel = await connection.createChannel()
@@ -175,10 +170,7 @@ describe('a fleet of 2 web processes and 3 workers on one database', () => {
     await connection?.close().catch(() => {})
     await webhook?.close()
     await pool?.end()
-    const admin = new pg.Client({ connectionString: ADMIN_URL })
-    await admin.connect()
-    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
-    await admin.end()
+    await database?.drop()
   })
 
   it('starts together on an empty database, which is migrated once', async () => {

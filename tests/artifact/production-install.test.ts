@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { spawn, type ChildProcess } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { existsSync } from 'node:fs'
 import { cp, mkdtemp, readdir, rm } from 'node:fs/promises'
@@ -10,7 +9,7 @@ import pg from 'pg'
 import { withOutput } from '../helpers/child-output'
 import { AMQP_URL, brokerConnection, uniqueName, waitFor } from '../helpers/broker'
 import { collect, deadLetterThrough, declareWorkTopology, deleteWorkTopology } from '../helpers/replay'
-import { ADMIN_URL, databaseUrl } from '../helpers/test-db'
+import { createEmptyPostgres } from '../helpers/engine-db'
 import { freePort } from '../e2e/support/lazarus-server'
 
 /**
@@ -24,29 +23,19 @@ const TOKEN = 'artifact-test-admin-token-0123456789abcdef'
 const names = { exchange: uniqueName('artifact_ex'), key: 'orders', work: uniqueName('artifact_work'), dlq: uniqueName('artifact_dlq') }
 
 let copy: string
-const dbName = `lazarus_artifact_${randomBytes(4).toString('hex')}`
-const dbUrl = databaseUrl(dbName)
+// Empty: the build's own migrations runner creates the schema.
+let database: { url: string; drop(): Promise<void> } | undefined
 const processes: ChildProcess[] = []
 
 function run(file: string, env: Record<string, string>): ChildProcess & { output: () => string } {
   const child = spawn(process.execPath, [path.join(copy, 'dist', file)], {
     cwd: copy,
     // Only what a container would set: no NODE_OPTIONS, no loader, no path back into the repository.
-    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', DATABASE_URL: dbUrl, AMQP_URL, LAZARUS_LOG_LEVEL: 'info', ...env },
+    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', DATABASE_URL: database!.url, AMQP_URL, LAZARUS_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   processes.push(child)
   return withOutput(child)
-}
-
-async function admin(statement: string, url = ADMIN_URL): Promise<pg.QueryResult> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    return await client.query(statement)
-  } finally {
-    await client.end()
-  }
 }
 
 async function stop(child: ChildProcess): Promise<number | null> {
@@ -61,8 +50,7 @@ describe('the production build, copied outside the repository', () => {
     if (!existsSync(path.join(BUILD, 'dist/serve.mjs'))) throw new Error('no production build: run `npm run build` first (`npm run test:artifact` does)')
     copy = await mkdtemp(path.join(tmpdir(), 'lazarus-artifact-'))
     await cp(BUILD, copy, { recursive: true, verbatimSymlinks: true })
-    // Empty: the build's own migrations runner creates the schema.
-    await admin(`CREATE DATABASE ${dbName}`)
+    database = await createEmptyPostgres('lazarus_artifact')
     const connection = await brokerConnection()
     await declareWorkTopology(await connection.createChannel(), names)
     await connection.close()
@@ -73,7 +61,7 @@ describe('the production build, copied outside the repository', () => {
     const connection = await brokerConnection().catch(() => undefined)
     await deleteWorkTopology(await connection?.createChannel(), names)
     await connection?.close()
-    await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
+    await database?.drop()
     if (copy) await rm(copy, { recursive: true, force: true })
   })
 
@@ -90,7 +78,9 @@ describe('the production build, copied outside the repository', () => {
     const [code] = await once(migrate, 'exit')
     expect(code, migrate.output()).toBe(0)
     expect(migrate.output()).toContain('migrations applied')
-    const { rows } = await admin('SELECT count(*)::int AS n FROM _lazarus_migrations', dbUrl)
+    const client = new pg.Client({ connectionString: database!.url })
+    await client.connect()
+    const { rows } = await client.query('SELECT count(*)::int AS n FROM _lazarus_migrations').finally(() => client.end())
     expect(rows[0].n).toBe((await readdir(path.join(copy, 'prisma/migrations'))).length)
 
     const port = await freePort()
