@@ -80,9 +80,9 @@ export function installShutdown(extra?: () => Promise<void>): void {
     const engines = await runningEngines(composition())
     await Promise.race([
       (async () => {
-        // The web process answers its requests in flight while the database and engines are still there.
-        await runBeforeShutdown()
-        await engines?.stop()
+        // The web process answers its requests in flight while the engines stop beside it, so a slow request does not
+        // eat the engines' time to write and ack what they hold; the database closes only after both.
+        await Promise.all([runBeforeShutdown(), engines?.stop()])
         await extra?.()
         // The broker connections the root owns, then the database.
         await closeComposition()
