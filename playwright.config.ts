@@ -1,11 +1,12 @@
 import { defineConfig, devices } from '@playwright/test'
+import { chromiumExecutable } from './tests/e2e/support/chromium'
 import { E2E_WORKERS, e2eSlot } from './tests/e2e/support/slots'
 
-// Debian's Chromium; Playwright must never download a browser here. With no GPU, Chromium would emulate one in its GPU
-// process (SwiftShader) to composite every frame; software compositing does the same work for less CPU
-// (docs/ARCHITECTURE.md#tests).
+// Debian's Chromium, its headless shell when installed (tests/e2e/support/chromium.ts); Playwright must never download a
+// browser here. With no GPU, Chromium would emulate one in its GPU process (SwiftShader) to composite every frame;
+// software compositing does the same work for less CPU (docs/ARCHITECTURE.md#tests).
 const launchOptions = {
-  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+  executablePath: chromiumExecutable(),
   args: ['--disable-gpu', '--disable-gpu-compositing', '--disable-software-rasterizer', '--disable-quic'],
 }
 const slots = Array.from({ length: E2E_WORKERS }, (_, index) => e2eSlot(index))

@@ -51,11 +51,12 @@ ensure_rabbitmq() {
   echo "rabbitmq: $(rabbitmqctl version 2>/dev/null || echo up)"
 }
 
+# Debian's Chromium, and its headless shell, which the browser tests prefer: the same Chromium without the browser's
+# UI layer, for 20-30 % less CPU (tests/e2e/support/chromium.ts).
 ensure_chromium() {
-  if [ ! -x /usr/bin/chromium ]; then
-    apt_install chromium
-  fi
-  echo "chromium: $(/usr/bin/chromium --version 2>/dev/null | head -1)"
+  [ -x /usr/bin/chromium ] || apt_install chromium
+  [ -x /usr/bin/chromium-headless-shell ] || apt_install chromium-headless-shell || echo "chromium: no headless shell, the full browser runs the tests" >&2
+  echo "chromium: $(/usr/bin/chromium --version 2>/dev/null | head -1); headless shell: $([ -x /usr/bin/chromium-headless-shell ] && echo yes || echo no)"
 }
 
 ensure_nats() {

@@ -13,7 +13,7 @@
  *   (d) runTopologyCheck: a whole run, the evidence query and the transaction that records graph and findings included;
  * and prints each one's median, the whole machine's CPU per queue for (d), and (d) / (a).
  * Then (unless BENCH_PAGE=0) starts Lazarus (npm start's server; `next build` first if there is no build) on a fresh
- * database watching that vhost, signs in in Chromium (/usr/bin/chromium) and times /topology?vhost=… from navigation to
+ * database watching that vhost, signs in in Debian's Chromium (tests/e2e/support/chromium.ts) and times /topology?vhost=… from navigation to
  * the graph drawn and laid out (its `data-layout="done"`), ROUNDS times.
  *
  * Options: BENCH_QUEUES (default 2000, a multiple of 5), BENCH_ROUNDS (default 5), BENCH_PAGE=0 (skip the browser),
@@ -29,6 +29,7 @@ import { runTopologyCheck } from '@/lib/server/topology/run-topology-check'
 import { emptyEvidence } from '@/lib/server/topology/topology-evidence'
 import { buildThreeTier } from '@/lib/shared/topology/three-tier'
 import type { VhostDefinitions } from '@/lib/shared/topology/definitions'
+import { chromiumExecutable } from '@/tests/e2e/support/chromium'
 import { fmt, freshDatabase, machineBusySeconds, machineCores, sleep } from './bench-support'
 
 const QUEUES = Number(process.env.BENCH_QUEUES ?? 2000)
@@ -106,7 +107,7 @@ async function waitForHealth(): Promise<void> {
 
 /** Sign in, run the doctor once through the API the page uses, then time the page ROUNDS times. */
 async function pageTimes(): Promise<{ times: number[]; nodes: number; total: number }> {
-  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--disable-gpu', '--disable-quic'] })
+  const browser = await chromium.launch({ executablePath: chromiumExecutable(), args: ['--disable-gpu', '--disable-quic'] })
   try {
     const context = await browser.newContext({ baseURL: `http://127.0.0.1:${PORT}`, viewport: { width: 1440, height: 900 } })
     const page = await context.newPage()

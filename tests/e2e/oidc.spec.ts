@@ -1,5 +1,6 @@
 import { expect, type Browser } from '@playwright/test'
 import pg from 'pg'
+import { chromiumExecutable } from './support/chromium'
 import { test } from './support/fixtures'
 import { freePort, startLazarus, type LazarusServer } from './support/lazarus-server'
 import { makeTestCa, startOidcProvider, type TestCa, type TestOidcProvider } from './support/oidc-provider'
@@ -45,7 +46,7 @@ test.beforeAll(async ({ playwright }) => {
   )
   // Chromium accepts exactly the provider's key, nothing else.
   browser = await playwright.chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    executablePath: chromiumExecutable(),
     args: ['--disable-gpu', '--disable-quic', `--ignore-certificate-errors-spki-list=${ca.spkiSha256}`],
   })
 })

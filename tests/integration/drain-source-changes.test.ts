@@ -1,3 +1,4 @@
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ChannelModel } from '@/lib/server/platform/broker/amqplib'
 import { startDrainer, type Drainer } from '@/lib/server/engines/drainer/drainer'
@@ -71,5 +72,73 @@ describe('source changes through the API apply to the drainer before the answer'
     expect(draining()).toContain(empty)
     await deleteSource({ db, sourcesChanged, id: other.id, actor })
     expect(draining()).not.toContain(empty)
+  })
+})
+
+/**
+ * stop() while a reconcile waits on the database: the reconcile must not start a consumer once stop() has begun (it
+ * would never be stopped), and stop() returns only after that reconcile has ended, so nothing of it runs on a closed
+ * connection or pool.
+ */
+describe('a drainer stopped mid-reconcile', () => {
+  let db: TestDb
+  let connection: ChannelModel
+  let locker: pg.Client
+  const queue = uniqueName('midstop_dlq')
+
+  beforeAll(async () => {
+    db = await createTestDb()
+    connection = await brokerConnection()
+    const channel = await connection.createChannel()
+    await channel.assertQueue(queue, { durable: true })
+    channel.sendToQueue(queue, Buffer.from('{"n":1}'), { messageId: 'midstop-1' })
+    await channel.close()
+    await createSource({ db, sourcesChanged: new Signal(), input: createSourceSchema.parse({ queue }), actor: 'admin@lazarus.test' })
+    locker = new pg.Client({ connectionString: db.url })
+    await locker.connect()
+  })
+
+  afterAll(async () => {
+    await locker?.end().catch(() => {})
+    if (connection) {
+      const channel = await connection.createChannel()
+      await channel.deleteQueue(queue).catch(() => {})
+      await connection.close().catch(() => {})
+    }
+    await db?.drop()
+  })
+
+  it('starts no consumer, and stop() returns after the reconcile it interrupted', async () => {
+    // The drainer's first reconcile, once connected, reads the sources and blocks behind this lock.
+    await locker.query('BEGIN')
+    await locker.query('LOCK TABLE sources IN ACCESS EXCLUSIVE MODE')
+    const drainer = startDrainer({
+      db,
+      config: { AMQP_URL, LAZARUS_DRAIN_BATCH: 50, LAZARUS_DRAIN_PREFETCH: 100, LAZARUS_DRAIN_FLUSH_MS: 20, LAZARUS_MAX_BODY_BYTES: 1 << 20 },
+      reconcileMs: 600_000,
+    })
+    await waitFor(async () => {
+      // Read outside the locking transaction: pg_stat_activity is a snapshot for the rest of a transaction.
+      const { rows } = await db.sql.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%FROM sources WHERE enabled%'")
+      return rows.length === 1
+    }, { what: "the drainer's reconcile to wait on the sources table" })
+
+    let stopReturned = false
+    const stopping = drainer.stop().then(() => (stopReturned = true))
+    // Time for stop() to close the broker connection, had it not waited for the reconcile (a round trip each).
+    for (let i = 0; i < 5; i++) await locker.query('SELECT 1')
+    expect(stopReturned).toBe(false)
+    await locker.query('COMMIT')
+    await stopping
+    expect(drainer.status()).toMatchObject({ state: 'stopped', sources: [] })
+
+    const channel = await connection.createChannel()
+    const { consumerCount, messageCount } = await channel.checkQueue(queue)
+    await channel.close()
+    expect({ consumerCount, messageCount }).toEqual({ consumerCount: 0, messageCount: 1 })
+    const { rows } = await db.sql.query<{ stored: number; errors: number }>(
+      'SELECT (SELECT count(*)::int FROM dead_letters) AS stored, (SELECT count(*)::int FROM sources WHERE last_error IS NOT NULL) AS errors',
+    )
+    expect(rows[0]).toEqual({ stored: 0, errors: 0 })
   })
 })
