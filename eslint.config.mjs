@@ -52,6 +52,14 @@ export default defineConfig([
   },
   // Benchmarks measure the route handlers as Next calls them, so they alone may import routes.
   { files: ['lib/bench/**'], rules: forbid(CLIENT) },
+  // React's rules (the React Compiler's among them, most of ESLint's time) where React can be: pages, components, browser
+  // and shared code. The server, the engines, the tools, the guard and the tests render nothing.
+  {
+    files: ['lib/server/**', 'lib/worker/**', 'lib/cli/**', 'lib/bench/**', 'lib/build/**', 'lib/demo/**', 'packages/**', 'tests/**'],
+    rules: Object.fromEntries(
+      [...nextVitals, ...nextTs].flatMap((config) => Object.keys(config.rules ?? {})).filter((rule) => /^react(-hooks)?\//.test(rule)).map((rule) => [rule, 'off']),
+    ),
+  },
   // Playwright's fixtures receive a function named `use`; it is not React's hook.
   { files: ['tests/e2e/**'], rules: { 'react-hooks/rules-of-hooks': 'off' } },
   // Tests and benchmarks may use `any` for hostile input and the shapes of raw responses.
