@@ -3,10 +3,17 @@
  * "open <url>" opens the database with a warm connection and the migration files read, and answers "ready"; "go"
  * applies the migrations and answers with the names it applied as JSON (or the error), then closes the database.
  * Everything slow happens before "ready", so two children told "go" together race on the database itself.
+ *
+ * stdout carries the answers only; the log goes to stderr. A pool's client that has ended while its backend is still
+ * closing when the round's database is dropped (WITH (FORCE)) logs "idle connection error" after the child answered,
+ * and on stdout that line was read as the next round's answer.
  */
 import { createInterface } from 'node:readline'
 import { openDb, type Db } from '@/lib/server/platform/db'
 import { applyMigrations, loadMigrations, type Migration } from '@/lib/server/platform/db/migrate'
+import { setLogOutput } from '@/lib/server/platform/log'
+
+setLogOutput({ write: (line) => void process.stderr.write(line) })
 
 let db: Db | undefined
 let migrations: Migration[] = []

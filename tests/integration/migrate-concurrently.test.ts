@@ -29,28 +29,11 @@ function startChild(): Child {
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]()
   return {
     process: child,
-    /**
-     * The child's next answer. Its log lines share stdout and are passed on to stderr: a pool's client that has ended
-     * but whose backend is still closing when the round's database is dropped (WITH (FORCE)) logs "idle connection
-     * error" after the child answered, which would otherwise be read as the next round's answer.
-     */
     async next() {
-      for (;;) {
-        const { value, done } = await lines.next()
-        if (done) throw new Error(`migrate-child exited (${child.exitCode ?? child.signalCode})`)
-        if (!isLogLine(value)) return value
-        process.stderr.write(`migrate-child: ${value}\n`)
-      }
+      const { value, done } = await lines.next()
+      if (done) throw new Error(`migrate-child exited (${child.exitCode ?? child.signalCode})`)
+      return value
     },
-  }
-}
-
-const isLogLine = (line: string) => {
-  try {
-    const record = JSON.parse(line) as unknown
-    return typeof record === 'object' && record !== null && 'level' in record && 'msg' in record
-  } catch {
-    return false
   }
 }
 
