@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config'
+import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 
 /**
@@ -10,6 +11,20 @@ const ALONE = [
   'tests/integration/drain-resilience.test.ts',
   'tests/integration/replay-blocked.test.ts',
 ]
+
+/**
+ * Integration files share one module graph per worker (`isolate: false`): loading Lazarus' modules anew for each of
+ * ~120 files cost a third of the Vitest phase's CPU (docs/ARCHITECTURE.md#tests). The process's configuration is read
+ * once (lib/server/platform/config.ts), so a file that sets its own (the environment before the first read, or the
+ * pause topology's names through isolatePauseTopology) runs in a process of its own. Found by reading the files, so a
+ * new one is placed without a list to keep; tests/helpers/shared-process.ts fails a file that changes the
+ * configuration without being found here.
+ */
+const CONFIGURES_ITS_PROCESS = /isolatePauseTopology\(|process\.env(\.\w+|\[[^\]]+\])\s*(=(?!=)|\?\?=)|delete process\.env|vi\.stubEnv/
+const OWN_PROCESS = readdirSync(path.join(import.meta.dirname, 'tests/integration'), { recursive: true, encoding: 'utf8' })
+  .filter((name) => name.endsWith('.test.ts'))
+  .map((name) => `tests/integration/${name.split(path.sep).join('/')}`)
+  .filter((file) => !ALONE.includes(file) && CONFIGURES_ITS_PROCESS.test(readFileSync(path.join(import.meta.dirname, file), 'utf8')))
 
 /** What `npm run test:soak` runs at production-like sizes (tests/helpers/soak.ts); `npm test` runs them smaller. */
 const SOAK = [
@@ -31,6 +46,9 @@ const storesProject = (engine: 'postgres' | 'pglite') => ({
     // Moving a database starts from the embedded one and ends on PostgreSQL: one run covers both engines.
     exclude: engine === 'postgres' ? ['tests/stores/move-database.test.ts'] : [],
     environment: 'node',
+    // One module graph per worker, as the integration files share theirs (see CONFIGURES_ITS_PROCESS).
+    isolate: false,
+    setupFiles: ['tests/helpers/shared-process.ts'],
     env: { LAZARUS_TEST_ENGINE: engine },
     // Copied for each test database rather than made anew: initdb and the migrations take half a minute on PGlite.
     globalSetup: engine === 'pglite' ? ['tests/global-setup.ts', 'tests/helpers/pglite-templates.ts'] : ['tests/global-setup.ts'],
@@ -64,7 +82,19 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['tests/integration/**/*.test.ts'],
-          exclude: ALONE,
+          exclude: [...ALONE, ...OWN_PROCESS],
+          environment: 'node',
+          isolate: false,
+          setupFiles: ['tests/helpers/shared-process.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration-own-process',
+          include: OWN_PROCESS,
           environment: 'node',
           testTimeout: 120_000,
           hookTimeout: 120_000,

@@ -35,7 +35,7 @@ phase "lint: npm run lint"
 npm run --silent lint || { echo "lint failed" >&2; status=1; }
 
 phase "vitest: unit and integration, then the files that need the machine alone"
-npx vitest run --project unit --project integration --project integration-alone --project stores-postgres --project stores-pglite --reporter=default --reporter=json --outputFile.json=test-results/vitest.json || status=1
+npx vitest run --project unit --project integration --project integration-own-process --project integration-alone --project stores-postgres --project stores-pglite --reporter=default --reporter=json --outputFile.json=test-results/vitest.json || status=1
 
 phase "build: waiting for it"
 if wait "$build"; then

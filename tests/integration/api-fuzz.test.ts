@@ -19,9 +19,8 @@ import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
  * FUZZ_TRACE=<file> appends each case to the file before it is sent: the last line names a case that hangs the process.
  */
 
-// Thousands of changes from one caller: the per-caller limits would answer most of them 429 before they reach anything.
-process.env.LAZARUS_MUTATIONS_PER_MINUTE = '100000'
-process.env.LAZARUS_EXPORTS_PER_MINUTE = '10000'
+// Thousands of changes from one caller: tests/setup-env.ts raises the per-caller limits that would answer most of them
+// 429 before they reach anything.
 
 const ROOT = path.resolve(import.meta.dirname, '../..')
 const API_DIR = path.join(ROOT, 'app/api')

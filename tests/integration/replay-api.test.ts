@@ -290,7 +290,7 @@ describe('replay, resolve and audit API', () => {
       resolve.POST(post('/api/messages/resolve', { selection, reason: 'race' }), ctx({})),
       replays.POST(post('/api/replays', { selection, target: { type: 'queue' } }), ctx({})),
     ])
-    expect(responses.every((r) => [200, 201, 409, 422].includes(r.status))).toBe(true)
+    expect(responses.filter((r) => ![200, 201, 409, 422].includes(r.status)).map((r) => r.status)).toEqual([])
     const { rows: owners } = await db.sql.query<{ id: string; status: string; jobs: number }>(
       `SELECT d.id::text, ms.status, (SELECT count(*)::int FROM replay_items i WHERE i.dead_letter_id = d.id) AS jobs
        FROM dead_letters d JOIN message_statuses ms ON ms.dead_letter_id = d.id WHERE d.id = ANY($1::bigint[]) ORDER BY d.id`,

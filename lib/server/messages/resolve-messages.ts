@@ -2,7 +2,7 @@ import 'server-only'
 import type { z } from 'zod'
 import { recordAudit } from '@/lib/server/audit/record-audit'
 import type { Db } from '@/lib/server/platform/db'
-import { MESSAGES_FROM, STATUS_SQL } from '@/lib/server/selection/message-filter-sql'
+import { MESSAGES_FROM, STATUS_LOCK_ORDER, STATUS_SQL } from '@/lib/server/selection/message-filter-sql'
 import { addGroupCounts } from '@/lib/server/groups/groups-store'
 import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-scope'
 import { describeSelection, selectionSql, selectionSubject } from '@/lib/server/selection/selection-sql'
@@ -34,6 +34,7 @@ export async function resolveMessages({ db: { sql }, input, actor, ...scope }: R
       `WITH resolved AS (
          INSERT INTO dead_letter_states AS st (dead_letter_id, status, status_reason, status_changed_at, status_changed_by, failed_at)
          SELECT d.id, 'resolved', $${params.length - 1}, now(), $${params.length}, d.failed_at FROM ${MESSAGES_FROM} WHERE ${where} AND ${STATUS_SQL} = 'dead'
+         ${STATUS_LOCK_ORDER}
          ON CONFLICT (dead_letter_id) DO UPDATE SET status = 'resolved', status_reason = excluded.status_reason,
            status_changed_at = excluded.status_changed_at, status_changed_by = excluded.status_changed_by
          WHERE st.status = 'dead'

@@ -1,6 +1,6 @@
 import 'server-only'
 import type { Sql } from '@/lib/server/platform/db/sql'
-import { MESSAGES_FROM } from '@/lib/server/selection/message-filter-sql'
+import { MESSAGES_FROM, STATUS_LOCK_ORDER } from '@/lib/server/selection/message-filter-sql'
 import type { ReplayJobCreatedStatus } from '@/lib/shared/replay-job-machine'
 import type { ReplayPlanDto, ReplayTarget } from '@/lib/shared/schemas/replay'
 import type { Selection } from '@/lib/shared/schemas/selection'
@@ -163,6 +163,7 @@ export async function takeMessagesIntoJob({ sql, planned, jobId, actor }: {
        SELECT d.id, 'replaying', now(), $${actorParam}, d.failed_at
        FROM ${MESSAGES_FROM} JOIN sources s ON s.id = d.source_id
        WHERE ${planned.eligibleWhere}
+       ${STATUS_LOCK_ORDER}
        ON CONFLICT (dead_letter_id) DO UPDATE SET status = 'replaying', status_reason = NULL,
          status_changed_at = excluded.status_changed_at, status_changed_by = excluded.status_changed_by
        WHERE st.status = 'dead'
@@ -292,6 +293,7 @@ export async function resolveSupersededMessages({ sql, jobId, ids, actor }: { sq
        FROM dead_letters d JOIN newest n ON n.source_id = d.source_id AND n.entity_key = d.entity_key JOIN sources s ON s.id = d.source_id
        LEFT JOIN dead_letter_states cur ON cur.dead_letter_id = d.id
        WHERE d.id = ANY($2::bigint[]) AND d.entity_version < n.v AND coalesce(cur.status, 'dead') = 'dead'
+       ${STATUS_LOCK_ORDER}
        ON CONFLICT (dead_letter_id) DO UPDATE SET status = 'resolved', status_reason = excluded.status_reason,
          status_changed_at = excluded.status_changed_at, status_changed_by = excluded.status_changed_by
        WHERE st.status = 'dead'

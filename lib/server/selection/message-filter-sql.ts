@@ -48,6 +48,13 @@ const onStatusIndex = (filter: Pick<MessageFilter, 'status'>) => filter.status !
 /** A message's status over MESSAGES_FROM: no status row means dead. */
 export const STATUS_SQL = "coalesce(st.status, 'dead')"
 
+/**
+ * The order in which a statement that takes messages' status rows (replay, resolve, a superseded version, a job
+ * starting late) takes them. Two such statements racing over the same messages then queue behind each other instead
+ * of each holding a row the other waits for, a deadlock PostgreSQL would end by failing one with a 500.
+ */
+export const STATUS_LOCK_ORDER = 'ORDER BY d.id'
+
 /** The keyset condition "after (failedAt, id) in list order", on the columns listOrderSql orders by. */
 export function afterCursorSql(filter: Pick<MessageFilter, 'status'>, cursor: { failedAt: string; id: string }, params: unknown[]): string {
   return keysetSql(filter, '<', cursor, params)

@@ -3,6 +3,7 @@ import type { Sql } from '@/lib/server/platform/db/sql'
 import type { ReplayPlanDto, ReplayTarget } from '@/lib/shared/schemas/replay'
 import type { RouteRow } from '@/lib/server/replay/plan-replay'
 import { transitionReplayJob } from '@/lib/server/replay/transition-replay-job'
+import { STATUS_LOCK_ORDER } from '@/lib/server/selection/message-filter-sql'
 
 /** The SQL of starting a waiting job (start-job.ts): all of it runs in the start's one transaction. */
 
@@ -48,6 +49,7 @@ export async function takeItemsMessages({ sql, jobId, actor }: { sql: Sql; jobId
        SELECT d.id, 'replaying', now(), $2, d.failed_at
        FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id LEFT JOIN dead_letter_states cur ON cur.dead_letter_id = d.id
        WHERE i.job_id = $1::bigint AND i.status = 'pending' AND coalesce(cur.status, 'dead') = 'dead'
+       ${STATUS_LOCK_ORDER}
        ON CONFLICT (dead_letter_id) DO UPDATE SET status = 'replaying', status_reason = NULL,
          status_changed_at = excluded.status_changed_at, status_changed_by = excluded.status_changed_by
        WHERE st.status = 'dead'
