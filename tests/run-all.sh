@@ -4,8 +4,9 @@
 # .ci/services.sh). The high-volume runs are apart, in `npm run test:soak`.
 #
 # On two cores most of the suite waits on the broker and the database, so the phases overlap where they can
-# (docs/ARCHITECTURE.md#tests): the production build runs from the start, beside the checks and Vitest, and the browser
-# tests start once both the build and Vitest are done.
+# (docs/ARCHITECTURE.md#tests): the production build runs from the start, beside the checks and Vitest; the browser
+# tests start beside Vitest once the build is done, and the built artifact's tests beside them once Vitest is done.
+# The few files that need the broker to themselves run first, while only the checks and the build run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p test-results
@@ -27,6 +28,12 @@ phase "build: npm run build (in the background, log in test-results/build.log)"
 LAZARUS_BUILD_TYPECHECKED=1 npm run build > test-results/build.log 2>&1 &
 build=$!
 
+# The files that stop RabbitMQ or raise its memory alarm for everyone run while nothing else uses the broker: now,
+# beside the checks and the build, which never touch it. Mostly they wait on the broker, so they cost the checks little.
+phase "vitest: the files that need the broker alone (in the background, log in test-results/vitest-alone.log)"
+npx vitest run --project integration-alone --reporter=default --reporter=json --outputFile.json=test-results/vitest-alone.json > test-results/vitest-alone.log 2>&1 &
+alone=$!
+
 # The house rules first (docs/ARCHITECTURE.md#house-rules): types, lint with zero warnings, import boundaries and
 # cycles, unused code. A failure fails the run, but the tests still run so one push shows everything.
 phase "typecheck: npm run typecheck"
@@ -34,21 +41,42 @@ npm run --silent typecheck || { echo "typecheck failed" >&2; status=1; }
 phase "lint: npm run lint"
 npm run --silent lint || { echo "lint failed" >&2; status=1; }
 
-phase "vitest: unit and integration, then the files that need the machine alone"
-npx vitest run --project unit --project integration --project integration-own-process --project integration-alone --project stores-postgres --project stores-pglite --reporter=default --reporter=json --outputFile.json=test-results/vitest.json || status=1
+wait "$alone" || status=1
+phase "vitest: the files that needed the broker alone are done"
+cat test-results/vitest-alone.log
+
+# Vitest and the browser tests each leave part of two cores idle while they wait on the broker, the database or a page,
+# so they run side by side: Vitest from here, the browser tests as soon as the build is done. Each writes its own log,
+# printed when it ends, so the two outputs do not interleave.
+
+phase "vitest: unit, integration and stores (log in test-results/vitest.log, printed when it ends)"
+npx vitest run --project unit --project integration --project integration-own-process --project stores-postgres --project stores-pglite --reporter=default --reporter=json --outputFile.json=test-results/vitest.json > test-results/vitest.log 2>&1 &
+vitest=$!
 
 phase "build: waiting for it"
+playwright=
 if wait "$build"; then
-  phase "artifact: the production build, copied outside the repository, migrates, serves, drains and replays"
-  npx vitest run --project artifact --reporter=default --reporter=json --outputFile.json=test-results/vitest-artifact.json || status=1
-  phase "playwright"
-  PLAYWRIGHT_JSON_OUTPUT_NAME=test-results/playwright.json npx playwright test --reporter=list,json || status=1
+  phase "playwright: beside Vitest (log in test-results/playwright.log, printed when it ends)"
+  PLAYWRIGHT_JSON_OUTPUT_NAME=test-results/playwright.json npx playwright test --reporter=list,json > test-results/playwright.log 2>&1 &
+  playwright=$!
 else
   tail -60 test-results/build.log
   echo "build failed: browser tests not run" >&2
   status=1
 fi
 
-node tests/summarise.mjs test-results/vitest.json test-results/playwright.json test-results/vitest-artifact.json || status=1
+wait "$vitest" || status=1
+phase "vitest: done"
+cat test-results/vitest.log
+
+if [ -n "$playwright" ]; then
+  phase "artifact: the production build, copied outside the repository, migrates, serves, drains and replays (beside the browser tests)"
+  npx vitest run --project artifact --reporter=default --reporter=json --outputFile.json=test-results/vitest-artifact.json || status=1
+  wait "$playwright" || status=1
+  phase "playwright: done"
+  cat test-results/playwright.log
+fi
+
+node tests/summarise.mjs test-results/vitest.json test-results/playwright.json test-results/vitest-artifact.json test-results/vitest-alone.json || status=1
 phase "done"
 exit $status

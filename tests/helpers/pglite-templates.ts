@@ -1,13 +1,20 @@
-import { cp, mkdtemp, rm } from 'node:fs/promises'
+import { createHash, randomBytes } from 'node:crypto'
+import { cp, mkdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { TestProject } from 'vitest/node'
 import { openDb } from '@/lib/server/platform/db'
+import { loadMigrations } from '@/lib/server/platform/db/migrate'
 
 /**
- * Global setup of the stores-pglite project (vitest.config.ts): two PGlite data directories made once per run, an
- * empty one and a migrated one, which tests/helpers/engine-db.ts copies for each test database instead of running
- * initdb (half a minute of WebAssembly) and every migration again. Both are opened by the same openDb as production.
+ * Global setup of the stores-pglite project (vitest.config.ts): two PGlite data directories, an empty one and a
+ * migrated one, which tests/helpers/engine-db.ts copies for each test database instead of running initdb (seconds of
+ * WebAssembly) and every migration again. Both are opened by the same openDb as production.
+ *
+ * Like the PostgreSQL template (tests/global-setup.ts), they are kept between runs on a machine under a name that
+ * carries a hash of the migrations and of the PGlite version, so an edited migration or a new PGlite builds new ones
+ * and a stale pair is never used. They are built under a temporary name and renamed when complete, so a run that dies
+ * while building, or a second run beside it, never copies a half-made one.
  */
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -16,13 +23,37 @@ declare module 'vitest' {
   }
 }
 
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const root = await mkdtemp(path.join(tmpdir(), 'lazarus-pglite-templates-'))
-  const empty = path.join(root, 'empty')
-  const migrated = path.join(root, 'migrated')
-  await (await openDb({ dataDir: empty, migrate: false })).close()
-  await cp(empty, migrated, { recursive: true })
-  await (await openDb({ dataDir: migrated })).close()
-  project.provide('pgliteTemplates', { empty, migrated })
-  return () => rm(root, { recursive: true, force: true })
+export default async function setup(project: TestProject): Promise<void> {
+  const root = path.join(tmpdir(), `lazarus-pglite-templates-${await templatesHash()}`)
+  if (!(await exists(root))) await buildTemplates(root)
+  project.provide('pgliteTemplates', { empty: path.join(root, 'empty'), migrated: path.join(root, 'migrated') })
 }
+
+async function templatesHash(): Promise<string> {
+  const migrations = await loadMigrations()
+  const pglite = JSON.parse(await readFile(path.resolve(import.meta.dirname, '../../node_modules/@electric-sql/pglite/package.json'), 'utf8')) as { version: string }
+  return createHash('sha256')
+    .update(`pglite ${pglite.version}\n${migrations.map((m) => `${m.name}:${m.sha256}`).join('\n')}`)
+    .digest('hex')
+    .slice(0, 16)
+}
+
+async function buildTemplates(root: string): Promise<void> {
+  const building = `${root}.building-${randomBytes(4).toString('hex')}`
+  const empty = path.join(building, 'empty')
+  const migrated = path.join(building, 'migrated')
+  try {
+    await mkdir(building, { recursive: true })
+    await (await openDb({ dataDir: empty, migrate: false })).close()
+    await cp(empty, migrated, { recursive: true })
+    await (await openDb({ dataDir: migrated })).close()
+    await rename(building, root)
+  } catch (error) {
+    // Another run on this machine finished the same templates first (the rename finds the folder there): use theirs.
+    if (!(await exists(root))) throw error
+  } finally {
+    await rm(building, { recursive: true, force: true })
+  }
+}
+
+const exists = (file: string) => stat(file).then(() => true, () => false)
