@@ -43,7 +43,7 @@ export function ReplayProgress({ job, size = 'md', label = 'Replay progress', no
         {SEGMENTS.map((s) => (
           <span key={s.key} title={`${formatCount(job[s.key])} ${s.label}`} className={cn('h-full transition-[width] duration-700 ease-out', s.className)} style={{ width: width(job[s.key], job.total) }} />
         ))}
-        {active && <span aria-hidden className="absolute inset-0 animate-pulse bg-white/20" />}
+        {active && <span aria-hidden data-testid="progress-pulse" className="absolute inset-0 motion-safe:animate-pulse bg-white/20" />}
       </div>
       <span
         className={cn('shrink-0 text-right whitespace-nowrap tabular-nums', size === 'sm' ? 'w-9 text-xs text-zinc-600' : 'w-14 font-semibold')}

@@ -33,7 +33,7 @@ function RunNowButton({ vhost, source }: { vhost: string | null; source: string 
         </span>
       ) : null}
       <Button variant="primary" onClick={() => run.mutate()} disabled={run.isPending} aria-busy={run.isPending} data-testid="run-now">
-        {run.isPending && <span aria-hidden className="size-3 animate-spin rounded-full border-2 border-white/40 border-t-white" />}
+        {run.isPending && <span aria-hidden className="size-3 motion-safe:animate-spin rounded-full border-2 border-white/40 border-t-white" />}
         {run.isPending ? 'Checking the broker…' : 'Run now'}
       </Button>
     </span>

@@ -1,7 +1,7 @@
 import { cn } from '@/lib/client/cn'
 
 export function Skeleton({ className }: { className?: string }) {
-  return <span aria-hidden className={cn('block animate-pulse rounded bg-zinc-200/80', className)} />
+  return <span aria-hidden data-skeleton className={cn('block motion-safe:animate-pulse rounded bg-zinc-200/80', className)} />
 }
 
 // Deterministic widths, so skeletons look like text without jumping between renders.

@@ -259,6 +259,14 @@ test('a running replay shows live progress and can be cancelled', async ({ page,
   expect(running).toBeGreaterThan(0)
   expect(running).toBeLessThan(100)
   await expect(page.getByText('live · every second')).toBeVisible()
+  // The bar pulses while the job runs, unless the browser asks for reduced motion, as these tests' browsers do
+  // (playwright.config.ts): then nothing on the page animates.
+  const pulse = progress.getByTestId('progress-pulse')
+  const motion = () => pulse.evaluate((el) => [matchMedia('(prefers-reduced-motion: reduce)').matches, getComputedStyle(el).animationName])
+  expect(await motion()).toEqual([true, 'none'])
+  await page.emulateMedia({ reducedMotion: 'no-preference' })
+  expect(await motion()).toEqual([false, 'pulse'])
+  await page.emulateMedia({ reducedMotion: 'reduce' })
   await shot(page, 'replay-running')
 
   await page.getByRole('button', { name: 'Cancel…' }).click()

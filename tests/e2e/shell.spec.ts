@@ -76,7 +76,7 @@ test.beforeAll(async ({ request }) => {
 async function settle(page: Page) {
   await page.waitForLoadState('load')
   await expect(page.locator('[aria-busy="true"]')).toHaveCount(0)
-  await expect(page.locator('main .animate-pulse')).toHaveCount(0)
+  await expect(page.locator('main [data-skeleton]')).toHaveCount(0)
 }
 
 const shotName = (path: string) => (path === '/' ? 'groups' : path.slice(1).replace(/\/\d+$/, '-one').replace(/\//g, '-'))
