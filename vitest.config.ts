@@ -50,7 +50,8 @@ const storesProject = (engine: 'postgres' | 'pglite') => ({
     isolate: false,
     setupFiles: ['tests/helpers/shared-process.ts'],
     env: { LAZARUS_TEST_ENGINE: engine },
-    // Copied for each test database rather than made anew: initdb and the migrations take half a minute on PGlite.
+    // Copied for each test database rather than made anew: initdb and the migrations cost PGlite about 11 CPU s, and
+    // the templates are kept between runs (tests/helpers/pglite-templates.ts).
     globalSetup: engine === 'pglite' ? ['tests/global-setup.ts', 'tests/helpers/pglite-templates.ts'] : ['tests/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,

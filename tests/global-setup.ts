@@ -1,11 +1,12 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import path from 'node:path'
 import pg from 'pg'
 import type { TestProject } from 'vitest/node'
 import { bundleProcesses } from '@/lib/build/bundle-processes.mjs'
-import { applyMigrations, loadMigrations } from '@/lib/server/platform/db/migrate'
+import { applyMigrations } from '@/lib/server/platform/db/migrate'
 import { pgSql } from '@/lib/server/platform/db/sql'
+import { migrationsHash } from './helpers/migrations-hash'
 import { ADMIN_URL, databaseUrl } from './helpers/test-db'
 
 declare module 'vitest' {
@@ -27,9 +28,7 @@ declare module 'vitest' {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const bundles = await buildProcessBundles()
   project.provide('processBundles', bundles)
-  const migrations = await loadMigrations()
-  const hash = createHash('sha256').update(migrations.map((m) => `${m.name}:${m.sha256}`).join('\n')).digest('hex').slice(0, 16)
-  const template = `lazarus_template_${hash}`
+  const template = `lazarus_template_${await migrationsHash()}`
   const admin = new pg.Client({ connectionString: ADMIN_URL })
   await admin.connect()
   try {

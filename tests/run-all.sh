@@ -48,7 +48,6 @@ cat test-results/vitest-alone.log
 # Vitest and the browser tests each leave part of two cores idle while they wait on the broker, the database or a page,
 # so they run side by side: Vitest from here, the browser tests as soon as the build is done. Each writes its own log,
 # printed when it ends, so the two outputs do not interleave.
-
 phase "vitest: unit, integration and stores (log in test-results/vitest.log, printed when it ends)"
 npx vitest run --project unit --project integration --project integration-own-process --project stores-postgres --project stores-pglite --reporter=default --reporter=json --outputFile.json=test-results/vitest.json > test-results/vitest.log 2>&1 &
 vitest=$!

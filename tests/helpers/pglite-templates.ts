@@ -1,10 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { cp, mkdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { TestProject } from 'vitest/node'
 import { openDb } from '@/lib/server/platform/db'
-import { loadMigrations } from '@/lib/server/platform/db/migrate'
+import { migrationsHash } from './migrations-hash'
 
 /**
  * Global setup of the stores-pglite project (vitest.config.ts): two PGlite data directories, an empty one and a
@@ -30,12 +30,8 @@ export default async function setup(project: TestProject): Promise<void> {
 }
 
 async function templatesHash(): Promise<string> {
-  const migrations = await loadMigrations()
   const pglite = JSON.parse(await readFile(path.resolve(import.meta.dirname, '../../node_modules/@electric-sql/pglite/package.json'), 'utf8')) as { version: string }
-  return createHash('sha256')
-    .update(`pglite ${pglite.version}\n${migrations.map((m) => `${m.name}:${m.sha256}`).join('\n')}`)
-    .digest('hex')
-    .slice(0, 16)
+  return migrationsHash(`pglite ${pglite.version}\n`)
 }
 
 async function buildTemplates(root: string): Promise<void> {
