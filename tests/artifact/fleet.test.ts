@@ -27,6 +27,8 @@ const BUILD = path.resolve(import.meta.dirname, '../../.next/standalone')
 const TOKEN = 'fleet-test-admin-token-0123456789abcdef0123'
 const MESSAGES = bySize(15_000, 50_000)
 const JOBS = 10
+// Each job's publish rate, per second.
+const RATE = 300
 const KEYS = ['a', 'b', 'c'] as const
 const SERVICES = ['inventory', 'billing', 'shipping', 'pricing']
 // The executor's publish window; what a SIGKILL can duplicate is bounded by what it had claimed and not confirmed.
@@ -223,13 +225,16 @@ describe('a fleet of 2 web processes and 3 workers on one database', () => {
     const ids = (await sql.query<{ id: string }>('SELECT id::text FROM dead_letters ORDER BY id')).rows.map((r) => r.id)
     const webs = alive('web')
     const chunk = Math.ceil(ids.length / JOBS)
-    const jobs = await Promise.all(
+    // Created while the hunt below already looks: under a busy machine the first jobs run before the last is created.
+    const creating = Promise.all(
       Array.from({ length: JOBS }, (_, j) => {
         const selection = ids.slice(j * chunk, (j + 1) * chunk)
         return api<{ id: string }>(webs[j % webs.length], '/api/replays', {
           method: 'POST',
-          // Slow enough that a job is caught mid-flight however busy the machine: about 1 s per job at this size.
-          body: JSON.stringify({ selection: { ids: selection }, ratePerSecond: 2_000, confirmCount: selection.length }),
+          // Slow enough that a job is caught mid-flight however busy the machine. At 300/s a claim is 300 items and the
+          // next is claimed ahead, so a job has items both in flight and pending for all but its last two claims (about
+          // 3 of the 5 s a 1,500-item job takes).
+          body: JSON.stringify({ selection: { ids: selection }, ratePerSecond: RATE, confirmCount: selection.length }),
         }).then((job) => ({ ...job, size: selection.length }))
       }),
     )
@@ -264,6 +269,7 @@ describe('a fleet of 2 web processes and 3 workers on one database', () => {
         worker.kill('SIGCONT')
       }
     }
+    const jobs = await creating
     expect(victim, 'a worker caught with a job both in flight and pending').toBeDefined()
     await ready(await startProcess('worker'))
 
