@@ -20,7 +20,6 @@ const topology = isolatePauseTopology()
 
 type Handled = { orderId: string; n: number }
 const RULE = { kind: 'jsonPointer', pointer: '/orderId' } as const
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /**
  * The control exchange and the guard's poll as attack surfaces: a real guard consuming a real queue, events forged
@@ -154,14 +153,18 @@ describe('guard security: events only trigger a re-read; the list decides; token
   it('forged events (a huge version, an entity pause, a whole-queue pause, garbage) change nothing: the guard re-reads the list and follows it', async () => {
     const work = await newQueue('sec_work')
     const c = await startConsumer(work)
-    // Past the reads of its start (the first list, then one after subscribing to events) and their spacing.
-    await sleep(1_100)
+    // Past the reads of its start (the first list, then one after subscribing to events): an event it hears proves it
+    // subscribed, and once settled it has read for every event so far.
+    await forge(['warm-up'])
+    await waitFor(async () => c.guard.controlEvents() >= 1, { what: 'the guard to hear an event' })
+    await c.guard.settled()
     const reads = () => api.polls.filter((p) => p.url.searchParams.get('instance') === c.guard.instanceId).length
     const before = reads()
+    const heard = c.guard.controlEvents()
     await forge([forgedPause(work, 999_999, null), forgedPause(work, 1_000_000, 'order-1'), { type: 'resume', version: 5 }, 'not json at all'])
     // Every event asks for a re-read, and the burst is read once.
-    await waitFor(async () => reads() > before, { what: 'the guard to re-read the list' })
-    await sleep(300)
+    await waitFor(async () => c.guard.controlEvents() >= heard + 4, { what: 'the guard to hear the four events' })
+    await c.guard.settled()
     expect(reads() - before).toBe(1)
     expect(c.guard.pauses()).toEqual([])
     expect(c.consumer.paused).toBe(false)
@@ -181,9 +184,11 @@ describe('guard security: events only trigger a re-read; the list decides; token
     await waitFor(async () => (await heldCount(work)) === 1 && c.handled.length === 3, { what: 'order-1 held, order-2 handled' })
     expect(c.handled.map((h) => h.n)).toEqual([1, 2, 4])
 
-    // A forged resume does not lift the real pause either.
+    // A forged resume does not lift the real pause either: the re-read it asks for still lists the pause.
+    const heardBefore = c.guard.controlEvents()
     await forge([{ ...forgedPause(work, 2_000_000, 'order-1'), type: 'resume', pause: { ...forgedPause(work, 2_000_000, 'order-1').pause, id: pause.id, status: 'resumed' } }])
-    await sleep(1_300)
+    await waitFor(async () => c.guard.controlEvents() > heardBefore, { what: 'the guard to hear the forged resume' })
+    await c.guard.settled()
     expect(c.guard.pauses().map((p) => p.id)).toEqual([pause.id])
 
     // A real whole-queue pause still stops the consumer, and its resume starts it again.

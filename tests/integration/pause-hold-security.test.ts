@@ -17,7 +17,6 @@ import { closeComposition, composition } from '@/lib/server/platform/process/com
 const topology = isolatePauseTopology()
 
 type HeldRow = { id: string; n: number; entity_key: string | null; flags: string[]; status: string; released: number }
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /**
  * lazarus.hold as an attack surface: any application that may publish there (every guard's does) can write
@@ -108,8 +107,9 @@ describe('held messages no pause explains are stored, flagged and never released
       [2, 'held', ['held-unexpected']],
     ])
 
-    // Several straggler sweeps later (every 200 ms here) nothing went out.
-    await sleep(1_200)
+    // Two straggler sweeps later nothing went out.
+    await runtime.swept()
+    await runtime.swept()
     expect((await heldFrom(victim)).map((r) => [r.status, r.released])).toEqual([['held', 0], ['held', 0]])
     expect(await queueDepth(victim)).toBe(0)
 
@@ -117,7 +117,7 @@ describe('held messages no pause explains are stored, flagged and never released
     const later = await pause(victim, null)
     expect(later.held).toBe(0)
     expect((await resumePause({ db, control: composition().control, id: later.id, actor: 'ann' })).status).toBe('resumed')
-    await sleep(600)
+    await runtime.swept()
     expect((await heldFrom(victim)).map((r) => [r.status, r.released])).toEqual([['held', 0], ['held', 0]])
     expect(await queueDepth(victim)).toBe(0)
   })
@@ -138,7 +138,9 @@ describe('held messages no pause explains are stored, flagged and never released
     expect(JSON.parse(back.content.toString())).toEqual({ orderId: 'order-5', n: 2 })
     expect(back.properties.headers?.[RELEASE_HEADER]).toBe(ended5.id)
 
-    await sleep(600)
+    // Once the release is recorded, a sweep more: it leaves the 11-minute hold alone.
+    await waitFor(async () => (await heldFrom(work)).some((r) => r.entity_key === 'order-5' && r.status === 'replayed'), { what: 'the 5-minute hold recorded as released' })
+    await runtime.swept()
     const rows = await heldFrom(work)
     expect(rows.map((r) => [r.entity_key, r.status, r.flags, r.released])).toEqual([
       ['order-11', 'held', ['held-unexpected'], 0],
@@ -168,7 +170,8 @@ describe('held messages no pause explains are stored, flagged and never released
     const back = await collect(app, work, 2, 20_000)
     expect(back.map((m) => JSON.parse(m.content.toString()).n)).toEqual([1, 4])
 
-    await sleep(600)
+    // A sweep after the release: it sent back nothing of the other entity or the other queue.
+    await runtime.swept()
     expect((await heldFrom(work)).map((r) => [r.n, r.status])).toEqual([[1, 'replayed'], [2, 'held'], [4, 'replayed']])
     expect((await heldFrom(other)).map((r) => [r.status, r.released])).toEqual([['held', 0]])
     expect(await queueDepth(work)).toBe(0)

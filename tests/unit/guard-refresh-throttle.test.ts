@@ -11,11 +11,12 @@ describe('guard: events ask for a re-read, at most one per minRefreshIntervalMs'
   let view: PauseView
   /** Fake-clock instants of every read of the list. */
   let reads: number[]
+  /** The registry version Lazarus answers. */
+  let version: number
 
-  beforeEach(async () => {
-    vi.useFakeTimers({ now: 0 })
-    reads = []
-    view = pauseView({
+  /** A pause view reading from a Lazarus that answers `version` and no pauses, started. */
+  function startView(): PauseView {
+    const started = pauseView({
       registry: new PauseRegistry('/', 'orders.work'),
       queue: 'orders.work',
       baseUrl: 'http://lazarus.test',
@@ -23,7 +24,7 @@ describe('guard: events ask for a re-read, at most one per minRefreshIntervalMs'
       tokenSent: false,
       fetch: async () => {
         reads.push(Date.now())
-        return Response.json({ version: 7, pauses: [] })
+        return Response.json({ version, pauses: [] })
       },
       pollIntervalMs: 60_000,
       minRefreshIntervalMs: 1_000,
@@ -35,7 +36,15 @@ describe('guard: events ask for a re-read, at most one per minRefreshIntervalMs'
       onChange: () => {},
       isClosed: () => false,
     })
-    view.start()
+    started.start()
+    return started
+  }
+
+  beforeEach(async () => {
+    vi.useFakeTimers({ now: 0 })
+    reads = []
+    version = 7
+    view = startView()
     await vi.advanceTimersByTimeAsync(0)
     // The start: the first list, then the confirming read its new version asks for, one interval later.
     await vi.advanceTimersByTimeAsync(1_000)
@@ -67,5 +76,36 @@ describe('guard: events ask for a re-read, at most one per minRefreshIntervalMs'
     view.refreshSoon()
     await vi.advanceTimersByTimeAsync(1_000)
     expect(reads.map((at) => at - eventAt)).toEqual([20])
+  })
+
+  it('settled() waits for the read an event asked for, however far the interval puts it, and no longer', async () => {
+    // An event 100 ms after the last read: its read is due 900 ms later.
+    await vi.advanceTimersByTimeAsync(100)
+    view.refreshSoon()
+    let settledAt: number | null = null
+    void view.settled().then(() => (settledAt = Date.now()))
+    await vi.advanceTimersByTimeAsync(899)
+    expect(settledAt).toBeNull()
+    expect(reads).toEqual([])
+    await vi.advanceTimersByTimeAsync(1)
+    expect(reads).toHaveLength(1)
+    expect(settledAt).toBe(reads[0])
+    // Nothing due: at once.
+    const before = Date.now()
+    await view.settled()
+    expect(Date.now()).toBe(before)
+  })
+
+  it('settled() also waits for the confirming read that a new version asks for', async () => {
+    await vi.advanceTimersByTimeAsync(2_000)
+    version = 8
+    const eventAt = Date.now()
+    view.refreshSoon()
+    let settledAt: number | null = null
+    void view.settled().then(() => (settledAt = Date.now()))
+    await vi.advanceTimersByTimeAsync(5_000)
+    // The event's read finds version 8, and the read confirming it follows one interval later.
+    expect(reads.map((at) => at - eventAt)).toEqual([20, 1_020])
+    expect(settledAt! - eventAt).toBe(1_020)
   })
 })

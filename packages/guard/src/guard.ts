@@ -103,6 +103,15 @@ export type Guard = {
   pauses(): GuardPause[]
   /** Re-reads the pause list now. */
   refresh(): Promise<void>
+  /** How many control events this guard has received. Each asks for a re-read of the list; none is read. */
+  controlEvents(): number
+  /**
+   * Resolves once every control event received so far has been followed: no re-read of the list is due or running.
+   * The regular poll (`pollIntervalMs`) does not count. For tests and shutdown scripts that must know the guard acted
+   * on what it heard, without waiting a guessed time: a burst of events is read once, after its last event
+   * (`minRefreshIntervalMs`).
+   */
+  settled(): Promise<void>
   /** Stops the guard: cancels the consumers it started, finishes holds in progress, closes its channels. */
   close(): Promise<void>
 }
@@ -156,12 +165,16 @@ export function createGuard(options: GuardOptions): Guard {
     },
     isClosed,
   })
+  let controlEventsReceived = 0
   const controlEvents = subscribeToControlEvents({
     connection,
     exchange: options.controlExchange ?? CONTROL_EXCHANGE,
     retryDelayMs,
     report,
-    onEvent: () => pauses.refreshSoon(),
+    onEvent: () => {
+      controlEventsReceived++
+      pauses.refreshSoon()
+    },
     onSubscribed: () => void pauses.refresh(),
     isClosed,
   })
@@ -220,6 +233,8 @@ export function createGuard(options: GuardOptions): Guard {
     wrap,
     pauses: () => registry.list(),
     refresh: pauses.refresh,
+    controlEvents: () => controlEventsReceived,
+    settled: pauses.settled,
     close,
   }
 }

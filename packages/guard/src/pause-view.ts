@@ -35,6 +35,8 @@ export type PauseView = {
   refresh(): Promise<void>
   /** Asks for a re-read soon, on behalf of a control event. */
   refreshSoon(): void
+  /** Resolves once no re-read is due (asked for by an event, or confirming a new version) or running. */
+  settled(): Promise<void>
   /** Resolves once a list was read, or after startTimeoutMs. */
   ready(): Promise<void>
   /** Stops the timers and releases whoever still waits in ready(). */
@@ -58,6 +60,9 @@ export function pauseView(options: PauseViewOptions): PauseView {
   let refreshAgain = false
   let pollTimer: NodeJS.Timeout | null = null
   let eventTimer: NodeJS.Timeout | null = null
+  /** Resolves when eventTimer fires or is cleared. */
+  let eventDue: Promise<void> = Promise.resolve()
+  let eventDueResolve: () => void = () => {}
   let lastFetchAt = -Infinity
   let lastShoutAt = -Infinity
   let fetchFailures = 0
@@ -151,11 +156,26 @@ export function pauseView(options: PauseViewOptions): PauseView {
   function refreshSoon() {
     if (isClosed() || eventTimer) return
     const wait = Math.max(EVENT_COALESCE_MS, lastFetchAt + options.minRefreshIntervalMs - Date.now())
+    eventDue = new Promise((resolve) => (eventDueResolve = resolve))
     eventTimer = setTimeout(() => {
       eventTimer = null
+      // The read starts before anyone waiting in settled() looks again, so they wait for it too.
       void refresh()
+      eventDueResolve()
     }, wait)
     eventTimer.unref?.()
+  }
+
+  /**
+   * A re-read due or running is waited for, and so is the one it may ask for in turn (a new version is confirmed by a
+   * poll soon after). The regular poll's timer does not count: it is always due.
+   */
+  async function settled(): Promise<void> {
+    for (;;) {
+      if (refreshing) await refreshing
+      else if (eventTimer) await eventDue
+      else return
+    }
   }
 
   let readyPromise: Promise<void> | null = null
@@ -180,10 +200,13 @@ export function pauseView(options: PauseViewOptions): PauseView {
     start: () => void refresh().then(schedulePoll),
     refresh,
     refreshSoon,
+    settled,
     ready,
     stop() {
       if (pollTimer) clearTimeout(pollTimer)
       if (eventTimer) clearTimeout(eventTimer)
+      eventTimer = null
+      eventDueResolve()
       loadedResolve()
     },
   }

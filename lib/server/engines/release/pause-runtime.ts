@@ -32,7 +32,15 @@ import { releaseStragglers } from './release-stragglers'
 
 const log = logger('pauses')
 
-export type PauseRuntime = { stop(): Promise<void>; topologyReady: Promise<void> }
+export type PauseRuntime = {
+  stop(): Promise<void>
+  topologyReady: Promise<void>
+  /**
+   * Resolves once a straggler sweep that started after this call has ended (at once after stop()). What a sweep
+   * should have released by then, it has: tests wait for sweeps, not for a guessed time.
+   */
+  swept(): Promise<void>
+}
 
 export type StartPauseRuntimeOptions = {
   /** The runtime uses db.background, the pool without statement timeouts. */
@@ -86,22 +94,29 @@ export async function startPauseRuntime({ db, control, config, sweepMs = 2_000 }
     log.info('pause topology declared', names)
   })
 
+  /** Whoever waits in swept() for the next sweep to start and end. */
+  let waiting: Array<() => void> = []
   const sweep = async () => {
     if (stopped) return
+    const waiters = waiting
+    waiting = []
     try {
       const released = await releaseStragglers({ db })
       if (released) log.info('releasing messages held after their pause ended', { job: released.jobId, messages: released.released })
     } catch (error) {
       log.warn('straggler sweep failed', { error: (error as Error).message })
     }
+    for (const resolve of waiters) resolve()
     if (!stopped) later(sweepMs, () => void sweep())
   }
   later(sweepMs, () => void sweep())
 
   return {
     topologyReady: topology.ready,
+    swept: () => (stopped ? Promise.resolve() : new Promise<void>((resolve) => waiting.push(resolve))),
     async stop() {
       stopped = true
+      for (const resolve of waiting.splice(0)) resolve()
       topology.remove()
       for (const timer of timers) clearTimeout(timer)
       timers.clear()
