@@ -18,7 +18,9 @@ export default defineConfig({
   retries: 0,
   // One Lazarus per worker (tests/e2e/support/slots.ts): specs in different workers share the broker, nothing else.
   workers: E2E_WORKERS,
-  timeout: 60_000,
+  // A backstop for a test that hangs, not a speed limit (each wait has its own bound): on a slow two-core machine beside
+  // Vitest, the alerts walk took 43 s of the 60 this was.
+  timeout: 120_000,
   // A trace records a screencast and DOM snapshots of every test, kept or not: a fifth of the browser tests' CPU.
   // E2E_TRACE=1 records them and keeps those of failed tests (test-results/e2e/*/trace.zip).
   // Reduced motion, as a user may ask for it: a pulsing progress bar or skeleton would otherwise make Chromium composite

@@ -20,6 +20,13 @@ const ALONE = [
  * new one is placed without a list to keep; tests/helpers/shared-process.ts fails a file that changes the
  * configuration without being found here.
  */
+/**
+ * A backstop for a test that hangs, not a speed limit: every wait inside a test has its own bound. Sized for a slow
+ * two-core machine where the integration files share the CPU with the browser tests: the slowest test took 69 s there
+ * (api-triage's paging, a few seconds alone).
+ */
+const INTEGRATION_TIMEOUT_MS = 300_000
+
 const CONFIGURES_ITS_PROCESS = /isolatePauseTopology\(|process\.env(\.\w+|\[[^\]]+\])\s*(=(?!=)|\?\?=)|delete process\.env|vi\.stubEnv/
 const OWN_PROCESS = readdirSync(path.join(import.meta.dirname, 'tests/integration'), { recursive: true, encoding: 'utf8' })
   .filter((name) => name.endsWith('.test.ts'))
@@ -87,8 +94,8 @@ export default defineConfig({
           environment: 'node',
           isolate: false,
           setupFiles: ['tests/helpers/shared-process.ts'],
-          testTimeout: 120_000,
-          hookTimeout: 120_000,
+          testTimeout: INTEGRATION_TIMEOUT_MS,
+          hookTimeout: INTEGRATION_TIMEOUT_MS,
         },
       },
       {
@@ -97,8 +104,8 @@ export default defineConfig({
           name: 'integration-own-process',
           include: OWN_PROCESS,
           environment: 'node',
-          testTimeout: 120_000,
-          hookTimeout: 120_000,
+          testTimeout: INTEGRATION_TIMEOUT_MS,
+          hookTimeout: INTEGRATION_TIMEOUT_MS,
         },
       },
       {
@@ -110,8 +117,8 @@ export default defineConfig({
           fileParallelism: false,
           maxWorkers: 1,
           sequence: { groupOrder: 1 },
-          testTimeout: 120_000,
-          hookTimeout: 120_000,
+          testTimeout: INTEGRATION_TIMEOUT_MS,
+          hookTimeout: INTEGRATION_TIMEOUT_MS,
         },
       },
       {

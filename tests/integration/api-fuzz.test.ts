@@ -27,6 +27,11 @@ const API_DIR = path.join(ROOT, 'app/api')
 const BASE = 'http://lazarus.test'
 /** A hostile request must be answered, not left hanging. */
 const CALL_TIMEOUT_MS = 10_000
+/**
+ * Only a backstop: every call has its own bound (CALL_TIMEOUT_MS), and a route's hundreds of calls share two busy cores
+ * with the browser tests in `npm test` (POST /api/replays once took over 120 s there, where alone it takes seconds).
+ */
+const ROUTE_TIMEOUT_MS = 15 * 60_000
 
 // ---------------------------------------------------------------------------------------------- deterministic chance
 
@@ -552,7 +557,7 @@ describe('API fuzz: hostile input never gives a 5xx', () => {
         if (({} as Record<string, unknown>).polluted !== undefined) failures.push('Object.prototype was polluted')
         // A count, not toEqual([]): diffing thousands of long strings takes vitest minutes.
         expect(failures.length, `${failures.length} failures:\n${failures.slice(0, 25).join('\n')}`).toBe(0)
-      })
+      }, ROUTE_TIMEOUT_MS)
     }
   }
 })

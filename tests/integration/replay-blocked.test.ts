@@ -77,8 +77,16 @@ describe('replay under a broker resource alarm', () => {
     const jobId = await replay(ids)
     const blocked = await waitFor(async () => executor!.status().blocked, { what: 'the executor to report the block', timeoutMs: 30_000 })
     expect(blocked).toMatch(/memory/i)
-    // Nothing confirmed, nothing delivered, nothing given up on while blocked.
-    await new Promise((resolve) => setTimeout(resolve, 1_500))
+    // The run holds its job while blocked: it renews the lease twice (each renewal follows a heartbeat that checks the
+    // confirm timeout), and meanwhile nothing was confirmed, delivered or given up on.
+    const lease = async () => (await db.sql.query<{ at: Date | null }>('SELECT lease_expires_at AS at FROM replay_jobs WHERE id = $1::bigint', [jobId])).rows[0].at?.getTime() ?? 0
+    for (let renewals = 0, seen = await lease(); renewals < 2; renewals++) {
+      const previous = seen
+      seen = await waitFor(async () => {
+        const at = await lease()
+        return at > previous && at
+      }, { what: 'the run to renew its lease while blocked', timeoutMs: 30_000 })
+    }
     expect(await jobState(db.sql, jobId)).toMatchObject({ status: 'running', confirmed: 0, failed: 0 })
     expect((await channel.checkQueue(work)).messageCount).toBe(0)
 
@@ -108,8 +116,9 @@ describe('replay under a broker resource alarm', () => {
 
     // Whatever the broker still takes in once the alarm clears carries its replay id, so consumers can de-duplicate,
     // and the stored copies stay dead: a later replay can send them again, nothing is lost either way.
+    // Once the executor hears that its connection is unblocked, the broker reads again what it held back on it, in order.
     liftAlarm()
-    await new Promise((resolve) => setTimeout(resolve, 1_000))
+    await waitFor(async () => executor!.status().blocked === null, { what: 'the executor to hear the block lifted', timeoutMs: 30_000 })
     const arrived = (await channel.checkQueue(work)).messageCount
     const late = arrived > 0 ? await collect(connection, work, arrived) : []
     for (const message of late) expect(String(message.properties.headers?.['x-lazarus-replay-id'] ?? '')).not.toBe('')
