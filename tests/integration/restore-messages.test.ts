@@ -63,4 +63,28 @@ describe('restoring resolved messages', () => {
     expect(result.deleted).toBe(0)
     expect(await statuses()).toHaveLength(4)
   })
+
+  it('restores and resolves racing over the same messages all answer, and the group counts what is resolved', async () => {
+    const sourceId = (await db.sql.query<{ id: string }>(`INSERT INTO sources (queue) VALUES ('race.dlq') RETURNING id::text`)).rows[0].id
+    await storeBatch({ sql: db.sql, sourceId, sourceLabel: 'race.dlq', rows: Array.from({ length: 60 }, (_, n) => ingestRow({ signature: 'v1:race', title: 'RaceException: both at once', body: Buffer.from(`{"n":${n}}`) })) })
+    const race = (await db.sql.query<{ id: string }>(`SELECT id::text FROM error_groups WHERE signature = 'v1:race'`)).rows[0].id
+    const raceIds = (await db.sql.query<{ id: string }>('SELECT id::text FROM dead_letters WHERE group_id = $1::bigint ORDER BY id', [race])).rows.map((r) => r.id)
+    // Every other message resolved, so each statement finds rows to take and rows the other one takes.
+    expect((await post(resolveRoute.POST, { selection: { ids: raceIds.filter((_, i) => i % 2 === 0) }, reason: 'half' }, operator)).status).toBe(200)
+    for (let round = 0; round < 5; round++) {
+      const answers = await Promise.all([
+        post(restoreRoute.POST, { selection: { groupId: race }, reason: `restore ${round}` }, operator),
+        post(resolveRoute.POST, { selection: { groupId: race }, reason: `resolve ${round}` }, operator),
+        post(restoreRoute.POST, { selection: { ids: [...raceIds].reverse() }, reason: `restore back ${round}` }, operator),
+        post(resolveRoute.POST, { selection: { ids: [...raceIds].reverse() }, reason: `resolve back ${round}` }, operator),
+      ])
+      expect(answers.map((a) => a.status), `round ${round}: ${await Promise.all(answers.filter((a) => a.status !== 200).map((a) => a.text()))}`).toEqual([200, 200, 200, 200])
+      const { rows } = await db.sql.query<{ counted: number; resolved: number }>(
+        `SELECT g.resolved_count::int AS counted, (SELECT count(*)::int FROM dead_letter_states st JOIN dead_letters d ON d.id = st.dead_letter_id WHERE d.group_id = g.id AND st.status = 'resolved') AS resolved
+           FROM error_groups g WHERE g.id = $1::bigint`,
+        [race],
+      )
+      expect(rows[0].counted, `round ${round}`).toBe(rows[0].resolved)
+    }
+  })
 })

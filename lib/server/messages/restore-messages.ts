@@ -28,11 +28,17 @@ export async function restoreMessages({ db: { sql }, input, actor, ...scope }: R
       params,
     )
     params.push(input.reason, actor)
-    // The status row is taken under its row lock and re-checked, so a message a concurrent restore took is skipped.
+    // The status rows are locked first, in the order every statement that takes them uses (STATUS_LOCK_ORDER), so a
+    // restore racing a resolve or a replay over the same messages queues behind it instead of deadlocking. Each row is
+    // re-checked under its lock, so a message a concurrent statement took meanwhile is skipped.
     const { rows: moved } = await tx.query<{ group_id: string; source_id: string; n: number }>(
-      `WITH restored AS (
-         UPDATE dead_letter_states AS st SET status = 'dead', status_reason = $${params.length - 1}, status_changed_at = now(), status_changed_by = $${params.length}
+      `WITH locked AS (
+         SELECT st.dead_letter_id FROM dead_letter_states AS st
          WHERE st.dead_letter_id IN (SELECT d.id FROM ${MESSAGES_FROM} WHERE ${where} AND ${STATUS_SQL} = 'resolved') AND st.status = 'resolved'
+         ORDER BY st.dead_letter_id FOR UPDATE
+       ), restored AS (
+         UPDATE dead_letter_states AS st SET status = 'dead', status_reason = $${params.length - 1}, status_changed_at = now(), status_changed_by = $${params.length}
+         FROM locked WHERE st.dead_letter_id = locked.dead_letter_id AND st.status = 'resolved'
          RETURNING st.dead_letter_id
        )
        SELECT d.group_id::text, d.source_id::text, count(*)::int AS n FROM restored r JOIN dead_letters d ON d.id = r.dead_letter_id GROUP BY 1, 2 ORDER BY 1, 2`,
