@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs'
 import { expect, type Browser } from '@playwright/test'
 import pg from 'pg'
 import { chromiumExecutable } from './support/chromium'
@@ -55,6 +56,8 @@ test.afterAll(async () => {
   await browser?.close()
   await lazarus?.stop()
   await provider?.close()
+  // The CA's key and certificates, once nothing reads them.
+  if (ca) rmSync(ca.dir, { recursive: true, force: true })
 })
 
 async function signInAtProvider(page: import('@playwright/test').Page, login: string) {

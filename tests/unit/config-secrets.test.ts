@@ -1,12 +1,13 @@
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { listenAddress, unsafeListenProblems } from '@/lib/cli/listen'
 import { ConfigError, parseConfig } from '@/lib/server/platform/config'
 
 describe('secrets and sign-in configuration', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'lazarus-secrets-'))
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
   const file = (name: string, content: string) => {
     const p = path.join(dir, name)
     writeFileSync(p, content)
