@@ -83,7 +83,9 @@ export default defineConfig({
         extends: true,
         // Pure logic with no process state: one module graph shared by the files saves most of the project's CPU
         // (17 s → 6 s on two cores); each integration file keeps its own, for its own composition root.
-        test: { name: 'unit', include: ['tests/unit/**/*.test.ts'], environment: 'node', isolate: false },
+        // The timeout is a backstop, as for the integration files: drain-allocations' child process passed the default
+        // 5 s beside the browser tests on a slow machine.
+        test: { name: 'unit', include: ['tests/unit/**/*.test.ts'], environment: 'node', isolate: false, testTimeout: 60_000 },
       },
       {
         extends: true,
