@@ -47,8 +47,8 @@ cat test-results/vitest-alone.log
 
 # Vitest and the browser tests each leave part of two cores idle while they wait on the broker, the database or a page,
 # so they run side by side: Vitest from here, the browser tests as soon as the build is done. That is a trade: side by
-# side costs about a quarter more CPU (measured on a machine whose kernel pays for every context switch), which the
-# idle time it fills has outweighed on the machines measured so far (docs/ARCHITECTURE.md#tests). Each writes its own log,
+# side costs about a quarter more CPU (measured on a machine whose kernel pays for every context switch). Where that
+# was measured it about broke even with running them in turn; on the machine before it, side by side was faster. Each writes its own log,
 # printed when it ends, so the two outputs do not interleave.
 phase "vitest: unit, integration and stores (log in test-results/vitest.log, printed when it ends)"
 npx vitest run --project unit --project integration --project integration-own-process --project stores-postgres --project stores-pglite --reporter=default --reporter=json --outputFile.json=test-results/vitest.json > test-results/vitest.log 2>&1 &
