@@ -4,7 +4,7 @@ import { expect as baseExpect, type APIRequestContext, type Page } from '@playwr
 import { test } from './support/fixtures'
 import { pollJson } from './support/api-json'
 import amqp from 'amqplib'
-import { shot, shots } from './support/screens'
+import { capture, shot, shots } from './support/screens'
 import { sourceQueue } from './support/slots'
 
 /*
@@ -259,7 +259,7 @@ test('alerts: one webhook notice per breach, shown in the banner, the firing lis
     await expect(banner).toHaveAttribute('href', '/alerts')
     expect(await contentTop(page)).toBe(quietTop)
     await page.evaluate(() => window.scrollTo(0, 0))
-    await page.locator('header.sticky').screenshot({ path: 'test-results/screens/alert-banner.png' })
+    await capture(page.locator('header.sticky'), 'alert-banner')
     await banner.click()
     await expect(page).toHaveURL(/\/alerts$/)
 

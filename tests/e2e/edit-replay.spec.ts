@@ -3,7 +3,7 @@ import amqp from 'amqplib'
 import { AMQP_URL, declareWorkQueue, rejectEach } from './support/dead-letter'
 import { getJson, pollJson } from './support/api-json'
 import { test } from './support/fixtures'
-import { SHOTS_DIR as SHOTS, expectFits, shots } from './support/screens'
+import { capture, expectFits, shots } from './support/screens'
 
 /*
  * Edit and replay (issue 18): a JSON body is edited in the editor (CodeMirror), invalid JSON is flagged, Format
@@ -131,6 +131,6 @@ test('edit a JSON body, see the diff, save and replay: the edited revision arriv
   for (const width of [1440, 1024]) {
     await page.setViewportSize({ width, height: 900 })
     await expectFits(page, 'message revisions')
-    await history.screenshot({ path: `${SHOTS}/message-revisions-${width}.png` })
+    await capture(history, `message-revisions-${width}`)
   }
 })

@@ -3,6 +3,7 @@ import { expect as baseExpect, type Page } from '@playwright/test'
 import { test } from './support/fixtures'
 import amqp from 'amqplib'
 import { parse } from 'csv-parse/sync'
+import { capture } from './support/screens'
 import { sourceQueue } from './support/slots'
 
 /*
@@ -78,7 +79,7 @@ test('downloads CSV, JSON Lines and a Markdown ticket, all redacted', async ({ p
   expect(md.text).toMatch(/^#/m)
   expect(md.text).toContain(ERROR_TYPE)
   expect(md.text).not.toContain(SECRET)
-  await page.screenshot({ path: 'test-results/screens/message-export-menu.png', fullPage: true })
+  await capture(page, 'message-export-menu', { fullPage: true })
 })
 
 test('copies a group ticket to the clipboard, redacted', async ({ page, context, baseURL, request }) => {
@@ -93,7 +94,7 @@ test('copies a group ticket to the clipboard, redacted', async ({ page, context,
   expect(ticket).toMatch(/^#/m)
   expect(ticket).not.toContain(SECRET)
   expect(ticket).not.toContain(EMAIL)
-  await page.screenshot({ path: 'test-results/screens/group-export.png', fullPage: true })
+  await capture(page, 'group-export', { fullPage: true })
 })
 
 test('settings show the redaction rules and the store', async ({ page }) => {
@@ -101,5 +102,5 @@ test('settings show the redaction rules and the store', async ({ page }) => {
   await expect(page.getByRole('heading', { name: 'Redaction' })).toBeVisible()
   await expect(page.getByRole('heading', { name: 'Store and retention' })).toBeVisible()
   await expect(page.getByText(/dead_letters/).first()).toBeVisible()
-  await page.screenshot({ path: 'test-results/screens/settings.png', fullPage: true })
+  await capture(page, 'settings', { fullPage: true })
 })

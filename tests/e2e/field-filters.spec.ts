@@ -1,7 +1,7 @@
 import { expect as baseExpect } from '@playwright/test'
 import { test } from './support/fixtures'
 import amqp from 'amqplib'
-import { SHOTS_DIR } from './support/screens'
+import { capture } from './support/screens'
 import { sourceQueue } from './support/slots'
 
 /*
@@ -14,7 +14,6 @@ const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
 const DLQ = sourceQueue()
 const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
 const ERROR_NAME = `Field${RUN}Exception`
-const SHOTS = `${SHOTS_DIR}/search`
 
 test.beforeAll(async ({ request }) => {
   const connection = await amqp.connect(AMQP_URL)
@@ -52,7 +51,7 @@ test('adds a header filter, keeps it in the URL, and saves it as a view', async 
   await expect(rows).toHaveCount(2)
   await expect(page.getByText(`h.tenant = ${RUN}-acme`)).toBeVisible()
   await page.setViewportSize({ width: 1440, height: 900 })
-  await page.screenshot({ path: `${SHOTS}/messages-header-filter-1440.png` })
+  await capture(page, 'search/messages-header-filter-1440')
 
   // The URL is the filter: a reload (or the link sent to a colleague) shows the same list.
   await page.reload()
@@ -65,7 +64,7 @@ test('adds a header filter, keeps it in the URL, and saves it as a view', async 
   await expect(page.getByRole('combobox', { name: 'Saved views' })).toHaveValue(/\d+/)
   await expect(page.getByRole('combobox', { name: 'Saved views' }).locator('option:checked')).toHaveText(viewName)
   await page.setViewportSize({ width: 1024, height: 800 })
-  await page.screenshot({ path: `${SHOTS}/messages-saved-view-1024.png` })
+  await capture(page, 'search/messages-saved-view-1024')
 
   // Opening the view from an unfiltered list brings the filters back.
   await page.goto('/messages')
@@ -83,7 +82,7 @@ test('adds a header filter, keeps it in the URL, and saves it as a view', async 
   await page.getByRole('button', { name: `Remove filter h.tenant = ${RUN}-acme` }).click()
   await expect(rows).toHaveCount(1)
   await page.setViewportSize({ width: 1440, height: 900 })
-  await page.screenshot({ path: `${SHOTS}/messages-property-filter-1440.png` })
+  await capture(page, 'search/messages-property-filter-1440')
 
   // Deleting the view.
   await page.goto('/messages')

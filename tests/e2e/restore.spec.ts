@@ -2,7 +2,7 @@ import { expect as baseExpect } from '@playwright/test'
 import amqp from 'amqplib'
 import { getJson, pollJson } from './support/api-json'
 import { test } from './support/fixtures'
-import { SHOTS_DIR as SHOTS } from './support/screens'
+import { capture } from './support/screens'
 import { sourceQueue } from './support/slots'
 
 /*
@@ -46,7 +46,7 @@ test('a resolved message is restored from its page, then the rest of its group f
   await dialog.getByPlaceholder('Reason (required)').fill('e2e: the cancellation was wrong')
   for (const width of [1440, 1024]) {
     await page.setViewportSize({ width, height: 900 })
-    await page.screenshot({ path: `${SHOTS}/restore-dialog-${width}.png` })
+    await capture(page, `restore-dialog-${width}`)
   }
   await dialog.getByRole('button', { name: 'Restore', exact: true }).click()
   await expect(page.getByTestId('resolve-result')).toHaveText('1 message dead again.')

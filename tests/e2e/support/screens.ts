@@ -1,12 +1,37 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { expect, type Page } from '@playwright/test'
+import { expect, type Locator, type Page } from '@playwright/test'
 
 /**
  * Screenshots of the pages a spec changes, at the two widths the project checks (1440 and 1024 px), into
  * test-results/screens (or E2E_SHOTS), so a reviewer can look at them; every one is first checked to fit.
  */
 export const SHOTS_DIR = process.env.E2E_SHOTS ?? 'test-results/screens'
+
+/**
+ * Screenshots are for people, and nobody looks at a CI run's: with CI set they are taken only when E2E_SHOTS asks
+ * for them. What the tests assert around them (expectFits) runs either way. A full-page screenshot costs Chromium
+ * 0.15–0.2 CPU s, and the suite takes about 170 (docs/ARCHITECTURE.md#tests).
+ */
+export const TAKING_SHOTS = !process.env.CI || process.env.E2E_SHOTS !== undefined
+
+/**
+ * Chromium has once left a full-page screenshot unanswered (the page itself still answered): a screenshot fails
+ * after this long, naming itself, rather than holding the test to its timeout.
+ */
+const SHOT_TIMEOUT_MS = 30_000
+
+/**
+ * `name`.png under SHOTS_DIR (`name` may hold a folder): the page (the whole page with `fullPage`, else the window) or
+ * one element. Nothing when screenshots are not being taken (TAKING_SHOTS).
+ */
+export async function capture(target: Page | Locator, name: string, { fullPage = false }: { fullPage?: boolean } = {}) {
+  if (!TAKING_SHOTS) return
+  const path = `${SHOTS_DIR}/${name}.png`
+  mkdirSync(dirname(path), { recursive: true })
+  if ('goto' in target) await target.screenshot({ path, fullPage, timeout: SHOT_TIMEOUT_MS })
+  else await target.screenshot({ path, timeout: SHOT_TIMEOUT_MS })
+}
 
 export const SHOT_WIDTHS = [1440, 1024] as const
 
@@ -46,17 +71,14 @@ export async function shots(page: Page, name: string, { dialog = false, neverCut
     await page.setViewportSize({ width, height: 900 })
     await page.evaluate(() => window.scrollTo(0, 0))
     await expectFits(page, name, { neverCut })
-    const path = `${SHOTS_DIR}/${name}-${width}.png`
-    mkdirSync(dirname(path), { recursive: true })
-    await page.screenshot({ path, fullPage: !dialog })
+    await capture(page, `${name}-${width}`, { fullPage: !dialog })
   }
   await page.setViewportSize({ width: 1440, height: 900 })
 }
 
 /** One full-page screenshot, `name`.png, at the window's current width, from the top (so a sticky header sits right). */
 export async function shot(page: Page, name: string, { dialog = false }: Pick<ShotOptions, 'dialog'> = {}) {
-  const path = `${SHOTS_DIR}/${name}.png`
-  mkdirSync(dirname(path), { recursive: true })
+  if (!TAKING_SHOTS) return
   if (!dialog) await page.evaluate(() => window.scrollTo(0, 0))
-  await page.screenshot({ path, fullPage: !dialog })
+  await capture(page, name, { fullPage: !dialog })
 }
