@@ -66,28 +66,17 @@ else
   status=1
 fi
 
-# The built artifact's tests start as soon as Vitest or the browser tests are done, whichever ends first: they are the
-# tail of the run, and they fill the cores the finished phase leaves idle rather than waiting for the other.
-finished() {
-  local pid=$1 rc=$2
-  if [ "$pid" = "$vitest" ]; then phase "vitest: done"; cat test-results/vitest.log; else phase "playwright: done"; cat test-results/playwright.log; fi
-  [ "$rc" = 0 ] || status=1
-}
-running=("$vitest")
-[ -n "$playwright" ] && running+=("$playwright")
-first=
-wait -n -p first "${running[@]}"
-finished "$first" $?
+wait "$vitest" || status=1
+phase "vitest: done"
+cat test-results/vitest.log
+
 if [ -n "$playwright" ]; then
-  phase "artifact: the production build, copied outside the repository, migrates, serves, drains and replays (beside the rest)"
+  phase "artifact: the production build, copied outside the repository, migrates, serves, drains and replays (beside the browser tests)"
   npx vitest run --project artifact --reporter=default --reporter=json --outputFile.json=test-results/vitest-artifact.json || status=1
+  wait "$playwright" || status=1
+  phase "playwright: done"
+  cat test-results/playwright.log
 fi
-for pid in "${running[@]}"; do
-  if [ "$pid" != "$first" ]; then
-    wait "$pid"
-    finished "$pid" $?
-  fi
-done
 
 node tests/summarise.mjs test-results/vitest.json test-results/playwright.json test-results/vitest-artifact.json test-results/vitest-alone.json || status=1
 phase "done"
