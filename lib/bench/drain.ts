@@ -12,6 +12,8 @@
  * replay ids of a real replay job's items, stored in the bench database before anything is timed, so the drainer's
  * re-failure linking (the lineage column and its partial index, docs/ARCHITECTURE.md#stages-and-halts) does its
  * real work. Run once without and once with it to see what linking costs (issue 18's budget: 5 %).
+ * BENCH_PREPARE_SQL: statements run on the migrated bench database before the drain is measured, to see what a part of
+ * the schema costs the drain (docs/performance.md, "PostgreSQL's share"), e.g. `DROP INDEX dead_letters_service_idx`.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import amqp from 'amqplib'
@@ -27,6 +29,8 @@ import { storagePerMessage } from './storage-per-message'
 const total = Number(process.env.BENCH_MESSAGES ?? 100_000)
 const replayedShare = Number(process.env.BENCH_REPLAYED_SHARE ?? 0)
 if (!(replayedShare >= 0 && replayedShare <= 1)) throw new Error('BENCH_REPLAYED_SHARE is a share between 0 and 1 (e.g. 0.2)')
+/** SQL run on the bench database once it is migrated, before the drainer is measured: what one part of the schema costs. */
+const prepareSql = process.env.BENCH_PREPARE_SQL
 const batch = Number(process.env.LAZARUS_DRAIN_BATCH ?? 500)
 // Lazarus' own defaults (lib/server/platform/config.ts), used for the raw consumer too.
 const prefetch = Number(process.env.LAZARUS_DRAIN_PREFETCH ?? 2000)
@@ -227,6 +231,11 @@ async function main() {
     // picks it up within 100 ms). Start-up used to be counted per message. The worker is the built one (startWorker).
     const schema = await openDb({ databaseUrl: db.url })
     await schema.sql.query(`INSERT INTO sources (queue, enabled) VALUES ($1, false) ON CONFLICT DO NOTHING`, [drainQueue])
+    // An experiment's change to the schema (an index dropped, the search backlog skipped), made before anything is counted.
+    if (prepareSql) {
+      console.log(`BENCH_PREPARE_SQL: ${prepareSql}`)
+      await schema.sql.query(prepareSql)
+    }
     await schema.close()
     const worker = await startWorker({ DATABASE_URL: db.url, LAZARUS_SOURCES: readyQueue, LAZARUS_DRAIN_RECONCILE_MS: '100', LAZARUS_DRAIN_BATCH: String(batch), LAZARUS_DRAIN_PREFETCH: String(prefetch), AMQP_URL })
     for (let waited = 0; (await setup.checkQueue(readyQueue)).consumerCount === 0; waited += 100) {
