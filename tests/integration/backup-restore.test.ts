@@ -45,6 +45,12 @@ const BEFORE = 240
 /** Replayed while the dump runs (a slow job, so it is mid-way when the dump starts). */
 const REPLAYED = 120
 const REPLAY_RATE = 30
+/**
+ * A table the test holds locked while pg_dump runs. pg_dump takes its snapshot, then locks every table it dumps, so it
+ * waits on this one with its snapshot taken: Lazarus writes meanwhile, and the test sees it do so before it lets the dump
+ * go on. However fast or slow the machine, the dump overlaps writes.
+ */
+const DUMP_GATE = 'backup_test_dump_gate'
 
 /** Three bodies that JSON or text would not keep: random bytes, text that is not UTF-8, and ordinary JSON. */
 function bodyOf(n: number): Buffer {
@@ -134,12 +140,14 @@ describe('backup and restore of a running Lazarus', () => {
   let session: string
   let replayJob: ReplayCreatedDto
   let stopPublishing: (() => Promise<number>) | undefined
-  const counts = { beforeDump: 0, afterDump: 0, restored: 0 }
+  const counts = { beforeDump: 0, whileDumping: 0, restored: 0 }
 
   beforeAll(async () => {
     topology.assertConfigured()
     dir = await mkdtemp(path.join(tmpdir(), 'lazarus-backup-'))
     db = await createTestDb('lazarus_backup')
+    // The dump's gate (see the first test). It is in the dump and the restored copy too; nothing else reads it.
+    await db.sql.query(`CREATE TABLE ${DUMP_GATE} ()`)
     restoredName = `${db.name}_restored`
     const url = new URL(db.url)
     url.pathname = `/${restoredName}`
@@ -212,17 +220,32 @@ describe('backup and restore of a running Lazarus', () => {
     await waitFor(async () => (await count(db.sql, 'SELECT count(*)::int AS n FROM dead_letters')) > BEFORE + 20, { what: 'new arrivals to be stored' })
 
     counts.beforeDump = await count(db.sql, 'SELECT count(*)::int AS n FROM dead_letters')
-    const jobAtDump = await jobState(db.sql, replayJob.id)
-    await pgTool('pg_dump', ['--format=custom', `--file=${path.join(dir, 'lazarus.dump')}`, db.url])
-    counts.afterDump = await count(db.sql, 'SELECT count(*)::int AS n FROM dead_letters')
-    const jobAfterDump = await jobState(db.sql, replayJob.id)
-
+    const gate = new pg.Client({ connectionString: db.url })
+    await gate.connect()
+    let dumped: Promise<void> | undefined
+    try {
+      await gate.query('BEGIN')
+      await gate.query(`LOCK TABLE ${DUMP_GATE} IN ACCESS EXCLUSIVE MODE`)
+      dumped = pgTool('pg_dump', ['--format=custom', `--file=${path.join(dir, 'lazarus.dump')}`, db.url])
+      dumped.catch(() => {})
+      await waitFor(
+        async () => (await count(db.sql, `SELECT count(*)::int AS n FROM pg_locks WHERE relation = '${DUMP_GATE}'::regclass AND NOT granted`)) > 0,
+        { what: 'pg_dump to take its snapshot and wait on the gate' },
+      )
+      // Everything read from here on is at least what the snapshot holds.
+      counts.whileDumping = await count(db.sql, 'SELECT count(*)::int AS n FROM dead_letters')
+      const jobAtDump = await jobState(db.sql, replayJob.id)
+      expect(jobAtDump.status).toBe('running')
+      expect(jobAtDump.confirmed).toBeLessThan(REPLAYED)
+      // The dump is under way and Lazarus goes on writing: new messages are stored after its snapshot.
+      await waitFor(async () => (await count(db.sql, 'SELECT count(*)::int AS n FROM dead_letters')) > counts.whileDumping, { what: 'arrivals stored during the dump' })
+    } finally {
+      await gate.query('COMMIT').catch(() => {})
+      await gate.end()
+    }
+    await dumped
     const published = await stopPublishing()
     stopPublishing = undefined
-    // The dump ran while Lazarus was writing: new messages were stored and replay outcomes recorded meanwhile.
-    expect(jobAtDump.status).toBe('running')
-    expect(jobAtDump.confirmed).toBeLessThan(REPLAYED)
-    expect(counts.afterDump > counts.beforeDump || jobAfterDump.confirmed > jobAtDump.confirmed).toBe(true)
     expect((await stat(path.join(dir, 'lazarus.dump'))).size).toBeGreaterThan(0)
 
     // Let the worker finish what it was doing, so the source can be compared with the restored copy at rest.
@@ -244,9 +267,10 @@ describe('backup and restore of a running Lazarus', () => {
     const copy = await messages(restored!.sql)
     const original = new Map((await messages(db.sql)).map((m) => [m.id, m]))
     counts.restored = copy.length
-    // The dump is one snapshot: everything stored before it began, nothing that arrived after it ended.
+    // The dump is one snapshot: everything stored before it began, nothing stored after its snapshot (Lazarus stored more
+    // while it ran).
     expect(copy.length).toBeGreaterThanOrEqual(counts.beforeDump)
-    expect(copy.length).toBeLessThanOrEqual(counts.afterDump)
+    expect(copy.length).toBeLessThanOrEqual(counts.whileDumping)
     for (const m of copy) {
       const o = original.get(m.id)!
       expect(m.body.equals(o.body), `body of ${m.id}`).toBe(true)
