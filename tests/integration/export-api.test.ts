@@ -12,6 +12,7 @@ import * as previewRoute from '@/app/api/settings/redaction/preview/route'
 import * as sourcesRoute from '@/app/api/sources/route'
 import { encodeTypedTable, type TypedTable, type TypedValue } from '@/lib/server/platform/broker/typed-fields'
 import { readExportPages } from '@/lib/server/export/export-rows'
+import type { Sql } from '@/lib/server/platform/db/sql'
 import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
 import type { IngestRow } from '@/lib/server/ingest/types'
 import { DEFAULT_REDACTION_RULES } from '@/lib/server/redaction/default-rules'
@@ -191,6 +192,35 @@ describe('export API', () => {
         expect(largest).toBeLessThanOrEqual(options.pageRows)
         expect(pages).toBeGreaterThanOrEqual(Math.ceil(expected.length / options.pageRows))
       }
+    })
+
+    it('a message stored inside a page after its boundary was read is exported once, in order, and pushes nothing out', async () => {
+      // A page is a boundary statement (its last key and row count), then the rows up to that key, LIMIT that count.
+      // A row stored between the two falls inside the page: the LIMIT then cuts the page's last row, which the next
+      // page must still begin with.
+      const service = 'paging-race'
+      await storeBatch({ sql: db.sql, sourceId, sourceLabel: 'orders.dlq', rows: Array.from({ length: 6 }, (_, i) => row({ failedAt: new Date(now - 200_000 - i * 1000), service, signature: 'v1:paging-race', title: 'Paging race' })) })
+      let stored = 0
+      const racing: Sql = {
+        ...db.sql,
+        query: async (text, params, options) => {
+          if (stored === 0 && text.includes('body_text') && text.includes('LIMIT $')) {
+            stored++
+            // Newer than every row: the first page has no upper bound, so it lands in the page's range, first.
+            await storeBatch({ sql: db.sql, sourceId, sourceLabel: 'orders.dlq', rows: [row({ failedAt: new Date(now - 150_000), service, signature: 'v1:paging-race', title: 'Paging race' })] })
+          }
+          return db.sql.query(text, params, options)
+        },
+      }
+      const pages: string[][] = []
+      for await (const page of readExportPages(racing, { filter: { service } }, { pageRows: 4 })) pages.push(page.map((r) => r.id))
+      expect(stored).toBe(1)
+      const expected = await idsInOrder('service = $1', [service])
+      expect(expected).toHaveLength(7)
+      expect(pages.flat()).toEqual(expected)
+      // The first page was 4 rows when its boundary was read; the new row took a place in it and its last row moved on.
+      expect(pages[0]).toHaveLength(4)
+      expect(pages[0][0]).toBe(expected[0])
     })
 
     it('exports a group, a filter, a text search and a list of ids', async () => {

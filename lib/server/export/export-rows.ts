@@ -87,14 +87,14 @@ export const FALLBACK_COLUMNS = `${COMMON_COLUMNS}, d.body, NULL::text AS body_t
 
 export const EXPORT_JOINS = `JOIN sources s ON s.id = d.source_id JOIN error_groups g ON g.id = d.group_id`
 
-/** A prepared statement per distinct page query: an export runs the same one a thousand times. */
+/** A prepared statement per distinct page boundary query: an export runs the same one a thousand times. */
 const statementName = (text: string) => `lazarus_export_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`
 
 /** Rows as the database sent them (`$COLUMNS` in `text` stands for the export's columns), timestamps made ISO 8601. */
-export async function queryExportRows({ sql, text, params, prepare }: { sql: Sql; text: string; params: unknown[]; prepare?: boolean }): Promise<ExportRow[]> {
+export async function queryExportRows({ sql, text, params }: { sql: Sql; text: string; params: unknown[] }): Promise<ExportRow[]> {
   const run = (columns: string) => {
     const statement = text.replace('$COLUMNS', () => columns)
-    return sql.query<ExportRow>(statement, params, prepare ? { name: statementName(statement) } : undefined)
+    return sql.query<ExportRow>(statement, params)
   }
   let rows: ExportRow[]
   try {
@@ -171,7 +171,7 @@ export async function* readExportPages(sql: Sql, selection: Selection, options: 
     const order = listOrderSql(filter)
     const keyset = after ? ` AND ${afterCursorSql(filter, { failedAt: after.failed_at, id: after.id }, params)}` : ''
     const n = params.length
-    const boundaryText = `SELECT failed_at, id FROM (
+    const boundaryText = `SELECT failed_at, id, position::int AS rows FROM (
          SELECT d.id::text, (d.failed_at AT TIME ZONE 'UTC')::text AS failed_at, row_number() OVER w AS position,
            sum(d.body_size::bigint) OVER w - d.body_size AS before_bytes
          FROM ${MESSAGES_FROM} ${join}
@@ -179,16 +179,20 @@ export async function* readExportPages(sql: Sql, selection: Selection, options: 
          WINDOW w AS (ORDER BY ${order} ROWS UNBOUNDED PRECEDING)
          ORDER BY ${order} LIMIT $${n + 1}
        ) page WHERE before_bytes < $${n + 2} ORDER BY position DESC LIMIT 1`
-    const { rows: [last] } = await sql.query<{ failed_at: string; id: string }>(boundaryText, [...params, pageRows, pageBytes], {
+    const { rows: [last] } = await sql.query<{ failed_at: string; id: string; rows: number }>(boundaryText, [...params, pageRows, pageBytes], {
       name: statementName(boundaryText),
     })
     if (!last) return []
     const upTo = keysetSql(filter, '>=', { failedAt: toIso(last.failed_at)!, id: last.id }, params)
+    params.push(last.rows)
+    // Planned for its own bounds and the page's exact row count, every time (not prepared): a generic plan cannot see
+    // that a page is a few hundred rows, and planned a parallel hash join and sort that started two worker processes
+    // per page and cost PostgreSQL four times as much per row (docs/performance.md#export). Rows stored inside the range
+    // since the boundary was read are cut by the LIMIT, and the next page starts after the last row returned.
     return queryExportRows({
       sql,
-      text: `SELECT $COLUMNS FROM ${MESSAGES_FROM} ${EXPORT_JOINS} ${join} WHERE ${where}${keyset} AND ${upTo} ORDER BY ${order}`,
+      text: `SELECT $COLUMNS FROM ${MESSAGES_FROM} ${EXPORT_JOINS} ${join} WHERE ${where}${keyset} AND ${upTo} ORDER BY ${order} LIMIT $${params.length}`,
       params,
-      prepare: true,
     })
   }
   let next = fetchPage(null)
