@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Channel, ChannelModel } from '@/lib/server/platform/broker/amqplib'
+import type { Db } from '@/lib/server/platform/db'
 import type { Drainer } from '@/lib/server/engines/drainer/drainer'
 import { toHttpError } from '@/lib/server/platform/http/handle-route'
 import { workQueueEvidence } from '@/lib/server/sources/check-source-queue'
@@ -196,7 +197,13 @@ describe('sources refuse work queues', () => {
   it('trusts LAZARUS_SOURCES: the operator’s configuration is registered without the check', async () => {
     const { consumerTag } = await channel.consume(q.fromEnv, () => {})
     await waitForQueueStats(q.fromEnv, (s) => (s.consumers ?? 0) === 1, 'the worker in the statistics')
-    await ensureSources({ db, queues: [q.fromEnv] })
+    // The worker's only CRUD, done in SQL: a worker never loads Prisma's query compiler (docs/performance.md#memory).
+    const prisma = new Proxy({} as Db['prisma'], {
+      get: (_target, key) => {
+        throw new Error(`Prisma used: ${String(key)}`)
+      },
+    })
+    await ensureSources({ db: { ...db, prisma }, queues: [q.fromEnv] })
     const { rows } = await db.sql.query<{ enabled: boolean }>('SELECT enabled FROM sources WHERE queue = $1', [q.fromEnv])
     expect(rows).toEqual([{ enabled: true }])
     await channel.cancel(consumerTag)

@@ -32,9 +32,11 @@ describe('sources', () => {
     expect((await findSourceByQueue({ prisma: db.prisma, vhost: '/', queue: 'orders.dlq' }))?.id).toBe(source.id)
     expect(await findSourceByQueue({ prisma: db.prisma, vhost: 'other', queue: 'orders.dlq' })).toBeNull()
 
-    await insertMissingSources({ prisma: db.prisma, queues: ['billing.dlq', 'orders.dlq', 'aardvark.dlq'] })
+    await insertMissingSources({ sql: db.sql, queues: ['billing.dlq', 'orders.dlq', 'aardvark.dlq'] })
     const listed = await listSourceRows({ prisma: db.prisma, ids: null })
     expect(listed.map((s) => s.queue)).toEqual(['aardvark.dlq', 'billing.dlq', 'orders.dlq'])
+    // A queue from the environment gets the defaults a source created in the UI has.
+    expect(listed[0]).toMatchObject({ vhost: '/', entityKey: null, entityVersion: null, orderSensitive: false, critical: false, enabled: true, defaultTarget: { type: 'source' }, kind: 'dlq' })
     // The queue that was a source already kept its settings.
     expect(listed[2]).toMatchObject({ id: source.id, critical: true })
     expect((await listSourceRows({ prisma: db.prisma, ids: [source.id.toString()] })).map((s) => s.queue)).toEqual(['orders.dlq'])

@@ -41,5 +41,5 @@ export async function createSource({ db, input, actor, sourcesChanged }: CreateS
  */
 export async function ensureSources({ db, queues }: { db: Db; queues: string[] }): Promise<void> {
   if (queues.length === 0) return
-  await insertMissingSources({ prisma: db.prisma, queues })
+  await insertMissingSources({ sql: db.sql, queues })
 }

@@ -38,9 +38,16 @@ export function insertSource({ prisma, input }: SourcesPrisma & { input: CreateS
   })
 }
 
-/** Sources of these queues on the default vhost; queues that already are one keep their settings. */
-export async function insertMissingSources({ prisma, queues }: SourcesPrisma & { queues: string[] }): Promise<void> {
-  await prisma.source.createMany({ data: queues.map((queue) => ({ vhost: '/', queue })), skipDuplicates: true })
+/**
+ * Sources of these queues on the default vhost; queues that already are one keep their settings. SQL, not Prisma:
+ * this is the worker's only CRUD (LAZARUS_SOURCES at start-up), and Prisma's first query loads its query compiler,
+ * about 70 MiB resident for the rest of the worker's life (docs/performance.md#memory).
+ */
+export async function insertMissingSources({ sql, queues }: { sql: Sql; queues: string[] }): Promise<void> {
+  await sql.query(
+    `INSERT INTO sources (vhost, queue) SELECT '/', queue FROM unnest($1::text[]) WITH ORDINALITY AS q (queue, n) ORDER BY n ON CONFLICT (vhost, queue) DO NOTHING`,
+    [queues],
+  )
 }
 
 export function updateSourceColumns({ prisma, id, input }: SourcesPrisma & { id: bigint; input: UpdateSourceInput }): Promise<Source> {
