@@ -29,21 +29,40 @@ export async function freshDatabase(prefix: string): Promise<{ url: string; drop
   }
 }
 
-let workerBundle: Promise<string> | undefined
+/**
+ * The V8 flag and environment `npm start` and `npm run worker` run Lazarus' processes with (package.json; a unit test
+ * holds the two together): a bench measures a process configured as production's is.
+ */
+export const PRODUCTION_NODE_FLAGS = ['--max-semi-space-size=8']
+export const productionEnv = (): NodeJS.ProcessEnv => ({ ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2' })
+
+const bundles = new Map<string, Promise<string>>()
 
 /**
- * Starts `npm run worker`'s entry point as production runs it: compiled by the build's bundler
- * (lib/build/bundle-processes.mjs, once per bench, into test-results/bench-processes) and run by plain `node` with the
- * "worker" script's flags and MALLOC_ARENA_MAX, so no TypeScript loader is in the measured process. WORKER_PROF=<dir>
- * writes a V8 CPU profile of it there (node --cpu-prof); WORKER_NODE_OPTIONS becomes the worker's NODE_OPTIONS (e.g.
- * --import a probe).
+ * An entry point compiled by the build's bundler (lib/build/bundle-processes.mjs, once per bench run, into
+ * test-results/bench-processes): the file `node` runs, with no TypeScript loader in the measured process. Without
+ * `source`, one of the build's own process entry points.
+ */
+export function bundledEntry(name: string, source?: string): Promise<string> {
+  let bundle = bundles.get(name)
+  if (!bundle) {
+    const outdir = `test-results/bench-processes${source ? `/${name}` : ''}`
+    bundle = bundleProcesses(source ? { outdir, entries: { [name]: source } } : { outdir }).then((built) => path.join(built.outdir, `${name}.mjs`))
+    bundles.set(name, bundle)
+  }
+  return bundle
+}
+
+/**
+ * Starts `npm run worker`'s entry point as production runs it: compiled by the build's bundler (bundledEntry) and run
+ * by plain `node` with the production flags and MALLOC_ARENA_MAX. WORKER_PROF=<dir> writes a V8 CPU profile of it
+ * there (node --cpu-prof); WORKER_NODE_OPTIONS becomes the worker's NODE_OPTIONS (e.g. --import a probe).
  */
 export async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
-  workerBundle ??= bundleProcesses({ outdir: 'test-results/bench-processes' }).then((built) => built.outdir)
-  const worker = path.join(await workerBundle, 'worker.mjs')
+  const worker = await bundledEntry('worker')
   const profile = process.env.WORKER_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.WORKER_PROF] : []
-  return spawn(process.execPath, [...profile, '--max-semi-space-size=8', worker], {
-    env: { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2', LAZARUS_LOG_LEVEL: 'warn', ...(process.env.WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.WORKER_NODE_OPTIONS } : {}), ...env },
+  return spawn(process.execPath, [...profile, ...PRODUCTION_NODE_FLAGS, worker], {
+    env: { ...productionEnv(), LAZARUS_LOG_LEVEL: 'warn', ...(process.env.WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.WORKER_NODE_OPTIONS } : {}), ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   })
 }

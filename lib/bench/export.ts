@@ -4,11 +4,11 @@
  * Creates a fresh database, applies the app's migrations and loads BENCH_ROWS (default 1,000,000) synthetic dead
  * letters with realistic content (lib/bench/api-load.ts: ~1 KiB JSON bodies holding an e-mail address each, framework
  * headers with stack traces, x-death), then measures in the same run:
- *   (a) COPY of the same rows and columns to nothing (psql \copy): what the database alone can hand out;
+ *   (a) COPY of the same rows and columns to nothing (psql \copy), the fastest of three: what the database alone can hand out;
  *   (b) the same rows read through node-pg along the export's own keyset pages, nothing done with them: the ceiling
  *       of any Node exporter on this machine;
  *   (c) GET /api/export?format=jsonl through the route handler, redaction included, in a child process whose peak
- *       RSS is the export's alone.
+ *       RSS is the export's alone: compiled by the build's bundler and run with the server's flags, as production runs it.
  * Prints a PASS or MISS line per target (docs/performance.md): (c) at ≥ 50 % of (a)'s rate, peak RSS < 200 MB.
  *
  * Options: EXPORT_PROF=<dir> (CPU profile of the export process), BENCH_ROWS (default 1000000), BENCH_KEEP=1 (keep the database), BENCH_DB=<name> (measure a database an
@@ -22,7 +22,7 @@ import { MESSAGES_FROM } from '@/lib/server/selection/message-filter-sql'
 import { API_TOKEN_PREFIX } from '@/lib/server/auth/api-tokens'
 import { newSecret, secretHash } from '@/lib/server/auth/secret-token'
 import { loadDataset } from './api-load'
-import { coresAt, fmt, freshDatabase, machineBusySeconds, machineCores } from './bench-support'
+import { bundledEntry, coresAt, fmt, freshDatabase, machineBusySeconds, machineCores, PRODUCTION_NODE_FLAGS, productionEnv } from './bench-support'
 import { printVerdicts } from './verdict'
 
 const run = promisify(execFile)
@@ -41,13 +41,25 @@ function existingDatabase(name: string): { url: string; drop(): Promise<void> } 
 }
 
 /** (a) COPY (SELECT the export's columns) TO STDOUT, discarded by psql: server-side cost of producing the rows. */
-async function copyRate(url: string, count: number): Promise<{ rate: number; ms: number }> {
+async function copyOnce(url: string, count: number): Promise<{ rate: number; ms: number }> {
   const started = performance.now()
   await run('psql', [url, '-q', '-v', 'ON_ERROR_STOP=1', '-c', `\\copy (SELECT ${EXPORT_COLUMNS.replace(/\s+/g, ' ')} FROM ${MESSAGES_FROM} ${EXPORT_JOINS} ORDER BY d.failed_at DESC, d.id DESC) TO '/dev/null'`], {
     maxBuffer: 1024 * 1024,
   })
   const ms = performance.now() - started
   return { rate: count / (ms / 1000), ms }
+}
+
+/**
+ * The fastest of COPY_RUNS: COPY's own rate moved by a third between single runs on one machine (48,700 to 68,600
+ * rows/s), more than the export's, so the ratio compares the export with the limit, not with one run's luck.
+ */
+const COPY_RUNS = 3
+async function copyRate(url: string, count: number): Promise<{ rate: number; ms: number; runs: number[] }> {
+  const runs: { rate: number; ms: number }[] = []
+  for (let i = 0; i < COPY_RUNS; i++) runs.push(await copyOnce(url, count))
+  const best = runs.reduce((a, b) => (b.rate > a.rate ? b : a))
+  return { ...best, runs: runs.map((r) => r.rate) }
 }
 
 /** (b) The export's own keyset pages through node-pg, rows dropped on arrival. */
@@ -59,7 +71,7 @@ async function selectRate(db: Db): Promise<{ rate: number; ms: number; count: nu
   return { rate: count / (ms / 1000), ms, count }
 }
 
-type ChildResult = { lines: number; bytes: number; seconds: number; firstByteMs: number; peakRssMiB: number; cpuSeconds: number }
+type ChildResult = { lines: number; bytes: number; seconds: number; firstByteMs: number; rssBeforeMiB: number; peakRssMiB: number; cpuSeconds: number }
 
 /**
  * A viewer's API token: the export goes through sign-in as any download does, and a viewer may not see raw bodies,
@@ -85,8 +97,11 @@ async function viewerToken(db: Db): Promise<string> {
 async function exportRate(url: string, token: string): Promise<ChildResult> {
   // EXPORT_PROF=<dir> writes a V8 CPU profile of the export process there.
   const prof = process.env.EXPORT_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.EXPORT_PROF}`] : []
-  const { stdout } = await run(process.execPath, [...prof, '--conditions=react-server', '--import', 'tsx', 'lib/bench/export-child.ts', url, `format=${format}`], {
-    env: { ...process.env, LAZARUS_LOG_LEVEL: 'warn', BENCH_TOKEN: token },
+  // Compiled and configured as the server that answers an export in production runs: tsx's loader added about 50 MiB
+  // and its own CPU to the figure, and the default young generation another 30 (docs/performance.md#export).
+  const child = await bundledEntry('export-child', 'lib/bench/export-child.ts')
+  const { stdout } = await run(process.execPath, [...prof, ...PRODUCTION_NODE_FLAGS, child, url, `format=${format}`], {
+    env: { ...productionEnv(), LAZARUS_LOG_LEVEL: 'warn', BENCH_TOKEN: token },
     maxBuffer: 1024 * 1024,
   })
   return JSON.parse(stdout.trim().split('\n').at(-1)!) as ChildResult
@@ -116,7 +131,7 @@ async function main() {
 
     console.log('\nMeasuring (each pass reads every row, newest failure first):')
     const copy = await copyRate(database.url, shape.n)
-    console.log(`  (a) COPY of the export's columns to /dev/null (psql):      ${fmt(copy.rate).padStart(9)} rows/s  (${seconds(copy.ms)})`)
+    console.log(`  (a) COPY of the export's columns to /dev/null (psql):      ${fmt(copy.rate).padStart(9)} rows/s  (${seconds(copy.ms)}; the best of ${copy.runs.map(fmt).join(', ')})`)
     const select = await selectRate(db)
     console.log(`  (b) keyset SELECT through node-pg, rows dropped:            ${fmt(select.rate).padStart(9)} rows/s  (${seconds(select.ms)})`)
     const machineBefore = machineBusySeconds()
@@ -124,7 +139,7 @@ async function main() {
     const machinePerRow = (machineBusySeconds() - machineBefore) / result.lines
     const rate = result.lines / result.seconds
     console.log(`  (c) GET /api/export?format=${format} (route handler, redacted): ${fmt(rate).padStart(9)} rows/s  (${seconds(result.seconds * 1000)}, ${mib(result.bytes)}, first byte after ${fmt(result.firstByteMs)} ms)`)
-    console.log(`      export process: peak RSS ${result.peakRssMiB} MiB, CPU ${result.cpuSeconds.toFixed(1)} s (${fmt((result.cpuSeconds * 1e6) / result.lines)} µs per row)`)
+    console.log(`      export process: peak RSS ${result.peakRssMiB} MiB (${result.rssBeforeMiB} MiB before the export started), CPU ${result.cpuSeconds.toFixed(1)} s (${fmt((result.cpuSeconds * 1e6) / result.lines)} µs per row)`)
     if (result.lines !== shape.n) throw new Error(`exported ${result.lines} rows of ${shape.n}`)
 
     console.log(`\nexport / COPY: ${((rate / copy.rate) * 100).toFixed(0)}%; export / keyset SELECT: ${((rate / select.rate) * 100).toFixed(0)}%`)
