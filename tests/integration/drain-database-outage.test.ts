@@ -85,8 +85,11 @@ describe('drainer during a PostgreSQL outage', () => {
       for (let i = 0; i < 150; i++) channel.sendToQueue(longDlq, Buffer.from(`long ${i}`), { messageId: `long-${i}` })
       await channel.waitForConfirms()
 
-      // Held: delivered and unacked, so the queue shows none ready; past the limit they are back, ready again.
-      await waitFor(async () => ((await queueDepth(longDlq)) === 0 ? true : null), { timeoutMs: 30_000, intervalMs: 20, what: 'the deliveries held by the drainer' })
+      // The drainer meets the outage with its first batch, holds what it was delivered (unacked) and stops consuming.
+      // How many of the 150 it had by then depends on the machine's pace (a partial batch is written after a short
+      // wait), so the test does not expect the queue to empty first: that failed on a busy machine.
+      await waitFor(async () => (/database unavailable/.test(drainer.status().sources.find((s) => s.queue === longDlq)?.error ?? '') ? true : null), { timeoutMs: 30_000, what: 'the drainer to report the outage' })
+      // Past the limit the held deliveries are back: all 150 ready, none consumed while the database is away.
       await waitFor(async () => ((await queueDepth(longDlq)) === 150 ? true : null), { timeoutMs: 30_000, what: 'the held deliveries back in the queue' })
 
       postgres.start()
@@ -101,7 +104,8 @@ describe('drainer during a PostgreSQL outage', () => {
       })
       const stored = await count()
       expect(stored).toMatchObject({ total: 150, distinct_ids: 150 })
-      // They went back to the broker: RabbitMQ marks them redelivered, and the row says so.
+      // Some were held and went back to the broker (at least the batch that met the outage): RabbitMQ marks them
+      // redelivered, and the row says so.
       expect(stored.redelivered).toBeGreaterThan(0)
     } finally {
       await channel.deleteQueue(longDlq).catch(() => {})
