@@ -14,7 +14,7 @@ import { API_TOKEN_PREFIX } from '@/lib/server/auth/api-tokens'
 import { newSecret, secretHash } from '@/lib/server/auth/secret-token'
 import { openDb } from '@/lib/server/platform/db'
 import { loadDataset } from './api-load'
-import { fmt, freshDatabase, sleep } from './bench-support'
+import { fmt, freshDatabase, PRODUCTION_NODE_FLAGS, productionEnv, sleep } from './bench-support'
 
 const rows = Number(process.env.BENCH_ROWS ?? 100_000)
 const samples = Number(process.env.BENCH_SAMPLES ?? 300)
@@ -63,8 +63,8 @@ async function main() {
     }
     await db.close()
 
-    const child = spawn(process.execPath, ['--max-semi-space-size=8', '--conditions=react-server', '--import', 'tsx', 'lib/cli/serve.ts'], {
-      env: { ...process.env, DATABASE_URL: database.url, PORT: String(port), HOSTNAME: '127.0.0.1', LAZARUS_RUN_WORKERS: '0', LAZARUS_SOURCES: '', LAZARUS_LOG_LEVEL: 'warn' },
+    const child = spawn(process.execPath, [...PRODUCTION_NODE_FLAGS, '--conditions=react-server', '--import', 'tsx', 'lib/cli/serve.ts'], {
+      env: { ...productionEnv(), DATABASE_URL: database.url, PORT: String(port), HOSTNAME: '127.0.0.1', LAZARUS_RUN_WORKERS: '0', LAZARUS_SOURCES: '', LAZARUS_LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'inherit', 'inherit'],
     })
     const exited = new Promise((resolve) => child.once('exit', resolve))

@@ -30,7 +30,7 @@ import { emptyEvidence } from '@/lib/server/topology/topology-evidence'
 import { buildThreeTier } from '@/lib/shared/topology/three-tier'
 import type { VhostDefinitions } from '@/lib/shared/topology/definitions'
 import { chromiumExecutable } from '@/tests/e2e/support/chromium'
-import { fmt, freshDatabase, machineBusySeconds, machineCores, sleep } from './bench-support'
+import { fmt, freshDatabase, machineBusySeconds, machineCores, PRODUCTION_NODE_FLAGS, productionEnv, sleep } from './bench-support'
 
 const QUEUES = Number(process.env.BENCH_QUEUES ?? 2000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
@@ -78,9 +78,9 @@ async function barePipeline(): Promise<number> {
 }
 
 function startServer(databaseUrl: string): ChildProcess {
-  return spawn(process.execPath, ['--max-semi-space-size=8', '--conditions=react-server', '--import', 'tsx', 'lib/cli/serve.ts'], {
+  return spawn(process.execPath, [...PRODUCTION_NODE_FLAGS, '--conditions=react-server', '--import', 'tsx', 'lib/cli/serve.ts'], {
     env: {
-      ...process.env,
+      ...productionEnv(),
       DATABASE_URL: databaseUrl,
       PORT: String(PORT),
       HOSTNAME: '127.0.0.1',
