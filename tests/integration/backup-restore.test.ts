@@ -21,6 +21,7 @@ import { createTestUser, type TestUser } from '../helpers/auth'
 import { brokerConnection, uniqueName, waitFor } from '../helpers/broker'
 import { isolatePauseTopology } from '../helpers/pause-topology'
 import { jobState } from '../helpers/replay'
+import { closeTableGate } from '../helpers/table-gate'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 import { b64, EVERY_BROKER_TYPE } from '../helpers/typed-headers'
 import { exited, spawnWorker } from '../helpers/worker-process'
@@ -220,18 +221,12 @@ describe('backup and restore of a running Lazarus', () => {
     await waitFor(async () => (await count(db.sql, 'SELECT count(*)::int AS n FROM dead_letters')) > BEFORE + 20, { what: 'new arrivals to be stored' })
 
     counts.beforeDump = await count(db.sql, 'SELECT count(*)::int AS n FROM dead_letters')
-    const gate = new pg.Client({ connectionString: db.url })
-    await gate.connect()
+    const gate = await closeTableGate(db.url, DUMP_GATE)
     let dumped: Promise<void> | undefined
     try {
-      await gate.query('BEGIN')
-      await gate.query(`LOCK TABLE ${DUMP_GATE} IN ACCESS EXCLUSIVE MODE`)
       dumped = pgTool('pg_dump', ['--format=custom', `--file=${path.join(dir, 'lazarus.dump')}`, db.url])
       dumped.catch(() => {})
-      await waitFor(
-        async () => (await count(db.sql, `SELECT count(*)::int AS n FROM pg_locks WHERE relation = '${DUMP_GATE}'::regclass AND NOT granted`)) > 0,
-        { what: 'pg_dump to take its snapshot and wait on the gate' },
-      )
+      await gate.waiters(1, 'pg_dump to take its snapshot and wait on the gate')
       // Everything read from here on is at least what the snapshot holds.
       counts.whileDumping = await count(db.sql, 'SELECT count(*)::int AS n FROM dead_letters')
       const jobAtDump = await jobState(db.sql, replayJob.id)
@@ -240,8 +235,7 @@ describe('backup and restore of a running Lazarus', () => {
       // The dump is under way and Lazarus goes on writing: new messages are stored after its snapshot.
       await waitFor(async () => (await count(db.sql, 'SELECT count(*)::int AS n FROM dead_letters')) > counts.whileDumping, { what: 'arrivals stored during the dump' })
     } finally {
-      await gate.query('COMMIT').catch(() => {})
-      await gate.end()
+      await gate.release()
     }
     await dumped
     const published = await stopPublishing()

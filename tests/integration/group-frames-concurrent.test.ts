@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
 import { backfillGroupFrames } from '@/lib/server/engines/group-frames/group-frames-store'
-import { waitFor } from '../helpers/broker'
 import { ingestRow } from '../helpers/ingest-row'
+import { closeTableGate } from '../helpers/table-gate'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 
 /**
@@ -32,37 +32,23 @@ describe('group frames backfill, four at once', () => {
     // The four start together by construction: the backlog is locked until all four first statements wait on it, so
     // their first rounds overlap however the machine schedules them (a busy one once let a single backfill take
     // everything before the others had started, which proved nothing about concurrency).
-    let release!: () => void
-    const released = new Promise<void>((resolve) => (release = resolve))
-    let locked!: () => void
-    const isLocked = new Promise<void>((resolve) => (locked = resolve))
-    const gate = db.sql.transaction(async (tx) => {
-      await tx.query('LOCK TABLE group_frames_backlog IN ACCESS EXCLUSIVE MODE')
-      locked()
-      await released
-    })
-    await isLocked
-    const backfills = Array.from({ length: 4 }, async () => {
-      let groups = 0
-      for (;;) {
-        const round = await backfillGroupFrames({ sql: db.sql, groups: 7 })
-        groups += round.groups
-        if (!round.more) return groups
-      }
-    })
-    await waitFor(
-      async () => {
-        const { rows } = await db.sql.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM pg_locks WHERE relation = 'group_frames_backlog'::regclass AND NOT granted
-             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
-        )
-        return rows[0].n >= 4 ? true : null
-      },
-      { what: 'the four backfills waiting on the backlog' },
-    )
-    release()
-    await gate
-    const taken = await Promise.all(backfills)
+    const gate = await closeTableGate(db.url, 'group_frames_backlog')
+    let taken: number[]
+    try {
+      const backfills = Array.from({ length: 4 }, async () => {
+        let groups = 0
+        for (;;) {
+          const round = await backfillGroupFrames({ sql: db.sql, groups: 7 })
+          groups += round.groups
+          if (!round.more) return groups
+        }
+      })
+      await gate.waiters(4, 'the four backfills waiting on the backlog')
+      await gate.release()
+      taken = await Promise.all(backfills)
+    } finally {
+      await gate.release()
+    }
     expect(taken.reduce((a, b) => a + b, 0)).toBe(GROUPS)
     // Each took its own groups in the first round (SKIP LOCKED passes over the others'), and no group twice.
     expect(taken.every((n) => n > 0)).toBe(true)
