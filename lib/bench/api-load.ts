@@ -377,11 +377,31 @@ export async function loadDataset(url: string, rows: number, options: { jobs?: n
     const { rows: [{ terms }] } = await client.query<{ terms: boolean }>(
       `SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_name = 'dead_letter_search' AND column_name = 'terms') AS terms`,
     )
-    await client.query(terms
+    // In id ranges on `jobs` connections, as the rows were stored: one statement would use one core for the whole table.
+    const fill = terms
       ? `INSERT INTO dead_letter_search (dead_letter_id, text, terms)
-         SELECT id, dead_letter_search_text_v2(error_type, error_message, entity_key, body_preview), dead_letter_terms_v1(headers, properties) FROM dead_letters`
+         SELECT id, dead_letter_search_text_v2(error_type, error_message, entity_key, body_preview), dead_letter_terms_v1(headers, properties)
+         FROM dead_letters WHERE id BETWEEN $1 AND $2`
       : `INSERT INTO dead_letter_search (dead_letter_id, text)
-         SELECT id, dead_letter_search_text_v2(error_type, error_message, entity_key, body_preview) FROM dead_letters`)
+         SELECT id, dead_letter_search_text_v2(error_type, error_message, entity_key, body_preview) FROM dead_letters WHERE id BETWEEN $1 AND $2`
+    const { rows: [bounds] } = await client.query<{ min: string; max: string }>('SELECT min(id)::text AS min, max(id)::text AS max FROM dead_letters')
+    let nextId = BigInt(bounds.min ?? '1')
+    const lastId = BigInt(bounds.max ?? '0')
+    const fillWorker = async () => {
+      const c = new pg.Client({ connectionString: url })
+      await c.connect()
+      try {
+        await c.query('SET synchronous_commit = off')
+        while (nextId <= lastId) {
+          const from = nextId
+          nextId = from + BigInt(chunk)
+          await c.query(fill, [from.toString(), (nextId - 1n).toString()])
+        }
+      } finally {
+        await c.end()
+      }
+    }
+    await Promise.all(Array.from({ length: jobs }, fillWorker))
     for (const index of searchIndexes) await client.query(index.def)
     phases.push([`search index (dead_letter_search${terms ? ' with header terms' : ''} and ${searchIndexes.length} GIN indexes)`, ms(t)])
 

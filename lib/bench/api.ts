@@ -13,7 +13,9 @@
  * BENCH_DB=<name> (measure a database an earlier BENCH_KEEP=1 run loaded, after applying pending migrations;
  * nothing is loaded or dropped, and rates per minute are as old as that load; ranges a migration left in the search
  * backlog are indexed first, as the background indexer would, and the time it took is printed),
- * BENCH_ONLY=<regular expression> (time only the scenarios whose name matches, e.g. BENCH_ONLY='tenant|correlationId').
+ * BENCH_ONLY=<regular expression> (time only the scenarios whose name matches, e.g. BENCH_ONLY='tenant|correlationId'),
+ * BENCH_RETENTION_DAYS (default 14: the load spreads failures over 30 days; 0 skips the retention phase, lib/bench/api-retention.ts, which runs last because
+ * it deletes and stores rows).
  */
 import { API_TOKEN_PREFIX } from '@/lib/server/auth/api-tokens'
 import { authenticate } from '@/lib/server/auth/authenticate'
@@ -36,6 +38,7 @@ import { BODY_TERM, buildGroups, COMMON_TERM, MID_TERM, prng, RARE_TERM, SCOPED_
 import { loadDataset } from './api-load'
 import { capturingDb, formatResults, percentile, runScenario, type Budget, type CaptureSink, type Scenario, type ScenarioResult } from './api-measure'
 import { storageReport } from './api-report'
+import { measureRetention } from './api-retention'
 import { fmt, freshDatabase } from './bench-support'
 
 const reuse = process.env.BENCH_DB
@@ -49,6 +52,7 @@ const budget: Budget = {
 const deepPages = Number(process.env.BENCH_DEEP_PAGES ?? 200)
 const printAllPlans = process.env.BENCH_PLANS === '1'
 const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null
+const retentionDays = Number(process.env.BENCH_RETENTION_DAYS ?? 14)
 
 const TARGETS = { groups: 100, page: 100, search: 500, detail: 30, header: 200 }
 
@@ -293,6 +297,13 @@ async function main() {
     }
 
     console.log(`\n${await storageReport(database.url)}`)
+    if (retentionDays > 0) {
+      composition().setDb(db)
+      await measureRetention({
+        db, days: retentionDays, groupId: largeGroup, log: (line) => console.log(line),
+        readPage: async () => { await json(listMessages('')) },
+      })
+    }
     console.log(`\nbench process peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MiB; wall time ${seconds(performance.now() - started)}`)
   } finally {
     await cleanUp()
