@@ -221,7 +221,8 @@ async function main() {
       [s.min_id, span],
     )
     const midRow = fieldValues[0] ?? { message_id: 'none', correlation_id: 'none', service: 'none' }
-    const { rows: tenantRows } = await db.sql.query<{ tenant: string | null; n: number }>(
+    // A scan of every stored header table: past the request pool's statement timeout from a few million messages on.
+    const { rows: tenantRows } = await db.background.query<{ tenant: string | null; n: number }>(
       `SELECT d.headers -> 'tenant' ->> 'v' AS tenant, count(*)::int AS n FROM dead_letters d
        WHERE d.headers -> 'tenant' ->> 'v' IN ($1, $2) GROUP BY 1`,
       [TENANT_COMMON, TENANT_RARE],
