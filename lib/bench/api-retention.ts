@@ -52,6 +52,9 @@ async function sizes(db: Db): Promise<Sizes> {
   return Object.fromEntries(rows.map((r) => [r.name, { heap: Number(r.heap), toast: Number(r.toast), indexes: Number(r.indexes), total: Number(r.total) }])) as Sizes
 }
 
+/** The three tables' bytes together. */
+const totalOf = (s: Sizes) => TABLES.reduce((sum, t) => sum + s[t].total, 0)
+
 async function timed(action: () => Promise<unknown>): Promise<number> {
   const started = performance.now()
   await action()
@@ -112,15 +115,14 @@ function sizeTable(steps: [string, Sizes][]): string[] {
     const cells = steps.map(([label, s]) => `${label} ${mib(s[table].total)} (heap ${mib(s[table].heap)}, toast ${mib(s[table].toast)}, indexes ${mib(s[table].indexes)})`)
     lines.push(`    ${table}: ${cells.join(' → ')}`)
   }
-  const total = (s: Sizes) => TABLES.reduce((sum, t) => sum + s[t].total, 0)
-  const first = total(steps[0][1])
-  const last = total(steps.at(-1)![1])
-  lines.push(`    the three together: ${steps.map(([label, s]) => `${label} ${mib(total(s))}`).join(' → ')}; after storing the deleted count again ${((last / first - 1) * 100).toFixed(1)} % against before retention`)
+  const first = totalOf(steps[0][1])
+  const last = totalOf(steps.at(-1)![1])
+  lines.push(`    the three together: ${steps.map(([label, s]) => `${label} ${mib(totalOf(s))}`).join(' → ')}; after storing the deleted count again ${((last / first - 1) * 100).toFixed(1)} % against before retention`)
   return lines
 }
 
-/** Prints the retention phase's report; returns the longest batch, in ms, and the growth after the refill. */
-export async function measureRetention({ db, days, readPage, groupId, log }: MeasureRetentionOptions): Promise<{ longestBatchMs: number; growth: number }> {
+/** Runs the retention phase and prints its report through `log`. */
+export async function measureRetention({ db, days, readPage, groupId, log }: MeasureRetentionOptions): Promise<void> {
   log(`\nRetention (replayed and resolved messages older than ${days} days, batches of ${fmt(BATCH_SIZE)}, no rest between them):`)
   // The load draws statuses but not when they changed: a message was replayed or resolved a day after it failed.
   const setup = await timed(async () => {
@@ -174,6 +176,4 @@ export async function measureRetention({ db, days, readPage, groupId, log }: Mea
   const afterRefill = await sizes(db)
   log('  sizes:')
   for (const line of sizeTable([['before', before], ['deleted', afterDelete], ['vacuumed', afterVacuum], ['stored again', afterRefill]])) log(line)
-  const total = (s: Sizes) => TABLES.reduce((sum, t) => sum + s[t].total, 0)
-  return { longestBatchMs: sorted(batches).at(-1) ?? 0, growth: total(afterRefill) / total(before) - 1 }
 }

@@ -14,8 +14,8 @@
  * nothing is loaded or dropped, and rates per minute are as old as that load; ranges a migration left in the search
  * backlog are indexed first, as the background indexer would, and the time it took is printed),
  * BENCH_ONLY=<regular expression> (time only the scenarios whose name matches, e.g. BENCH_ONLY='tenant|correlationId'),
- * BENCH_RETENTION_DAYS (default 14: the load spreads failures over 30 days; 0 skips the retention phase, lib/bench/api-retention.ts, which runs last because
- * it deletes and stores rows).
+ * BENCH_RETENTION_DAYS (default 14, as the load spreads failures over 30 days; 0 skips the retention phase,
+ * lib/bench/api-retention.ts, which runs last because it deletes and stores rows).
  */
 import { API_TOKEN_PREFIX } from '@/lib/server/auth/api-tokens'
 import { authenticate } from '@/lib/server/auth/authenticate'
