@@ -13,6 +13,7 @@ export const EXCLUSION_LABELS: Record<ExclusionReason, string> = {
   'headers-too-large': 'headers too large to publish',
   'no-origin': 'original exchange unknown: choose the failed queue or a custom target',
   'unknown-source': 'its source no longer exists',
+  jetstream: 'a JetStream message: replay to JetStream is not available yet',
   'target-refused': 'target not allowed: an amq.* or Lazarus exchange, or another queue than the one it failed in',
   superseded: 'superseded: a newer version of its entity is in the selection (resolved, not published)',
 }

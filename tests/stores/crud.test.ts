@@ -6,6 +6,7 @@ import {
 } from '@/lib/server/sources/sources-store'
 import { insertLocalUser } from '@/lib/server/users/users-store'
 import { countViewsOf, deleteViewOf, hasViewNamed, listViewsOf, upsertView } from '@/lib/server/views/views-store'
+import { newSourceRow } from '@/lib/server/sources/new-source-row'
 import { createSourceSchema, updateSourceSchema } from '@/lib/shared/schemas/source'
 import { createEngineDb, type EngineDb } from '../helpers/engine-db'
 import { storeRows } from '../helpers/store-seed'
@@ -26,7 +27,7 @@ describe('sources', () => {
     const input = createSourceSchema.parse({
       queue: 'orders.dlq', entityKey: { kind: 'jsonPointer', pointer: '/orderId' }, critical: true, defaultTarget: { type: 'queue' },
     })
-    const source = await insertSource({ prisma: db.prisma, input })
+    const source = await insertSource({ prisma: db.prisma, row: newSourceRow(input) })
     expect(source).toMatchObject({ vhost: '/', queue: 'orders.dlq', entityKey: { kind: 'jsonPointer', pointer: '/orderId' }, entityVersion: null, critical: true, enabled: true, defaultTarget: { type: 'queue' }, kind: 'dlq' })
     expect((await findSource({ prisma: db.prisma, id: source.id }))?.queue).toBe('orders.dlq')
     expect((await findSourceByQueue({ prisma: db.prisma, vhost: '/', queue: 'orders.dlq' }))?.id).toBe(source.id)
@@ -42,15 +43,27 @@ describe('sources', () => {
     expect((await listSourceRows({ prisma: db.prisma, ids: [source.id.toString()] })).map((s) => s.queue)).toEqual(['orders.dlq'])
   })
 
+  it('of JetStream are named stream/consumer (or stream/*) with no vhost, and are unique by that name', async () => {
+    const one = await insertSource({ prisma: db.prisma, row: newSourceRow(createSourceSchema.parse({ kind: 'jetstream', stream: 'ORDERS', consumer: 'billing' })) })
+    expect(one).toMatchObject({ kind: 'jetstream', vhost: '', queue: 'ORDERS/billing', stream: 'ORDERS', consumer: 'billing', orderSensitive: false })
+    const all = await insertSource({ prisma: db.prisma, row: newSourceRow(createSourceSchema.parse({ kind: 'jetstream', stream: 'ORDERS' })) })
+    expect(all).toMatchObject({ queue: 'ORDERS/*', consumer: null })
+    expect((await findSourceByQueue({ prisma: db.prisma, vhost: '', queue: 'ORDERS/billing' }))?.id).toBe(one.id)
+    await expect(insertSource({ prisma: db.prisma, row: newSourceRow(createSourceSchema.parse({ kind: 'jetstream', stream: 'ORDERS', consumer: 'billing' })) })).rejects.toThrow()
+    // The database itself refuses a RabbitMQ source with a stream, and a JetStream one without.
+    await expect(db.sql.query(`INSERT INTO sources (vhost, queue, kind) VALUES ('', 'X/*', 'jetstream')`)).rejects.toThrow(/sources_jetstream_check/)
+    await expect(db.sql.query(`INSERT INTO sources (vhost, queue, stream) VALUES ('/', 'x.dlq', 'X')`)).rejects.toThrow(/sources_jetstream_check/)
+  })
+
   it('are updated field by field, a rule set to null cleared', async () => {
-    const source = await insertSource({ prisma: db.prisma, input: createSourceSchema.parse({ queue: 'update.dlq', entityKey: { kind: 'property', name: 'correlationId' } }) })
+    const source = await insertSource({ prisma: db.prisma, row: newSourceRow(createSourceSchema.parse({ queue: 'update.dlq', entityKey: { kind: 'property', name: 'correlationId' } })) })
     const updated = await updateSourceColumns({ prisma: db.prisma, id: source.id, input: updateSourceSchema.parse({ entityKey: null, enabled: false }) })
     expect(updated).toMatchObject({ entityKey: null, enabled: false, critical: false, orderSensitive: false })
     expect(updated.updatedAt.getTime()).toBeGreaterThanOrEqual(source.updatedAt.getTime())
   })
 
   it('are deleted with their per-source counters and arrivals, in the transaction of the delete', async () => {
-    const source = await insertSource({ prisma: db.prisma, input: createSourceSchema.parse({ queue: 'doomed.dlq' }) })
+    const source = await insertSource({ prisma: db.prisma, row: newSourceRow(createSourceSchema.parse({ queue: 'doomed.dlq' })) })
     const id = source.id.toString()
     const failedAt = new Date('2026-11-30T10:00:00Z')
     await storeRows(db.sql, id, [{ signature: 'v1:doomed', failedAt }, { signature: 'v1:doomed', failedAt }])

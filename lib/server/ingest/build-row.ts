@@ -70,7 +70,7 @@ function propertiesOf(properties: ConsumeMessage['properties']): AmqpProperties 
 }
 
 /** JSON for jsonb: strings with NUL are kept exactly as base64 (see typed-fields), keys are escaped and flagged. */
-function jsonbSafe(value: unknown, flags: Set<string>): string {
+export function jsonbSafe(value: unknown, flags: Set<string>): string {
   const text = JSON.stringify(value)
   if (!text.includes('\\u0000')) return text
   flags.add('nul-in-metadata')
@@ -86,7 +86,7 @@ function fingerprintOf(queue: string, body: Buffer, propertiesJson: string, head
     .digest()
 }
 
-function safeNormalise(view: DeliveryView): DerivedFailure {
+export function safeNormalise(view: DeliveryView): DerivedFailure {
   try {
     return normaliseDelivery(view)
   } catch (error) {

@@ -42,6 +42,7 @@ export async function createPause({ db, control, input, actor, allowAnyQueue = f
     const source = await findPausableSource({ sql, sourceId })
     if (!source) throw notFound(`source ${input.sourceId}`)
     if (source.kind === 'hold') throw new AppError('unprocessable', `"${source.queue}" is Lazarus' hold queue; pause the source the messages failed in`)
+    if (source.kind === 'jetstream') throw new AppError('unprocessable', `"${source.queue}" is a JetStream source; pauses hold RabbitMQ messages only (docs/jetstream.md#what-is-not-there-yet)`)
     if (input.queue !== undefined && !allowAnyQueue && !(await isOriginQueue({ sql, sourceId: source.id, queue: input.queue }))) {
       const allowed = await originQueues({ sql, sourceId: source.id, limit: MAX_ALLOWED_LISTED })
       throw new AppError(

@@ -24,7 +24,7 @@ export async function guardStatus({ db: { sql }, sourceId, queue, ...scope }: Gu
   const sources = sourceId === undefined ? await listPausableSources({ sql, sourceIds: allowed }) : [await findPausableSource({ sql, sourceId })]
   const targets: { sourceId: string; vhost: string; queue: string }[] = []
   for (const source of sources) {
-    if (!source || source.kind === 'hold') {
+    if (!source || source.kind === 'hold' || source.kind === 'jetstream') {
       if (sourceId !== undefined) throw notFound(`source ${sourceId}`)
       continue
     }

@@ -18,7 +18,7 @@ export async function findPausableSource({ sql, sourceId }: { sql: Sql; sourceId
 /** The sources a pause can name (not the hold queue), of `sourceIds` only when given. */
 export async function listPausableSources({ sql, sourceIds }: { sql: Sql; sourceIds: string[] | null }): Promise<PausableSource[]> {
   const { rows } = await sql.query<PausableSource>(
-    `SELECT id::text, vhost, queue, kind, entity_key FROM sources WHERE kind <> 'hold'${sourceIds ? ' AND id = ANY($1::bigint[])' : ''} ORDER BY vhost, queue`,
+    `SELECT id::text, vhost, queue, kind, entity_key FROM sources WHERE kind = 'dlq'${sourceIds ? ' AND id = ANY($1::bigint[])' : ''} ORDER BY vhost, queue`,
     sourceIds ? [sourceIds] : [],
   )
   return rows

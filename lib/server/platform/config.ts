@@ -55,6 +55,33 @@ const configSchema = z.object({
   LAZARUS_DATA_DIR: z.string().min(1).default('.data'),
   AMQP_URL: url(['amqp:', 'amqps:']).default('amqp://guest:guest@127.0.0.1:5672'),
   RABBITMQ_MANAGEMENT_URL: url(['http:', 'https:']).default('http://guest:guest@127.0.0.1:15672'),
+  /**
+   * NATS server(s) for JetStream sources, comma-separated (`nats://host:4222`, `tls://…`; `nats://user:pass@…` works).
+   * Unset: no JetStream capture runs (docs/jetstream.md).
+   */
+  LAZARUS_NATS_URL: z
+    .string()
+    .transform((raw) => raw.split(',').map((s) => s.trim()).filter(Boolean))
+    .pipe(z.array(url(['nats:', 'tls:', 'ws:', 'wss:'])).min(1).max(16))
+    .optional(),
+  /** NATS user and password, when not in the URL. */
+  LAZARUS_NATS_USER: z.string().min(1).max(1024).optional(),
+  LAZARUS_NATS_PASSWORD: z.string().min(1).max(4096).optional(),
+  /** A NATS auth token. */
+  LAZARUS_NATS_TOKEN: z.string().min(1).max(4096).optional(),
+  /** A NATS credentials file (JWT and NKey seed, as `nsc` writes it). */
+  LAZARUS_NATS_CREDS_FILE: z.string().min(1).max(4096).optional(),
+  /** An NKey seed (`SU…`), for servers that authenticate by NKey. */
+  LAZARUS_NATS_NKEY_SEED: z.string().regex(/^SU[A-Z2-7]{56}$/, 'must be a user NKey seed (SU…)').optional(),
+  /**
+   * The durable consumer Lazarus reads failure advisories with. Two Lazarus installations on one NATS account need two
+   * names: each reads every advisory once.
+   */
+  LAZARUS_NATS_CONSUMER: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be a consumer name of letters, digits, _ and -').default('lazarus-capture'),
+  /** How long the server waits for a captured advisory's ack before it delivers it again (a capture that died). */
+  LAZARUS_NATS_ACK_WAIT_S: z.coerce.number().int().min(1).max(3600).default(30),
+  /** The JetStream stream Lazarus creates to keep consumers' failure advisories until they are captured. */
+  LAZARUS_NATS_ADVISORY_STREAM: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be a stream name of letters, digits, _ and -').default('LAZARUS_ADVISORIES'),
   /** Terminal DLQs (default vhost) to drain, comma-separated; more can be added through POST /api/sources. */
   LAZARUS_SOURCES: queueList.default([]),
   PORT: z.coerce.number().int().min(1).max(65535).default(3000),
@@ -213,6 +240,9 @@ export const SECRET_VARIABLES = [
   'LAZARUS_ADMIN_PASSWORD',
   'LAZARUS_ADMIN_TOKEN',
   'LAZARUS_ADMIN_TOKEN_SHA256',
+  'LAZARUS_NATS_PASSWORD',
+  'LAZARUS_NATS_TOKEN',
+  'LAZARUS_NATS_NKEY_SEED',
 ] as const
 
 function readSecretFiles(env: Record<string, string | undefined>): Record<string, string | undefined> {

@@ -54,7 +54,7 @@ const MAX_TARGET_ROWS = 200
 const MAX_TARGETS_SHOWN = 50
 const MAX_QUEUE_NAMES = 20
 
-const EXCLUSIONS: ExclusionReason[] = ['unknown-source', 'not-dead', 'replay-cap', 'too-large', 'headers-too-large', 'no-origin', 'target-refused', 'superseded']
+const EXCLUSIONS: ExclusionReason[] = ['unknown-source', 'jetstream', 'not-dead', 'replay-cap', 'too-large', 'headers-too-large', 'no-origin', 'target-refused', 'superseded']
 
 function targetSql(target: ReplayTarget, params: unknown[]): { exchange: string; routingKey: string; noOrigin: string } {
   if (target.type === 'queue') return { exchange: `''`, routingKey: 'd.origin_queue', noOrigin: 'd.origin_queue IS NULL' }
@@ -148,7 +148,7 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
   params.push(settings.cap, settings.maxBodyBytes, bigHeaders, edited.map((r) => r.id), editedTooLarge)
   const [cap, maxBody, big, editedIds, editedBig] = [4, 3, 2, 1, 0].map((back) => `$${params.length - back}`)
   const tooLarge = `(d.id = ANY(${editedBig}::bigint[]) OR (d.body_size > ${maxBody}::int AND NOT d.id = ANY(${editedIds}::bigint[])))`
-  const publishable = `${selection} AND s.id IS NOT NULL AND ${STATUS_SQL} = 'dead' AND d.replay_count < ${cap}::int
+  const publishable = `${selection} AND s.id IS NOT NULL AND s.kind <> 'jetstream' AND ${STATUS_SQL} = 'dead' AND d.replay_count < ${cap}::int
     AND NOT ${tooLarge} AND NOT (d.id = ANY(${big}::bigint[])) AND NOT ${t.noOrigin} AND NOT ${refused}`
   // Entity versions (docs/ARCHITECTURE.md#entity-versions): what "only the newest per entity" leaves out is excluded
   // as 'superseded', after every other reason.
@@ -158,6 +158,7 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
   const older = `$${params.length}::bigint[]`
   const reasonSql = `CASE
       WHEN s.id IS NULL THEN 'unknown-source'
+      WHEN s.kind = 'jetstream' THEN 'jetstream'
       WHEN st.status <> 'dead' THEN 'not-dead'
       WHEN d.replay_count >= ${cap}::int THEN 'replay-cap'
       WHEN ${tooLarge} THEN 'too-large'

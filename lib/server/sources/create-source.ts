@@ -6,28 +6,36 @@ import { AppError } from '@/lib/server/platform/errors/app-error'
 import type { CreateSourceInput, SourceDto } from '@/lib/shared/schemas/source'
 import { assertDrainableQueue } from './check-source-queue'
 import { findSourceByQueue, insertMissingSources, insertSource } from './sources-store'
+import { newSourceRow } from './new-source-row'
+import { assertJetStreamSourceExists } from './check-jetstream-source'
+import { getConfig, type Config } from '@/lib/server/platform/config'
 import { APPLY_WAIT_MS, type SourceChangeOptions } from './source-changes'
 import { toSourceDto } from './to-source-dto'
 
-export type CreateSourceOptions = { db: Db; input: CreateSourceInput; actor: string } & SourceChangeOptions
+export type CreateSourceOptions = { db: Db; input: CreateSourceInput; actor: string; config?: Config } & SourceChangeOptions
 
-export async function createSource({ db, input, actor, sourcesChanged }: CreateSourceOptions): Promise<SourceDto> {
-  const existing = await findSourceByQueue({ prisma: db.prisma, vhost: input.vhost, queue: input.queue })
-  if (existing) throw new AppError('conflict', `queue "${input.queue}" on vhost "${input.vhost}" is already a source`, { id: existing.id.toString() })
+export async function createSource({ db, input, actor, sourcesChanged, config = getConfig() }: CreateSourceOptions): Promise<SourceDto> {
+  const row = newSourceRow(input)
+  const existing = await findSourceByQueue({ prisma: db.prisma, vhost: row.vhost, queue: row.queue })
+  if (existing) {
+    throw new AppError('conflict', input.kind === 'jetstream' ? `JetStream source "${row.queue}" already exists` : `queue "${row.queue}" on vhost "${row.vhost}" is already a source`, { id: existing.id.toString() })
+  }
   // A disabled source drains nothing yet; the check applies when it is enabled (updateSource).
   if (input.enabled !== false) {
-    await assertDrainableQueue({ vhost: input.vhost, queue: input.queue, drainedBefore: false, confirmed: input.confirmNotWorkQueue === true })
+    if (input.kind === 'jetstream') await assertJetStreamSourceExists({ config, stream: input.stream, consumer: input.consumer ?? null })
+    else await assertDrainableQueue({ vhost: row.vhost, queue: row.queue, drainedBefore: false, confirmed: input.confirmNotWorkQueue === true })
   }
+  const confirmed = input.kind !== 'jetstream' && input.confirmNotWorkQueue === true
   const source = await crudTransaction(db, async ({ prisma, sql }) => {
-    const created = toSourceDto(await insertSource({ prisma, input }))
+    const created = toSourceDto(await insertSource({ prisma, row }))
     await recordConfigChange({
       sql,
       actor,
       action: 'source.created',
       subject: { type: 'source', id: created.id },
-      summary: `Added source ${input.queue}${input.confirmNotWorkQueue ? ' (confirmed not a work queue)' : ''}`,
+      summary: `Added ${input.kind === 'jetstream' ? 'JetStream source' : 'source'} ${row.queue}${confirmed ? ' (confirmed not a work queue)' : ''}`,
       before: null,
-      after: { ...created, confirmNotWorkQueue: input.confirmNotWorkQueue === true },
+      after: { ...created, confirmNotWorkQueue: confirmed },
     })
     return created
   })

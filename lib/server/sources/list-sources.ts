@@ -12,7 +12,8 @@ export type ListSourcesOptions = { db: Db; withDepth?: boolean } & SourceScope
 export async function listSources({ db, withDepth = true, ...scope }: ListSourcesOptions): Promise<SourceListDto> {
   const rows = await listSourceRows({ prisma: db.prisma, ids: allowedSourceIds(scope) })
   if (!withDepth || rows.length === 0) return { sources: rows.map((r) => toSourceDto(r)), brokerError: null }
-  const vhosts = [...new Set(rows.map((r) => r.vhost))]
+  // JetStream sources have no vhost and no queue on RabbitMQ (docs/jetstream.md).
+  const vhosts = [...new Set(rows.filter((r) => r.kind !== 'jetstream').map((r) => r.vhost))]
   const queues = new Map<string, QueueInfo>()
   let brokerError: string | null = null
   await Promise.all(
@@ -25,7 +26,7 @@ export async function listSources({ db, withDepth = true, ...scope }: ListSource
     }),
   )
   return {
-    sources: rows.map((r) => toSourceDto(r, brokerError ? undefined : (queues.get(`${r.vhost}\u0000${r.queue}`) ?? null))),
+    sources: rows.map((r) => toSourceDto(r, brokerError || r.kind === 'jetstream' ? undefined : (queues.get(`${r.vhost}\u0000${r.queue}`) ?? null))),
     brokerError,
   }
 }

@@ -1,7 +1,7 @@
 import 'server-only'
 import { Prisma, type Source } from '@/lib/generated/prisma/client'
 import type { Sql } from '@/lib/server/platform/db/sql'
-import type { CreateSourceInput, UpdateSourceInput } from '@/lib/shared/schemas/source'
+import type { SourceDto, UpdateSourceInput } from '@/lib/shared/schemas/source'
 
 /**
  * The `sources` table as admins manage it, through Prisma (plain CRUD: docs/ARCHITECTURE.md#how-code-gets-the-database).
@@ -23,17 +23,23 @@ export function listSourceRows({ prisma, ids }: SourcesPrisma & { ids: string[] 
   return prisma.source.findMany({ where: ids ? { id: { in: ids.map(BigInt) } } : undefined, orderBy: [{ vhost: 'asc' }, { queue: 'asc' }] })
 }
 
-export function insertSource({ prisma, input }: SourcesPrisma & { input: CreateSourceInput }): Promise<Source> {
+/** A new source's row; JetStream sources have `stream` (and maybe `consumer`) and an empty vhost. */
+export type NewSourceRow = { kind: 'dlq' | 'jetstream' } & Pick<SourceDto, 'vhost' | 'queue' | 'stream' | 'consumer' | 'entityKey' | 'entityVersion' | 'orderSensitive' | 'critical' | 'defaultTarget' | 'enabled'>
+
+export function insertSource({ prisma, row }: SourcesPrisma & { row: NewSourceRow }): Promise<Source> {
   return prisma.source.create({
     data: {
-      vhost: input.vhost,
-      queue: input.queue,
-      entityKey: input.entityKey ?? undefined,
-      entityVersion: input.entityVersion ?? undefined,
-      orderSensitive: input.orderSensitive ?? false,
-      critical: input.critical ?? false,
-      defaultTarget: input.defaultTarget ?? { type: 'source' },
-      enabled: input.enabled ?? true,
+      kind: row.kind,
+      vhost: row.vhost,
+      queue: row.queue,
+      stream: row.stream,
+      consumer: row.consumer,
+      entityKey: row.entityKey ?? undefined,
+      entityVersion: row.entityVersion ?? undefined,
+      orderSensitive: row.orderSensitive,
+      critical: row.critical,
+      defaultTarget: row.defaultTarget,
+      enabled: row.enabled,
     },
   })
 }

@@ -9,9 +9,11 @@ export function toSourceDto(row: Source, queue?: QueueInfo | null): SourceDto {
   const target = replayTargetSchema.safeParse(row.defaultTarget)
   return {
     id: row.id.toString(),
-    kind: row.kind === 'hold' ? 'hold' : 'dlq',
+    kind: row.kind === 'hold' || row.kind === 'jetstream' ? row.kind : 'dlq',
     vhost: row.vhost,
     queue: row.queue,
+    stream: row.stream,
+    consumer: row.consumer,
     entityKey: entityKey.success ? entityKey.data : null,
     entityVersion: entityVersion.success ? entityVersion.data : null,
     orderSensitive: row.orderSensitive,
@@ -22,7 +24,7 @@ export function toSourceDto(row: Source, queue?: QueueInfo | null): SourceDto {
     depth: queue?.messages ?? null,
     consumers: queue?.consumers ?? null,
     lastDrainAt: row.lastDrainAt?.toISOString() ?? null,
-    error: queue === null && !row.lastError ? `queue "${row.queue}" not found on the broker` : row.lastError,
+    error: queue === null && !row.lastError && row.kind !== 'jetstream' ? `queue "${row.queue}" not found on the broker` : row.lastError,
     errorAt: row.lastErrorAt?.toISOString() ?? null,
     createdAt: row.createdAt.toISOString(),
   }

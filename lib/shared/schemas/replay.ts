@@ -100,7 +100,8 @@ export type ReplayArrivedDto = {
  * 'target-refused': the message would go where replays never go (lib/server/replay/target-policy.ts). 'superseded':
  * with onlyNewestPerEntity, a newer version of its entity is in the selection (resolved when the job is created).
  */
-export type ExclusionReason = 'not-dead' | 'replay-cap' | 'too-large' | 'headers-too-large' | 'no-origin' | 'unknown-source' | 'target-refused' | 'superseded'
+/** `jetstream`: a JetStream source's message, which replays cannot publish yet (docs/jetstream.md#what-is-not-there-yet). */
+export type ExclusionReason = 'not-dead' | 'replay-cap' | 'too-large' | 'headers-too-large' | 'no-origin' | 'unknown-source' | 'jetstream' | 'target-refused' | 'superseded'
 
 /**
  * Entity versions among the messages a replay would publish, for sources with a version rule

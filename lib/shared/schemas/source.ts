@@ -30,7 +30,9 @@ export const replayTargetSchema = z.discriminatedUnion('type', [
 
 const queueName = text().trim().min(1, 'queue is required').max(255).refine((q) => !q.startsWith('amq.'), 'queues starting with "amq." are reserved by RabbitMQ')
 
-export const createSourceSchema = z.object({
+const rabbitSourceSchema = z.object({
+  /** Optional: a RabbitMQ queue is the default kind of source. */
+  kind: z.literal('dlq').optional(),
   vhost: text().min(1).max(255).default('/'),
   queue: queueName,
   entityKey: entityKeyRuleSchema.nullable().optional(),
@@ -48,7 +50,32 @@ export const createSourceSchema = z.object({
   confirmNotWorkQueue: z.boolean().optional(),
 }).strict()
 
-export const updateSourceSchema = createSourceSchema.omit({ vhost: true, queue: true }).partial().strict()
+/** A JetStream stream or consumer name: no whitespace, dots, wildcards or path separators (nats-server's own rule). */
+const jetStreamName = (what: string) =>
+  text().trim().min(1, `${what} is required`).max(255).regex(/^[^\s.*>/\\]+$/, `a ${what} name has no spaces, dots, "*", ">" or slashes`)
+
+/**
+ * A JetStream stream's failures (docs/jetstream.md): those of one consumer, or of all of them when `consumer` is
+ * absent. Pauses and replay targets other than the source do not apply to it yet.
+ */
+const jetStreamSourceSchema = z.object({
+  kind: z.literal('jetstream'),
+  stream: jetStreamName('stream'),
+  consumer: jetStreamName('consumer').optional(),
+  entityKey: entityKeyRuleSchema.nullable().optional(),
+  entityVersion: entityVersionRuleSchema.nullable().optional(),
+  critical: z.boolean().optional(),
+  enabled: z.boolean().optional(),
+}).strict()
+
+export const createSourceSchema = z.union([jetStreamSourceSchema, rabbitSourceSchema])
+
+/** A JetStream source's name, as lists, filters and source-pattern scopes show it: `stream/consumer` or `stream/*`. */
+export function jetStreamSourceName(stream: string, consumer: string | null | undefined): string {
+  return `${stream}/${consumer ?? '*'}`
+}
+
+export const updateSourceSchema = rabbitSourceSchema.omit({ kind: true, vhost: true, queue: true }).partial().strict()
 
 export type CreateSourceInput = z.infer<typeof createSourceSchema>
 export type UpdateSourceInput = z.infer<typeof updateSourceSchema>
@@ -56,10 +83,16 @@ export type UpdateSourceInput = z.infer<typeof updateSourceSchema>
 /** A source as the API returns it (docs/ARCHITECTURE.md#the-api-contract). */
 export type SourceDto = {
   id: string
-  /** 'dlq': a terminal DLQ; 'hold': the queue pause guards park messages in (drained as status "held"). */
-  kind: 'dlq' | 'hold'
+  /**
+   * 'dlq': a terminal DLQ; 'hold': the queue pause guards park messages in (drained as status "held"); 'jetstream': a
+   * JetStream stream's failure advisories (its `vhost` is empty and `queue` is `stream/consumer` or `stream/*`).
+   */
+  kind: 'dlq' | 'hold' | 'jetstream'
   vhost: string
   queue: string
+  /** JetStream sources: the stream, and the consumer (null: all of the stream's consumers). Null for RabbitMQ. */
+  stream: string | null
+  consumer: string | null
   entityKey: EntityKeyRule | null
   /** Where the entity version lives; null: none (no version checks for this source). */
   entityVersion: EntityVersionRule | null

@@ -48,7 +48,7 @@ export async function markRulesEvaluated({ sql, now }: { sql: Sql; now: Date }):
 export async function sourceRates({ sql, rule, now }: { sql: Sql; rule: AlertRule; now: Date }): Promise<Measured[]> {
   const { rows } = await sql.query<{ id: string; queue: string; n: number }>(
     `SELECT s.id::text, s.queue, (SELECT count(*) FROM dead_letters d WHERE d.source_id = s.id AND d.failed_at > $1 AND d.failed_at <= $2)::int AS n
-     FROM sources s WHERE s.kind = 'dlq' AND ($3::bigint IS NULL OR s.id = $3::bigint)`,
+     FROM sources s WHERE s.kind IN ('dlq', 'jetstream') AND ($3::bigint IS NULL OR s.id = $3::bigint)`,
     [new Date(now.getTime() - rule.window_minutes * 60_000), now, rule.source_id],
   )
   return rows.map((r) => ({ key: `source:${r.id}`, type: 'source', id: r.id, label: r.queue, rate: r.n / rule.window_minutes }))

@@ -16,7 +16,7 @@ export type DrainSource = {
 /** The enabled sources, in id order; an entity-key or version rule that no longer parses counts as none. */
 export async function loadDrainSources(options: { sql: Sql }): Promise<DrainSource[]> {
   const { rows } = await options.sql.query<{ id: string; vhost: string; queue: string; entity_key: unknown; entity_version: unknown; kind: string }>(
-    `SELECT id::text, vhost, queue, entity_key, entity_version, kind FROM sources WHERE enabled ORDER BY id`,
+    `SELECT id::text, vhost, queue, entity_key, entity_version, kind FROM sources WHERE enabled AND kind <> 'jetstream' ORDER BY id`,
   )
   return rows.map((r) => {
     const rule = entityKeyRuleSchema.safeParse(r.entity_key)

@@ -24,7 +24,7 @@ export class SourceErrors {
     return this.last.get(sourceId) === message
   }
 
-  record(source: DrainSource, message: string | null): void {
+  record(source: Pick<DrainSource, 'id' | 'queue'>, message: string | null): void {
     if (this.isCurrent(source.id, message)) return
     this.last.set(source.id, message)
     void this.options.sql

@@ -1,4 +1,5 @@
 import 'server-only'
+import { interruptibleRest } from '@/lib/server/platform/interruptible-rest'
 import type { Db } from '@/lib/server/platform/db'
 import type { Logger } from '@/lib/server/platform/log'
 import { indexSearchBacklog, searchBacklogTip } from './search-index-store'
@@ -45,19 +46,7 @@ export function startSearchIndexer({ db, log, idleMs = 500, duty = 0.5, maxLagId
   let stopped = false
   let indexed = 0
   let lastError: string | null = null
-  let wake: (() => void) | null = null
-  const rest = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        wake = null
-        resolve()
-      }, ms)
-      wake = () => {
-        clearTimeout(timer)
-        wake = null
-        resolve()
-      }
-    })
+  const { rest, interrupt } = interruptibleRest()
 
   let lastNewest: string | null = null
   /** 'defer' while new ranges keep arriving and the lag is within bounds; 'share' past the bounds; else 'catch-up'. */
@@ -104,7 +93,7 @@ export function startSearchIndexer({ db, log, idleMs = 500, duty = 0.5, maxLagId
     status: () => ({ indexed, lastError }),
     async stop() {
       stopped = true
-      wake?.()
+      interrupt()
       await loop
     },
   }

@@ -11,6 +11,7 @@ import { startReplayExecutor, type ReplayExecutor } from '@/lib/server/engines/r
 import { startRetentionLoop } from '@/lib/server/engines/retention/retention-loop'
 import { startSearchIndexer, type SearchIndexer } from '@/lib/server/engines/search-indexer/search-indexer'
 import { startTopologyDoctor } from '@/lib/server/engines/topology-doctor/topology-doctor-loop'
+import { startJetStreamCapture } from '@/lib/server/engines/jetstream-capture/jetstream-capture'
 import { ensureSources } from '@/lib/server/sources/create-source'
 
 const log = logger('runtime')
@@ -36,6 +37,10 @@ async function start(root: Composition): Promise<Background> {
   const groupFrames = startGroupFramesBackfill({ db, log: logger('group-frames') })
   // LAZARUS_TOPOLOGY_INTERVAL_S=0: the doctor runs only when asked (POST /api/topology/runs).
   const doctor = config.LAZARUS_TOPOLOGY_INTERVAL_S > 0 ? startTopologyDoctor({ db, log: logger('topology'), everyMs: config.LAZARUS_TOPOLOGY_INTERVAL_S * 1000 }) : null
+  // Without LAZARUS_NATS_URL there is no NATS to capture from; JetStream sources then report it (docs/jetstream.md).
+  const nats = config.LAZARUS_NATS_URL
+    ? startJetStreamCapture({ db, log: logger('jetstream'), settings: { ...config, LAZARUS_NATS_URL: config.LAZARUS_NATS_URL }, maxBodyBytes: config.LAZARUS_MAX_BODY_BYTES, reconcileMs: config.LAZARUS_DRAIN_RECONCILE_MS })
+    : null
   log.info('background workers started', { sources: config.LAZARUS_SOURCES.join(',') || '(from database)' })
   return {
     drainer,
@@ -46,6 +51,7 @@ async function start(root: Composition): Promise<Background> {
       await replay.stop()
       await pauses.stop()
       await drainer.stop()
+      await nats?.stop()
       await searchIndexer.stop()
       await retention.stop()
       await alerts.stop()

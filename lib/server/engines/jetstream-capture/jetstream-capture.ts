@@ -1,0 +1,192 @@
+import 'server-only'
+import { interruptibleRest } from '@/lib/server/platform/interruptible-rest'
+import { jetstreamManager, jetstream, JetStreamApiError, type JetStreamManager, type JsMsg } from '@nats-io/jetstream'
+import type { NatsConnection } from '@nats-io/transport-node'
+import { buildJetStreamRow, type JetStreamFailure, type JetStreamStoredMessage } from '@/lib/server/ingest/build-jetstream-row'
+import type { IngestRow } from '@/lib/server/ingest/types'
+import type { Db } from '@/lib/server/platform/db'
+import type { Logger } from '@/lib/server/platform/log'
+import type { Config } from '@/lib/server/platform/config'
+import { connectNats, type NatsSettings } from '@/lib/server/platform/broker/nats'
+import { storeBatchOrDegrade } from '@/lib/server/engines/drainer/store-batch-or-degrade'
+import { SourceErrors } from '@/lib/server/engines/drainer/source-errors'
+import { parseAdvisory } from './advisory'
+import { ensureCapturePlan, type CapturePlan } from './capture-plan'
+import { loadJetStreamSources, sourceForFailure, type JetStreamSource } from './jetstream-sources'
+
+/**
+ * The JetStream capture (docs/jetstream.md#capture): reads consumers' failure advisories from the stream that keeps
+ * them, reads each failed message back by its stream sequence, stores it, and acknowledges the advisory after the
+ * commit. Why a crash loses or doubles nothing:
+ *
+ * 1. An advisory is acknowledged only after the transaction that stored its message committed. Dying before the ack
+ *    leaves it unacknowledged: the server delivers it again after the ack wait (30 s), to this process or another.
+ * 2. A row's fingerprint is its stream, consumer, sequence and kind of failure, so an advisory stored before and
+ *    delivered again finds its row (ON CONFLICT) and adds nothing, not even a sighting (it arrives redelivered).
+ * 3. A message the stream no longer holds is stored as a record of the advisory, flagged `message-gone`, and
+ *    acknowledged like any other: the advisory is all there is left to keep.
+ * 4. Nothing is held in memory between batches: a database or server that goes away costs a retry, not a message.
+ */
+export type JetStreamCapture = {
+  stop(): Promise<void>
+  status(): { captured: number; lastError: string | null; plan: CapturePlan | null }
+}
+
+export type StartJetStreamCaptureOptions = {
+  db: Db
+  settings: NatsSettings & Pick<Config, 'LAZARUS_NATS_ADVISORY_STREAM' | 'LAZARUS_NATS_CONSUMER' | 'LAZARUS_NATS_ACK_WAIT_S'>
+  log: Logger
+  maxBodyBytes: number
+  /** How often the sources (and with them the capture plan) are read again. */
+  reconcileMs?: number
+  /** Advisories per batch; one transaction per source in it. */
+  batchSize?: number
+  /** How long one fetch waits for advisories. */
+  fetchMs?: number
+}
+
+type Captured = { msg: JsMsg; failure: JetStreamFailure; source: JetStreamSource }
+
+type StreamMessageResponse = { message: { subject: string; seq: number; time: string; hdrs?: string; data?: string } }
+
+/** The failed message as the stream still holds it, its header block and data byte for byte; null once removed. */
+async function readStoredMessage(jsm: JetStreamManager, failure: JetStreamFailure): Promise<JetStreamStoredMessage | null> {
+  let stored
+  try {
+    stored = await jsm.streams.getMessage(failure.stream, { seq: failure.streamSeq })
+  } catch (error) {
+    // The whole stream is gone: so is the message.
+    if (error instanceof JetStreamApiError && error.code === 10059) return null
+    throw error
+  }
+  if (!stored) return null
+  // The client decodes the header block into a map; the base64 it received is the block exactly as stored.
+  const raw = (stored as unknown as { smr?: StreamMessageResponse }).smr?.message
+  if (!raw) throw new Error('the NATS client no longer exposes the stored message (smr): cannot keep its bytes exactly')
+  return {
+    subject: raw.subject,
+    seq: raw.seq,
+    time: new Date(raw.time),
+    headerBlock: raw.hdrs ? Buffer.from(raw.hdrs, 'base64') : null,
+    data: raw.data ? Buffer.from(raw.data, 'base64') : Buffer.alloc(0),
+  }
+}
+
+export function startJetStreamCapture(options: StartJetStreamCaptureOptions): JetStreamCapture {
+  const { db, log, settings } = options
+  const reconcileMs = options.reconcileMs ?? 5_000
+  const batchSize = options.batchSize ?? 256
+  const fetchMs = options.fetchMs ?? 1_000
+  const sql = db.background
+  const errors = new SourceErrors({ sql, log })
+  let stopped = false
+  let captured = 0
+  let lastError: string | null = null
+  let plan: CapturePlan | null = null
+  let nc: NatsConnection | null = null
+  const { rest, interrupt } = interruptibleRest()
+
+  const storeCaptured = async (jsm: JetStreamManager, batch: Captured[]): Promise<void> => {
+    const messages = await Promise.all(batch.map((c) => readStoredMessage(jsm, c.failure)))
+    const bySource = new Map<string, { source: JetStreamSource; rows: IngestRow[]; msgs: JsMsg[] }>()
+    batch.forEach((c, i) => {
+      const entry = bySource.get(c.source.id) ?? { source: c.source, rows: [], msgs: [] }
+      entry.rows.push(buildJetStreamRow({
+        sourceLabel: c.source.label, failure: c.failure, message: messages[i], redelivered: c.msg.info.deliveryCount > 1,
+        entityKeyRule: c.source.entityKey, entityVersionRule: c.source.entityVersion, maxBodyBytes: options.maxBodyBytes,
+      }))
+      entry.msgs.push(c.msg)
+      bySource.set(c.source.id, entry)
+    })
+    for (const { source, rows, msgs } of bySource.values()) {
+      try {
+        await storeBatchOrDegrade({ sql, sourceId: source.id, sourceLabel: source.label, rows })
+      } catch (error) {
+        // Not stored: the advisories come back after a short delay, and nothing was acknowledged.
+        for (const msg of msgs) msg.nak(2_000)
+        errors.record({ id: source.id, queue: source.label }, `cannot store: ${(error as Error).message}`)
+        throw error
+      }
+      for (const msg of msgs) msg.ack()
+      captured += rows.length
+      errors.record({ id: source.id, queue: source.label }, null)
+    }
+  }
+
+  const captureRound = async (conn: NatsConnection, jsm: JetStreamManager, sources: JetStreamSource[], current: CapturePlan): Promise<number> => {
+    const js = jetstream(conn)
+    let seen = 0
+    for (const route of current.streams) {
+      const consumer = await js.consumers.get(route.advisoryStream, settings.LAZARUS_NATS_CONSUMER)
+      // The client refuses waits under a second.
+      const messages = await consumer.fetch({ max_messages: batchSize, expires: Math.max(1_000, fetchMs / Math.max(1, current.streams.length)) })
+      const batch: Captured[] = []
+      for await (const msg of messages) {
+        seen++
+        const failure = parseAdvisory(msg.data)
+        const source = failure ? sourceForFailure(sources, failure.stream, failure.consumer) : null
+        // Not a failure of a stream Lazarus captures (a team's stream keeps other advisories too): nothing to store.
+        const routeOfStream = failure ? current.bySource.get(failure.stream) : undefined
+        // Read where the plan says: the same advisory may also sit in another stream this capture reads.
+        if (!failure || !source || !routeOfStream || 'problem' in routeOfStream || routeOfStream.advisoryStream !== route.advisoryStream) msg.ack()
+        else batch.push({ msg, failure, source })
+      }
+      if (batch.length > 0) await storeCaptured(jsm, batch)
+      await conn.flush()
+    }
+    return seen
+  }
+
+  const loop = (async () => {
+    let planKey = ''
+    let plannedAt = 0
+    let sources: JetStreamSource[] = []
+    let sourcesAt = 0
+    let failures = 0
+    while (!stopped) {
+      try {
+        if (performance.now() - sourcesAt >= reconcileMs || sourcesAt === 0) {
+          sources = await loadJetStreamSources({ sql })
+          sourcesAt = performance.now()
+        }
+        if (sources.length === 0) {
+          await rest(reconcileMs)
+          sourcesAt = 0
+          continue
+        }
+        nc ??= await connectNats(settings, 'lazarus-capture')
+        const jsm = await jetstreamManager(nc)
+        const key = [...new Set(sources.map((s) => s.stream))].sort().join('\u0000')
+        if (!plan || key !== planKey || performance.now() - plannedAt >= reconcileMs * 12) {
+          plan = await ensureCapturePlan({ jsm, ownStream: settings.LAZARUS_NATS_ADVISORY_STREAM, consumer: { name: settings.LAZARUS_NATS_CONSUMER, ackWaitSeconds: settings.LAZARUS_NATS_ACK_WAIT_S }, sourceStreams: sources.map((s) => s.stream) })
+          planKey = key
+          plannedAt = performance.now()
+          for (const source of sources) {
+            const route = plan.bySource.get(source.stream)
+            errors.record({ id: source.id, queue: source.label }, route && 'problem' in route ? route.problem : null)
+          }
+        }
+        const seen = await captureRound(nc, jsm, sources, plan)
+        failures = 0
+        lastError = null
+        if (seen === 0 && plan.streams.length === 0) await rest(reconcileMs)
+      } catch (error) {
+        failures++
+        lastError = (error as Error).message
+        log.warn('JetStream capture round failed; retrying', { error: lastError, failures })
+        plan = null
+        await rest(Math.min(30_000, 500 * 2 ** Math.min(failures, 6)))
+      }
+    }
+  })()
+
+  return {
+    async stop() {
+      stopped = true
+      interrupt()
+      await loop
+      await nc?.drain().catch(() => undefined)
+    },
+    status: () => ({ captured, lastError, plan }),
+  }
+}
