@@ -8,6 +8,7 @@ import { applyMigrations } from '@/lib/server/platform/db/migrate'
 import { pgSql } from '@/lib/server/platform/db/sql'
 import { migrationsHash } from './helpers/migrations-hash'
 import { ADMIN_URL, databaseUrl } from './helpers/test-db'
+import { removeLeftoverTestStreams } from './helpers/nats'
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -26,7 +27,7 @@ declare module 'vitest' {
  * building, or a second run on the same machine, never copies a half-migrated database.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const bundles = await buildProcessBundles()
+  const [bundles] = await Promise.all([buildProcessBundles(), removeLeftoverTestStreams()])
   project.provide('processBundles', bundles)
   const template = `lazarus_template_${await migrationsHash()}`
   const admin = new pg.Client({ connectionString: ADMIN_URL })

@@ -55,10 +55,12 @@ function derivedFields(m: MessageDetailDto): [string, ReactNode][] {
     ['Entity', entity && <Link key="e" href={`/messages?entity=${encodeURIComponent(m.entityKey!)}`} className="hover:underline" title={entity}>{entity.length > 160 ? `${entity.slice(0, 160)}…` : entity}</Link>],
     ['Attempts', m.attempts === null ? null : formatCount(m.attempts)],
     ['Death reason', clamped(m.deathReason)],
-    ['Origin exchange', m.origin.exchange === '' ? '(default)' : clamped(m.origin.exchange)],
+    ['Origin exchange', m.source.broker === 'jetstream' ? <span key="oe" className="text-zinc-400">none: JetStream</span> : m.origin.exchange === '' ? '(default)' : clamped(m.origin.exchange)],
     ['Origin routing keys', clamped(m.origin.routingKeys.join(', '))],
     ['Origin queue', clamped(m.origin.queue)],
-    ['Delivered via', clamped(`${m.delivery.exchange || '(default)'} → ${m.delivery.routingKey}${m.delivery.redelivered ? ' (redelivered)' : ''}`)],
+    m.source.broker === 'jetstream'
+      ? ['Subject', clamped(m.delivery.routingKey)]
+      : ['Delivered via', clamped(`${m.delivery.exchange || '(default)'} → ${m.delivery.routingKey}${m.delivery.redelivered ? ' (redelivered)' : ''}`)],
     ['First death', <AbsoluteTime key="fd" iso={m.firstDeathAt} />],
     ['Last death', <AbsoluteTime key="ld" iso={m.lastDeathAt} />],
     ['Failed at', <AbsoluteTime key="fa" iso={m.failedAt} />],
@@ -227,7 +229,7 @@ export function MessageDetail({ id }: { id: string }) {
         </Panel>
         <div className="min-w-0 space-y-3">
           <Panel title="x-death">
-            <XDeathTimeline entries={m.xDeath} />
+            <XDeathTimeline entries={m.xDeath} broker={m.source.broker} />
           </Panel>
           <Panel title="Properties" bodyClassName="p-0 pb-1">
             <PropertiesTable properties={m.properties} />

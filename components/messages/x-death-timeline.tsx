@@ -5,7 +5,10 @@ import { visibleText } from '@/lib/client/format'
 import type { XDeathDto } from '@/lib/shared/schemas/message'
 
 /** The x-death history, most recent first as RabbitMQ keeps it: where the message died, why and how often. */
-export function XDeathTimeline({ entries }: { entries: XDeathDto[] }) {
+export function XDeathTimeline({ entries, broker = 'rabbitmq' }: { entries: XDeathDto[]; broker?: 'rabbitmq' | 'jetstream' }) {
+  if (entries.length === 0 && broker === 'jetstream') {
+    return <p className="text-zinc-500">JetStream keeps no x-death: this failure was captured from the consumer&apos;s advisory (its deliveries and stream sequence are in the properties).</p>
+  }
   if (entries.length === 0) return <p className="text-zinc-500">No x-death header: the message was not dead-lettered by the broker.</p>
   return (
     <ol className="relative space-y-3 border-l border-zinc-200 pl-4">

@@ -28,10 +28,15 @@ const COLUMNS: DataColumn[] = [
   { header: 'Last drain', width: 'w-28' },
   { header: 'Entity key', width: 'w-40' },
   { header: 'Guards', width: 'w-48', title: "Guards listening on the source's consumer queue (where most of its messages failed), and how many are up to date" },
-  { header: 'Order', width: 'w-28' },
-  { header: 'Replay target', width: 'w-40' },
+  // Below xl the name needs the room: order and target fold to nothing (they are in the settings, under Edit). Not
+  // DataColumn's `wide`, which removes the columns: the rows that span the table would then make columns of their own.
+  { header: <span className="hidden xl:inline">Order</span>, width: 'w-0 xl:w-28' },
+  { header: <span className="hidden xl:inline">Replay target</span>, width: 'w-0 xl:w-40' },
   { width: 'w-32' },
 ]
+
+/** A cell of a column folded to no width below xl. */
+const FOLDED = 'overflow-hidden px-0! xl:px-2!'
 
 function targetText(target: SourceDto['defaultTarget']): string {
   if (target.type === 'source') return 'original exchange'
@@ -74,8 +79,13 @@ export function SourcesPage() {
               <Fragment key={s.id}>
                 <tr data-source={s.queue} className={cn(editing === s.id && 'bg-zinc-50')}>
                   <td className="truncate font-mono text-xs" title={`${s.vhost} ${s.queue}`}>
-                    {s.vhost !== '/' && <span className="text-zinc-400">{visibleText(s.vhost)}/</span>}
+                    {s.kind !== 'jetstream' && s.vhost !== '/' && <span className="text-zinc-400">{visibleText(s.vhost)}/</span>}
                     {visibleText(s.queue)}
+                    {s.kind === 'jetstream' && (
+                      <Badge tone="green" className="ml-1.5" title="A NATS JetStream stream: its consumers' failures, captured from the server's advisories">
+                        JetStream
+                      </Badge>
+                    )}
                     {s.kind === 'hold' && (
                       <Badge tone="sky" className="ml-1.5" title="Messages pause guards hold; stored as held and released after the pause">
                         hold
@@ -97,7 +107,7 @@ export function SourcesPage() {
                     {s.entityVersion && <div className="truncate text-[11px] text-zinc-500">{versionRuleText(s.entityVersion)}</div>}
                   </td>
                   <td className="truncate" title={guards.get(s.id) ? `consumer queue ${visibleText(guards.get(s.id)!.queue)}` : undefined}>
-                    {s.kind === 'hold' ? (
+                    {s.kind !== 'dlq' ? (
                       <span className="text-zinc-400">—</span>
                     ) : guards.get(s.id) ? (
                       <GuardCount counts={guards.get(s.id)} compact />
@@ -107,7 +117,7 @@ export function SourcesPage() {
                       </span>
                     )}
                   </td>
-                  <td>
+                  <td className={FOLDED}>
                     {s.orderSensitive || s.critical ? (
                       <span className="flex gap-1">
                         {s.orderSensitive && <Badge tone="violet">sensitive</Badge>}
@@ -117,12 +127,12 @@ export function SourcesPage() {
                       <span className="text-zinc-400">—</span>
                     )}
                   </td>
-                  <td className="truncate text-xs text-zinc-700" title={targetText(s.defaultTarget)}>
-                    {targetText(s.defaultTarget)}
+                  <td className={cn(FOLDED, 'truncate text-xs text-zinc-700')} title={s.kind === 'jetstream' ? 'Replay to JetStream is not available yet' : targetText(s.defaultTarget)}>
+                    {s.kind === 'jetstream' ? <span className="text-zinc-400">—</span> : targetText(s.defaultTarget)}
                   </td>
                   <td>
                     <div className="flex items-center justify-end gap-0.5">
-                      {canTopology && s.kind !== 'hold' && (
+                      {canTopology && s.kind === 'dlq' && (
                         <Link href={`/topology?source=${encodeURIComponent(s.id)}`} className="px-1 text-xs whitespace-nowrap text-brand hover:underline" title="This source's queue on the broker's graph, with the doctor's findings">
                           Topology
                         </Link>
@@ -155,7 +165,7 @@ export function SourcesPage() {
           </DataTable>
           {!isPending && sources.length === 0 && (
             <div className="p-4">
-              <EmptyState title="No sources yet">Add the terminal DLQs Lazarus should drain below, or set LAZARUS_SOURCES.</EmptyState>
+              <EmptyState title="No sources yet">Add the terminal DLQs Lazarus should drain, or a JetStream stream, below; or set LAZARUS_SOURCES.</EmptyState>
             </div>
           )}
         </div>

@@ -20,6 +20,11 @@ export LAZARUS_WEBHOOK_ALLOWED_HOSTS=${E2E_WEBHOOK_ALLOWED_HOSTS:-127.0.0.1}
 export LAZARUS_ADMIN_EMAIL=${E2E_ADMIN_EMAIL:-e2e-admin@lazarus.test}
 export LAZARUS_ADMIN_PASSWORD=${E2E_ADMIN_PASSWORD:-e2e-admin-password-not-secret}
 export LAZARUS_ADMIN_TOKEN=${E2E_ADMIN_TOKEN:-lazarus-e2e-admin-token-0123456789abcdef}
+# JetStream capture (docs/jetstream.md) starts once a spec adds a JetStream source; each server reads advisories with a
+# consumer of its own, so two servers never take each other's (the jetstream spec removes the stream at its end).
+export LAZARUS_NATS_URL=${E2E_NATS_URL:-nats://127.0.0.1:4222}
+export LAZARUS_NATS_ADVISORY_STREAM=${E2E_NATS_ADVISORY_STREAM:-LZE2E_ADVISORIES}
+export LAZARUS_NATS_CONSUMER=lazarus-e2e-$PORT
 # The server runs in a zone no browser of the specs uses, so a page rendering a time in the server's zone fails to hydrate.
 export TZ=${E2E_SERVER_TZ:-Asia/Kathmandu}
 export PORT HOSTNAME=127.0.0.1

@@ -64,3 +64,31 @@ export async function runFailingConsumer(nc: NatsConnection, options: {
   }
   return { failed }
 }
+
+/** The prefixes of the streams the tests make (this file's callers and the browser tests' servers). */
+const TEST_STREAM = /^(LZT_|LZE2E_|E2E_ORDERS_)/
+/** Younger streams may belong to a run still going on this machine. */
+const LEFTOVER_AFTER_MS = 15 * 60_000
+
+/**
+ * Removes the streams a run that was killed left on the NATS server. They matter beyond their space: a stream that keeps
+ * every stream's advisories (`….MAX_DELIVERIES.>`) stops any other from keeping some of them, which the team-stream
+ * test needs to do. Only the tests' own names, and only those older than a quarter of an hour.
+ */
+export async function removeLeftoverTestStreams(): Promise<void> {
+  let nc: NatsConnection
+  try {
+    nc = await natsConnection()
+  } catch (error) {
+    console.warn(`NATS at ${NATS_URL} unreachable (${(error as Error).message}): the JetStream tests will fail; .ci/services.sh starts it`)
+    return
+  }
+  try {
+    const jsm = await jetstreamManager(nc)
+    for await (const info of jsm.streams.list()) {
+      if (TEST_STREAM.test(info.config.name) && Date.now() - new Date(info.created).getTime() > LEFTOVER_AFTER_MS) await jsm.streams.delete(info.config.name).catch(() => false)
+    }
+  } finally {
+    await nc.close()
+  }
+}

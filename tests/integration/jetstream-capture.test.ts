@@ -34,8 +34,8 @@ describe('JetStream capture', () => {
     LAZARUS_NATS_URL: [NATS_URL], LAZARUS_NATS_ADVISORY_STREAM: ADVISORY_STREAM, LAZARUS_NATS_CONSUMER: consumer, LAZARUS_NATS_ACK_WAIT_S: 1,
   })
   /** A capture in this process, started once its source exists and running until its consumer is in place. */
-  const startCapture = async (consumer: string, advisoryStream: string) => {
-    const capture = startJetStreamCapture({ db, settings: settings(consumer), log: logger('jetstream-test'), maxBodyBytes: 1024 * 1024, reconcileMs: 100 })
+  const startCapture = async (consumer: string, advisoryStream: string, reconcileMs = 100) => {
+    const capture = startJetStreamCapture({ db, settings: settings(consumer), log: logger('jetstream-test'), maxBodyBytes: 1024 * 1024, reconcileMs })
     captures.push(capture)
     await waitFor(async () => (await jsm.consumers.info(advisoryStream, consumer).catch(() => null)) !== null, { what: `capture consumer ${consumer} on ${advisoryStream}` })
     return capture
@@ -163,6 +163,18 @@ describe('JetStream capture', () => {
     expect(gone.body.length).toBe(0)
     expect(gone.flags).toContain('message-gone')
     expect(gone.death_reason).toBe('terminated')
+  })
+
+  it('captures the first failure of a source added while it runs, long before it would read the sources again', async () => {
+    const first = await createTestStream(jsm, { prefix: 'LZT_EARLY' })
+    const later = await createTestStream(jsm, { prefix: 'LZT_LATER' })
+    streams.push(first, later)
+    await addSource(first.name, null)
+    // The sources are read again every hour: only the advisory of an unknown stream makes it look at once.
+    await startCapture('lzt-capture-late', ADVISORY_STREAM, 3_600_000)
+    const laterSource = await addSource(later.name, null)
+    await runFailingConsumer(nc, { stream: later.name, consumer: 'worker', maxDeliver: 1, messages: [{ subject: `${later.subject}.x`, data: new TextEncoder().encode('{"later":1}') }], fails: () => 'nak' })
+    await waitFor(async () => (await stored(laterSource)) === 1, { what: 'the new source\'s first failure' })
   })
 
   it('stores every failure exactly once across repeated SIGKILLs of the worker', async () => {

@@ -95,12 +95,12 @@ describe('a captured JetStream failure as a row', () => {
 
   it('reads the error from Nats-Error-* headers, the NATS services error, or the terminate reason', () => {
     const typed = build({ message: message('NATS/1.0\nNats-Error-Type: com.acme.InvalidOrderException\nNats-Error-Message: order o-42 has no lines\nNats-Service: billing\n\n') })
-    expect(typed).toMatchObject({ errorType: 'com.acme.InvalidOrderException', errorMessage: 'order o-42 has no lines', service: 'billing' })
+    expect(typed).toMatchObject({ errorType: 'com.acme.InvalidOrderException', errorMessage: 'order o-42 has no lines', service: 'billing', framework: 'nats' })
     expect(typed.title).toContain('InvalidOrderException')
     expect(build({ message: message('NATS/1.0\nNats-Service-Error: upstream timeout\nNats-Service-Error-Code: 503\n\n') }).errorMessage).toBe('upstream timeout')
     expect(build({ failure: { ...failure, kind: 'terminated', reason: 'schema v3 unsupported' } }).errorMessage).toBe('schema v3 unsupported')
     // Lazarus' own headers win over the NATS aliases.
-    expect(build({ message: message('NATS/1.0\nx-error-type: Own\nNats-Error-Type: Alias\n\n') }).errorType).toBe('Own')
+    expect(build({ message: message('NATS/1.0\nx-error-type: Own\nNats-Error-Type: Alias\n\n') })).toMatchObject({ errorType: 'Own', framework: 'lazarus' })
   })
 
   it('of a message the stream no longer holds is a flagged record of the advisory', () => {

@@ -50,6 +50,9 @@ const NATS_ERROR_HEADERS: readonly (readonly [string, string])[] = [
   ['Nats-Service-Version', 'x-service-version'],
 ]
 
+/** Lazarus' own error headers (docs/framework-headers.md#lazarus-own-headers). */
+const OWN_ERROR_HEADERS = ['x-error-type', 'x-error-message', 'x-error-stack']
+
 const REASON_TEXT: Record<JetStreamFailure['kind'], string> = { 'max-deliveries': 'max deliveries reached', terminated: 'terminated' }
 /** A consumer that gave up after max_deliver is RabbitMQ's delivery limit; a +TERM is a reject without requeue. */
 const KIND_BY_REASON: Record<JetStreamFailure['kind'], FailureKind> = { 'max-deliveries': 'delivery-limit', terminated: 'exhausted' }
@@ -148,7 +151,8 @@ export function buildJetStreamRow(options: BuildJetStreamRowOptions): IngestRow 
     failureKind: derived.failureKind === 'unknown' ? KIND_BY_REASON[failure.kind] : derived.failureKind,
     service: pgText(derived.service, 256),
     serviceVersion: pgText(derived.serviceVersion, 128),
-    framework: derived.framework === 'unknown' ? 'nats' : derived.framework,
+    // The aliases make the normaliser see Lazarus' own headers; only headers the application set make it 'lazarus'.
+    framework: derived.framework === 'unknown' || (derived.framework === 'lazarus' && !OWN_ERROR_HEADERS.some((h) => h in table)) ? 'nats' : derived.framework,
     entityKey: pgText(derived.entityKey, 1024),
     entityVersion: derived.entityVersion ?? null,
     signature: signature.signature,

@@ -6,13 +6,13 @@ import { STATUS_SQL } from '@/lib/server/selection/message-filter-sql'
 /** Characters of a text body the list shows; the stored preview (8 KiB) serves search. */
 const PREVIEW_CHARS = 200
 
-export const SUMMARY_COLUMNS = `d.id::text, d.source_id::text, s.queue AS source_queue, ${STATUS_SQL} AS status, d.body_size, d.body_encoding,
+export const SUMMARY_COLUMNS = `d.id::text, d.source_id::text, s.queue AS source_queue, s.kind AS source_kind, ${STATUS_SQL} AS status, d.body_size, d.body_encoding,
   CASE WHEN d.body_encoding <> 'binary' THEN left(d.body_preview, ${PREVIEW_CHARS}) END AS preview,
   d.error_type, left(d.error_message, 500) AS error_message, d.failure_kind, d.service, d.service_version, d.framework,
   d.entity_key, d.origin_queue, d.group_id::text, d.death_reason, d.attempts, d.failed_at, d.first_death_at, d.ingested_at, d.seen_count, d.flags`
 
 export type SummaryRow = {
-  id: string; source_id: string; source_queue: string; status: string; body_size: number; body_encoding: string; preview: string | null
+  id: string; source_id: string; source_queue: string; source_kind: string; status: string; body_size: number; body_encoding: string; preview: string | null
   error_type: string | null; error_message: string | null; failure_kind: string; service: string | null
   service_version: string | null; framework: string; entity_key: string | null; origin_queue: string | null; group_id: string
   death_reason: string | null; attempts: number | null; failed_at: Date; first_death_at: Date | null
@@ -33,7 +33,7 @@ const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null)
 export function toMessageSummary(row: SummaryRow): MessageSummaryDto {
   return {
     id: row.id,
-    source: { id: row.source_id, queue: row.source_queue },
+    source: { id: row.source_id, queue: row.source_queue, broker: row.source_kind === 'jetstream' ? 'jetstream' : 'rabbitmq' },
     status: row.status,
     bodySize: row.body_size,
     bodyEncoding: row.body_encoding,

@@ -6,18 +6,22 @@ import { notFound } from '@/lib/server/platform/errors/app-error'
 import type { SourceDto, UpdateSourceInput } from '@/lib/shared/schemas/source'
 import { parseId } from '@/lib/server/platform/http/parse-id'
 import { assertDrainableQueue } from './check-source-queue'
+import { assertJetStreamSourceExists } from './check-jetstream-source'
+import { getConfig, type Config } from '@/lib/server/platform/config'
 import { findSource, updateSourceColumns } from './sources-store'
 import { APPLY_WAIT_MS, type SourceChangeOptions } from './source-changes'
 import { toSourceDto } from './to-source-dto'
 
-export type UpdateSourceOptions = { db: Db; id: string; input: UpdateSourceInput; actor: string } & SourceChangeOptions
+export type UpdateSourceOptions = { db: Db; id: string; input: UpdateSourceInput; actor: string; config?: Config } & SourceChangeOptions
 
-export async function updateSource({ db, id, input, actor, sourcesChanged }: UpdateSourceOptions): Promise<SourceDto> {
+export async function updateSource({ db, id, input, actor, sourcesChanged, config }: UpdateSourceOptions): Promise<SourceDto> {
   const sourceId = parseId(id, 'source')
   const existing = await findSource({ prisma: db.prisma, id: sourceId })
   if (!existing) throw notFound(`source ${id}`)
   // Enabling starts a drain: the same check as creating a source (the hold queue is Lazarus' own).
-  if (input.enabled === true && !existing.enabled && existing.kind !== 'hold') {
+  if (input.enabled === true && !existing.enabled && existing.kind === 'jetstream' && existing.stream !== null) {
+    await assertJetStreamSourceExists({ config: config ?? getConfig(), stream: existing.stream, consumer: existing.consumer })
+  } else if (input.enabled === true && !existing.enabled && existing.kind !== 'hold') {
     await assertDrainableQueue({
       vhost: existing.vhost,
       queue: existing.queue,

@@ -26,7 +26,8 @@ export type XDeathDto = { queue: string | null; reason: string | null; count: nu
 
 export type MessageSummaryDto = {
   id: string
-  source: { id: string; queue: string }
+  /** `broker`: where the message failed; a JetStream failure has a subject and stream, no exchange and no x-death. */
+  source: { id: string; queue: string; broker: 'rabbitmq' | 'jetstream' }
   status: string
   bodySize: number
   bodyEncoding: string

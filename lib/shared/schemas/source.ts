@@ -68,7 +68,8 @@ const jetStreamSourceSchema = z.object({
   enabled: z.boolean().optional(),
 }).strict()
 
-export const createSourceSchema = z.union([jetStreamSourceSchema, rabbitSourceSchema])
+// By `kind`, so a refusal names the field of the kind asked for (a union would answer "Invalid input").
+export const createSourceSchema = z.discriminatedUnion('kind', [jetStreamSourceSchema, rabbitSourceSchema])
 
 /** A JetStream source's name, as lists, filters and source-pattern scopes show it: `stream/consumer` or `stream/*`. */
 export function jetStreamSourceName(stream: string, consumer: string | null | undefined): string {

@@ -7,11 +7,12 @@ import type { IngestRow } from '@/lib/server/ingest/types'
 import type { Db } from '@/lib/server/platform/db'
 import type { Logger } from '@/lib/server/platform/log'
 import type { Config } from '@/lib/server/platform/config'
+import type { Signal } from '@/lib/server/platform/signal'
 import { connectNats, type NatsSettings } from '@/lib/server/platform/broker/nats'
 import { storeBatchOrDegrade } from '@/lib/server/engines/drainer/store-batch-or-degrade'
 import { SourceErrors } from '@/lib/server/engines/drainer/source-errors'
 import { parseAdvisory } from './advisory'
-import { ensureCapturePlan, type CapturePlan } from './capture-plan'
+import { ensureCapturePlan, type CapturePlan, type CaptureRoute } from './capture-plan'
 import { loadJetStreamSources, sourceForFailure, type JetStreamSource } from './jetstream-sources'
 
 /**
@@ -39,6 +40,8 @@ export type StartJetStreamCaptureOptions = {
   maxBodyBytes: number
   /** How often the sources (and with them the capture plan) are read again. */
   reconcileMs?: number
+  /** Notified when this process changed a source: the capture reads the sources again at once. */
+  sourcesChanged?: Signal
   /** Advisories per batch; one transaction per source in it. */
   batchSize?: number
   /** How long one fetch waits for advisories. */
@@ -113,63 +116,98 @@ export function startJetStreamCapture(options: StartJetStreamCaptureOptions): Je
     }
   }
 
-  const captureRound = async (conn: NatsConnection, jsm: JetStreamManager, sources: JetStreamSource[], current: CapturePlan): Promise<number> => {
+  /** The sources and the plan the capture works with; reloaded on a schedule, and at once for an unknown stream. */
+  const state = { sources: [] as JetStreamSource[], sourcesAt: 0, planKey: '', plannedAt: 0 }
+
+  const reloadSources = async () => {
+    state.sources = await loadJetStreamSources({ sql })
+    state.sourcesAt = performance.now()
+  }
+
+  const ensurePlan = async (jsm: JetStreamManager): Promise<CapturePlan> => {
+    const key = [...new Set(state.sources.map((s) => s.stream))].sort().join('\u0000')
+    if (plan && key === state.planKey && performance.now() - state.plannedAt < reconcileMs * 12) return plan
+    const next = await ensureCapturePlan({
+      jsm, ownStream: settings.LAZARUS_NATS_ADVISORY_STREAM, consumer: { name: settings.LAZARUS_NATS_CONSUMER, ackWaitSeconds: settings.LAZARUS_NATS_ACK_WAIT_S },
+      sourceStreams: state.sources.map((s) => s.stream),
+    })
+    plan = next
+    state.planKey = key
+    state.plannedAt = performance.now()
+    for (const source of state.sources) {
+      const route = next.bySource.get(source.stream)
+      errors.record({ id: source.id, queue: source.label }, route && 'problem' in route ? route.problem : null)
+    }
+    return next
+  }
+
+  /**
+   * The advisory's failure and source when this route is where the plan reads it; 'not-ours' when it is no failure or
+   * read elsewhere, 'unknown-stream' when no source (or plan) covers its stream as far as this process knows.
+   */
+  const classify = (msg: JsMsg, route: CaptureRoute, current: CapturePlan): Captured | 'not-ours' | 'unknown-stream' => {
+    const failure = parseAdvisory(msg.data)
+    if (!failure) return 'not-ours'
+    const source = sourceForFailure(state.sources, failure.stream, failure.consumer)
+    const routeOfStream = current.bySource.get(failure.stream)
+    if (!source || !routeOfStream) return 'unknown-stream'
+    // Read where the plan says: the same advisory may also sit in another stream this capture reads.
+    if ('problem' in routeOfStream || routeOfStream.advisoryStream !== route.advisoryStream) return 'not-ours'
+    return { msg, failure, source }
+  }
+
+  const captureRound = async (conn: NatsConnection, jsm: JetStreamManager, current: CapturePlan): Promise<number> => {
     const js = jetstream(conn)
     let seen = 0
     for (const route of current.streams) {
       const consumer = await js.consumers.get(route.advisoryStream, settings.LAZARUS_NATS_CONSUMER)
       // The client refuses waits under a second.
       const messages = await consumer.fetch({ max_messages: batchSize, expires: Math.max(1_000, fetchMs / Math.max(1, current.streams.length)) })
-      const batch: Captured[] = []
-      for await (const msg of messages) {
-        seen++
-        const failure = parseAdvisory(msg.data)
-        const source = failure ? sourceForFailure(sources, failure.stream, failure.consumer) : null
-        // Not a failure of a stream Lazarus captures (a team's stream keeps other advisories too): nothing to store.
-        const routeOfStream = failure ? current.bySource.get(failure.stream) : undefined
-        // Read where the plan says: the same advisory may also sit in another stream this capture reads.
-        if (!failure || !source || !routeOfStream || 'problem' in routeOfStream || routeOfStream.advisoryStream !== route.advisoryStream) msg.ack()
-        else batch.push({ msg, failure, source })
+      const fetched: JsMsg[] = []
+      for await (const msg of messages) fetched.push(msg)
+      seen += fetched.length
+      let decided = fetched.map((msg) => classify(msg, route, current))
+      // A stream with no source (yet): a source added since the sources were read must not lose its first failures.
+      if (decided.includes('unknown-stream')) {
+        await reloadSources()
+        const replanned = await ensurePlan(jsm)
+        decided = fetched.map((msg) => classify(msg, route, replanned))
       }
+      const batch: Captured[] = []
+      decided.forEach((d, i) => {
+        // Not a failure of a stream Lazarus captures (a team's stream keeps other advisories too): nothing to store.
+        if (typeof d === 'string') fetched[i].ack()
+        else batch.push(d)
+      })
       if (batch.length > 0) await storeCaptured(jsm, batch)
       await conn.flush()
     }
     return seen
   }
 
+  // A source disabled or added through this process applies before the change is answered (as for the drainer).
+  const unlisten = options.sourcesChanged?.listen(() => {
+    state.sourcesAt = 0
+    interrupt()
+  })
+
   const loop = (async () => {
-    let planKey = ''
-    let plannedAt = 0
-    let sources: JetStreamSource[] = []
-    let sourcesAt = 0
     let failures = 0
     while (!stopped) {
       try {
-        if (performance.now() - sourcesAt >= reconcileMs || sourcesAt === 0) {
-          sources = await loadJetStreamSources({ sql })
-          sourcesAt = performance.now()
-        }
-        if (sources.length === 0) {
+        if (state.sourcesAt === 0 || performance.now() - state.sourcesAt >= reconcileMs) await reloadSources()
+        if (state.sources.length === 0) {
           await rest(reconcileMs)
-          sourcesAt = 0
+          state.sourcesAt = 0
           continue
         }
         nc ??= await connectNats(settings, 'lazarus-capture')
         const jsm = await jetstreamManager(nc)
-        const key = [...new Set(sources.map((s) => s.stream))].sort().join('\u0000')
-        if (!plan || key !== planKey || performance.now() - plannedAt >= reconcileMs * 12) {
-          plan = await ensureCapturePlan({ jsm, ownStream: settings.LAZARUS_NATS_ADVISORY_STREAM, consumer: { name: settings.LAZARUS_NATS_CONSUMER, ackWaitSeconds: settings.LAZARUS_NATS_ACK_WAIT_S }, sourceStreams: sources.map((s) => s.stream) })
-          planKey = key
-          plannedAt = performance.now()
-          for (const source of sources) {
-            const route = plan.bySource.get(source.stream)
-            errors.record({ id: source.id, queue: source.label }, route && 'problem' in route ? route.problem : null)
-          }
-        }
-        const seen = await captureRound(nc, jsm, sources, plan)
+        const current = await ensurePlan(jsm)
+        const seen = await captureRound(nc, jsm, current)
         failures = 0
         lastError = null
-        if (seen === 0 && plan.streams.length === 0) await rest(reconcileMs)
+        if (seen === 0 && current.streams.length === 0) await rest(reconcileMs)
       } catch (error) {
         failures++
         lastError = (error as Error).message
@@ -183,6 +221,7 @@ export function startJetStreamCapture(options: StartJetStreamCaptureOptions): Je
   return {
     async stop() {
       stopped = true
+      unlisten?.()
       interrupt()
       await loop
       await nc?.drain().catch(() => undefined)

@@ -39,7 +39,7 @@ async function start(root: Composition): Promise<Background> {
   const doctor = config.LAZARUS_TOPOLOGY_INTERVAL_S > 0 ? startTopologyDoctor({ db, log: logger('topology'), everyMs: config.LAZARUS_TOPOLOGY_INTERVAL_S * 1000 }) : null
   // Without LAZARUS_NATS_URL there is no NATS to capture from; JetStream sources then report it (docs/jetstream.md).
   const nats = config.LAZARUS_NATS_URL
-    ? startJetStreamCapture({ db, log: logger('jetstream'), settings: { ...config, LAZARUS_NATS_URL: config.LAZARUS_NATS_URL }, maxBodyBytes: config.LAZARUS_MAX_BODY_BYTES, reconcileMs: config.LAZARUS_DRAIN_RECONCILE_MS })
+    ? startJetStreamCapture({ db, log: logger('jetstream'), settings: { ...config, LAZARUS_NATS_URL: config.LAZARUS_NATS_URL }, maxBodyBytes: config.LAZARUS_MAX_BODY_BYTES, reconcileMs: config.LAZARUS_DRAIN_RECONCILE_MS, sourcesChanged: root.sourcesChanged })
     : null
   log.info('background workers started', { sources: config.LAZARUS_SOURCES.join(',') || '(from database)' })
   return {
