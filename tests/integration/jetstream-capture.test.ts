@@ -165,6 +165,20 @@ describe('JetStream capture', () => {
     expect(gone.death_reason).toBe('terminated')
   })
 
+  it('says on the source why it cannot capture when NATS cannot be reached, and clears it once it can', async () => {
+    const stream = await createTestStream(jsm, { prefix: 'LZT_DOWN' })
+    streams.push(stream)
+    const sourceId = await addSource(stream.name, null)
+    const lastError = async () => (await db.sql.query<{ last_error: string | null }>('SELECT last_error FROM sources WHERE id = $1::bigint', [sourceId])).rows[0].last_error
+    const unreachable = startJetStreamCapture({ db, settings: { ...settings('lzt-capture-down'), LAZARUS_NATS_URL: ['nats://127.0.0.1:1'] }, log: logger('jetstream-test'), maxBodyBytes: 1024, reconcileMs: 100 })
+    captures.push(unreachable)
+    expect(await waitFor(lastError, { what: 'the source\'s error' })).toMatch(/^cannot capture from NATS: /)
+    await unreachable.stop()
+    await startCapture('lzt-capture-down', ADVISORY_STREAM)
+    await waitFor(async () => (await lastError()) === null, { what: 'the error cleared' })
+    await db.sql.query('UPDATE sources SET enabled = false WHERE id = $1::bigint', [sourceId])
+  })
+
   it('captures the first failure of a source added while it runs, long before it would read the sources again', async () => {
     const first = await createTestStream(jsm, { prefix: 'LZT_EARLY' })
     const later = await createTestStream(jsm, { prefix: 'LZT_LATER' })

@@ -212,6 +212,8 @@ export function startJetStreamCapture(options: StartJetStreamCaptureOptions): Je
         failures++
         lastError = (error as Error).message
         log.warn('JetStream capture round failed; retrying', { error: lastError, failures })
+        // On the sources page until a round plans again (which records each source's state afresh).
+        for (const source of state.sources) errors.record({ id: source.id, queue: source.label }, `cannot capture from NATS: ${lastError}`)
         plan = null
         await rest(Math.min(30_000, 500 * 2 ** Math.min(failures, 6)))
       }
