@@ -9,6 +9,7 @@ import { createSource } from '@/lib/server/sources/create-source'
 import { createSourceSchema } from '@/lib/shared/schemas/source'
 import * as sourcesRoute from '@/app/api/sources/route'
 import * as replaysRoute from '@/app/api/replays/route'
+import * as pausesRoute from '@/app/api/pauses/route'
 import { callRoute } from '../helpers/call-route'
 import { waitFor } from '../helpers/broker'
 import { createTestStream, NATS_URL, natsConnection, runFailingConsumer, uniqueNatsName, type TestStream } from '../helpers/nats'
@@ -74,7 +75,12 @@ describe('JetStream capture', () => {
     const config = { ...getConfig(), LAZARUS_NATS_URL: [NATS_URL] }
     const create = (body: unknown) => createSource({ db, actor: 'test', config, input: createSourceSchema.parse(body) })
     expect(await create({ kind: 'jetstream', stream: stream.name, consumer: 'worker' })).toMatchObject({ kind: 'jetstream', vhost: '', queue: `${stream.name}/worker`, stream: stream.name, consumer: 'worker', depth: null })
-    expect(await create({ kind: 'jetstream', stream: stream.name })).toMatchObject({ queue: `${stream.name}/*`, consumer: null })
+    const all = await create({ kind: 'jetstream', stream: stream.name })
+    expect(all).toMatchObject({ queue: `${stream.name}/*`, consumer: null })
+    // Pauses hold RabbitMQ messages: a JetStream source's is refused, saying why.
+    const pause = await callRoute(pausesRoute, 'POST', new Request('http://lazarus.test/api/pauses', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sourceId: all.id, queue: 'x', entityKey: 'k', reason: 'r' }) }))
+    expect(pause.status).toBe(422)
+    expect((await pause.json()).error.message).toContain('is a JetStream source')
     await expect(create({ kind: 'jetstream', stream: stream.name })).rejects.toMatchObject({ status: 409 })
     await expect(create({ kind: 'jetstream', stream: 'NO_SUCH_STREAM' })).rejects.toMatchObject({ status: 422, message: 'stream "NO_SUCH_STREAM" not found on the NATS server' })
     await expect(create({ kind: 'jetstream', stream: stream.name, consumer: 'nobody' })).rejects.toMatchObject({ status: 422, message: `consumer "nobody" of stream "${stream.name}" not found on the NATS server` })
