@@ -10,6 +10,7 @@ import { createSourceSchema } from '@/lib/shared/schemas/source'
 import * as sourcesRoute from '@/app/api/sources/route'
 import * as replaysRoute from '@/app/api/replays/route'
 import * as pausesRoute from '@/app/api/pauses/route'
+import * as messagesRoute from '@/app/api/messages/route'
 import { callRoute } from '../helpers/call-route'
 import { waitFor } from '../helpers/broker'
 import { createTestStream, NATS_URL, natsConnection, runFailingConsumer, uniqueNatsName, type TestStream } from '../helpers/nats'
@@ -142,6 +143,13 @@ describe('JetStream capture', () => {
     const plan = await callRoute(replaysRoute, 'POST', new Request('http://lazarus.test/api/replays', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ selection: { ids }, dryRun: true }) }))
     expect(plan.status).toBe(200)
     expect(await plan.json()).toMatchObject({ plan: { replayable: 0, canRun: false, excluded: [{ reason: 'jetstream', count: 5 }] } })
+    // The JetStream facts filter like properties: p.subject, p.stream, p.consumer.
+    const listed = async (query: string) =>
+      ((await (await callRoute(messagesRoute, 'GET', new Request(`http://lazarus.test/api/messages?source=${sourceId}&limit=500&${query}`))).json()).messages as unknown[]).length
+    expect(await listed(`p.subject=${stream.subject}.created`)).toBe(300)
+    expect(await listed(`p.stream=${stream.name}&p.consumer=billing`)).toBe(300)
+    expect(await listed(`p.subject^=${stream.subject}.`)).toBe(300)
+    expect(await listed('p.consumer=somebody-else')).toBe(0)
     // Every advisory was acknowledged once stored.
     await waitFor(async () => (await jsm.consumers.info(ADVISORY_STREAM, 'lzt-capture-1')).num_ack_pending === 0, { what: 'advisories acknowledged' })
   })

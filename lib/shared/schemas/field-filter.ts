@@ -15,7 +15,11 @@ import { text } from './fields'
  * The server lifts them into the filter's `match` list (liftFieldFilters); the browser keeps them as parameters.
  */
 
-export const FILTER_PROPERTIES = ['messageId', 'correlationId', 'type', 'appId', 'userId'] as const
+/**
+ * AMQP properties, then a JetStream failure's facts (docs/jetstream.md#what-is-stored). The JetStream ones are not in
+ * the search index's terms (INDEXED_PROPERTIES): they are matched row by row, so combine them with the source.
+ */
+export const FILTER_PROPERTIES = ['messageId', 'correlationId', 'type', 'appId', 'userId', 'subject', 'stream', 'consumer'] as const
 
 /** At most this many field conditions in one filter. */
 export const MAX_FIELD_FILTERS = 20
