@@ -85,7 +85,10 @@ describe('JetStream capture', () => {
     await expect(create({ kind: 'jetstream', stream: stream.name })).rejects.toMatchObject({ status: 409 })
     await expect(create({ kind: 'jetstream', stream: 'NO_SUCH_STREAM' })).rejects.toMatchObject({ status: 422, message: 'stream "NO_SUCH_STREAM" not found on the NATS server' })
     await expect(create({ kind: 'jetstream', stream: stream.name, consumer: 'nobody' })).rejects.toMatchObject({ status: 422, message: `consumer "nobody" of stream "${stream.name}" not found on the NATS server` })
-    await expect(createSource({ db, actor: 'test', config: { ...config, LAZARUS_NATS_URL: ['nats://127.0.0.1:1'] }, input: createSourceSchema.parse({ kind: 'jetstream', stream: 'X' }) })).rejects.toMatchObject({ status: 503 })
+    // Unreachable: a 503 that names the server, never the credentials its URL holds.
+    const unreachable = await createSource({ db, actor: 'test', config: { ...config, LAZARUS_NATS_URL: ['nats://lazarus:s3cret-pass@127.0.0.1:1'] }, input: createSourceSchema.parse({ kind: 'jetstream', stream: 'X' }) }).catch((error: unknown) => error as { status: number; message: string })
+    expect(unreachable).toMatchObject({ status: 503, message: expect.stringContaining('cannot reach NATS at 127.0.0.1:1') })
+    expect((unreachable as { message: string }).message).not.toContain('s3cret')
 
     // Over HTTP: names a NATS subject could not be are refused, and without LAZARUS_NATS_URL the answer says so.
     const post = (body: unknown) => callRoute(sourcesRoute, 'POST', new Request('http://lazarus.test/api/sources', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }))

@@ -87,6 +87,7 @@ export function startJetStreamCapture(options: StartJetStreamCaptureOptions): Je
   let lastError: string | null = null
   let plan: CapturePlan | null = null
   let nc: NatsConnection | null = null
+  let jsm: JetStreamManager | null = null
   const { rest, interrupt } = interruptibleRest()
 
   const storeCaptured = async (jsm: JetStreamManager, batch: Captured[]): Promise<void> => {
@@ -201,8 +202,11 @@ export function startJetStreamCapture(options: StartJetStreamCaptureOptions): Je
           state.sourcesAt = 0
           continue
         }
-        nc ??= await connectNats(settings, 'lazarus-capture')
-        const jsm = await jetstreamManager(nc)
+        if (!nc || !jsm) {
+          nc = await connectNats(settings, 'lazarus-capture')
+          // Once per connection: making a manager asks the server whether JetStream is enabled.
+          jsm = await jetstreamManager(nc)
+        }
         const current = await ensurePlan(jsm)
         const seen = await captureRound(nc, jsm, current)
         failures = 0
