@@ -9,8 +9,8 @@ import { useCreateSource } from '@/lib/client/use-sources'
 type Broker = 'rabbitmq' | 'jetstream'
 
 const BROKERS = [
-  { value: 'rabbitmq', label: 'RabbitMQ queue' },
-  { value: 'jetstream', label: 'JetStream stream' },
+  { value: 'rabbitmq', label: 'RabbitMQ' },
+  { value: 'jetstream', label: 'NATS JetStream' },
 ]
 
 /**

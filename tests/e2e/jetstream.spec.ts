@@ -51,6 +51,7 @@ for (const width of [1440, 1024]) {
     await expect(form.getByText('stream "NO_SUCH_STREAM" not found on the NATS server')).toBeVisible()
     await form.getByLabel('Stream').fill(stream.name)
     await form.getByLabel('Consumer').fill('billing')
+    await shot(page, `sources-add-jetstream-${width}`)
     await form.getByRole('button', { name: 'Add source' }).click()
     await expect(form.getByText('Added; failures are captured from now on.')).toBeVisible()
     const row = page.getByRole('table', { name: 'Sources' }).locator(`tr[data-source="${stream.name}/billing"]`)
