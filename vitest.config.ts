@@ -13,6 +13,15 @@ const ALONE = [
   // Makes and removes streams that keep every stream's failure advisories, of which the NATS server allows one at a
   // time: the browser tests' servers, which start later, keep theirs in one of their own (docs/jetstream.md#capture).
   'tests/integration/jetstream-capture.test.ts',
+  // The demo's JetStream part makes Lazarus' stream on every stream's advisories, as Lazarus does on its first start.
+  'tests/integration/demo-seed-jetstream.test.ts',
+  // Replays through JetStream, with a capture of its own for the copies that fail again (docs/jetstream.md#replay).
+  'tests/integration/jetstream-replay.test.ts',
+  // Removal after capture, and the sources page's facts (docs/jetstream.md#removing-captured-messages).
+  'tests/integration/jetstream-removal.test.ts',
+  'tests/integration/jetstream-source-facts.test.ts',
+  // The topology doctor's JetStream traps: a stream keeping every stream's advisories would keep its traps' too.
+  'tests/integration/jetstream-doctor.test.ts',
 ]
 
 /**

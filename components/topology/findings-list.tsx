@@ -14,11 +14,12 @@ import type { FindingDto, FindingSeverity, TopologyObjectRef } from '@/lib/share
 
 export const SEVERITY_TONE: Record<FindingSeverity, Tone> = { error: 'red', warning: 'amber', info: 'sky' }
 
-/** A finding's object as a graph node id (`q:` / `x:`); policies are not drawn. */
+const ID_PREFIX: Record<TopologyObjectRef['type'], string | null> = { queue: 'q', exchange: 'x', stream: 's', consumer: 'c', policy: null }
+
+/** A finding's object as a graph node id (`q:`, `x:`, and JetStream's `s:` / `c:`); policies are not drawn. */
 export function nodeIdOf(ref: TopologyObjectRef): string | null {
-  if (ref.type === 'queue') return `q:${ref.name}`
-  if (ref.type === 'exchange') return `x:${ref.name}`
-  return null
+  const prefix = ID_PREFIX[ref.type]
+  return prefix === null ? null : `${prefix}:${ref.name}`
 }
 
 function AcknowledgeForm({ finding }: { finding: FindingDto }) {

@@ -4,8 +4,9 @@ import Link from 'next/link'
 import { useEffect } from 'react'
 import { Badge } from '@/components/ui/badge'
 import { Button } from '@/components/ui/button'
-import { formatCount, visibleText } from '@/lib/client/format'
-import type { EffectiveSettingDto, FindingDto, SettingOrigin, TopologyNodeDto } from '@/lib/shared/schemas/topology'
+import { RelativeTime } from '@/components/ui/time'
+import { formatBytes, formatCount, visibleText } from '@/lib/client/format'
+import type { EffectiveSettingDto, FindingDto, JetStreamSettingDto, SettingOrigin, TopologyNodeDto } from '@/lib/shared/schemas/topology'
 import { SEVERITY_TONE } from './findings-list'
 
 function originLabel(from: SettingOrigin, policy?: string): string {
@@ -62,6 +63,108 @@ function SettingsTable({ settings }: { settings: EffectiveSettingDto[] }) {
   )
 }
 
+/** A JetStream stream's or consumer's configuration as the server answered it. */
+function JetStreamSettings({ settings }: { settings: JetStreamSettingDto[] }) {
+  return (
+    <dl className="grid grid-cols-[max-content_minmax(0,1fr)] gap-x-3 gap-y-0.5 text-[11px]" data-testid="node-settings">
+      {settings.map((st) => (
+        <div key={st.key} className="contents" data-key={st.key}>
+          <dt className="font-mono text-zinc-500">{st.key}</dt>
+          <dd className="font-mono break-words text-zinc-900">{st.value}</dd>
+        </div>
+      ))}
+    </dl>
+  )
+}
+
+function Stats({ items }: { items: (readonly [string, string])[] }) {
+  return (
+    <dl className="grid grid-cols-3 gap-x-2 gap-y-1 text-[11px]" data-testid="node-stats">
+      {items.map(([label, v]) => (
+        <div key={label}>
+          <dt className="text-zinc-500">{label}</dt>
+          <dd className="font-medium text-zinc-900 tabular-nums">{v}</dd>
+        </div>
+      ))}
+    </dl>
+  )
+}
+
+const ms = (n: number) => (n < 1_000 ? `${Math.round(n)} ms` : `${(n / 1_000).toFixed(1)} s`)
+
+function SourceLinks({ sourceId, what }: { sourceId: string; what: string }) {
+  return (
+    <p className="text-[11px]">
+      {what}:{' '}
+      <Link className="text-brand hover:underline" href={`/messages?source=${encodeURIComponent(sourceId)}`}>
+        its messages
+      </Link>
+      {' · '}
+      <Link className="text-brand hover:underline" href={`/topology?source=${encodeURIComponent(sourceId)}`}>
+        its part of the graph
+      </Link>
+    </p>
+  )
+}
+
+const HEADING = 'mb-1 text-[10px] font-semibold tracking-wide text-zinc-500 uppercase'
+
+/** A consumer's sampled ack times, or why there are none. */
+function AckTimes({ node }: { node: Extract<TopologyNodeDto, { type: 'consumer' }> }) {
+  const acks = node.ackTimes
+  const sampling = node.settings.find((st) => st.key === 'sample_freq')?.value ?? 'unset'
+  return (
+    <section data-testid="node-ack-times">
+      <h4 className={HEADING}>Sampled ack times</h4>
+      {acks ? (
+        <>
+          <Stats items={[['acks', formatCount(acks.samples)], ['p95', ms(acks.p95Ms)], ['max', ms(acks.maxMs)], ['p95 of deadline', `${Math.round(acks.p95Share * 100)}%`], ['on redelivery', formatCount(acks.onRedelivery)]]} />
+          <p className="mt-1 text-[11px] text-zinc-600">
+            Heard since <RelativeTime iso={acks.since} />
+          </p>
+        </>
+      ) : (
+        <p className="text-[11px] text-zinc-500">{sampling === 'unset' ? 'Not sampled: set sample_freq on the consumer for the doctor to judge its ack_wait.' : 'No sampled ack heard lately.'}</p>
+      )}
+    </section>
+  )
+}
+
+function JetStreamBody({ node }: { node: Extract<TopologyNodeDto, { type: 'stream' | 'consumer' }> }) {
+  const state: (readonly [string, string])[] =
+    node.type === 'stream'
+      ? [['messages', formatCount(node.stats.messages)], ['bytes', formatBytes(node.stats.bytes)], ['consumers', formatCount(node.stats.consumers)]]
+      : [['pending', formatCount(node.stats.pending)], ['ack pending', formatCount(node.stats.ackPending)], ['redelivered', formatCount(node.stats.redelivered)]]
+  return (
+    <>
+      <section>
+        <h4 className={HEADING}>Configuration</h4>
+        <JetStreamSettings settings={node.settings} />
+      </section>
+      <section>
+        <h4 className={HEADING}>State</h4>
+        <Stats items={state} />
+        {node.type === 'stream' && node.stats.firstMessageAt && (
+          <p className="mt-1 text-[11px] text-zinc-600">
+            Oldest message stored <RelativeTime iso={node.stats.firstMessageAt} />
+          </p>
+        )}
+      </section>
+      {node.type === 'consumer' && <AckTimes node={node} />}
+      {node.type === 'stream' && node.keepsAdvisories && <p className="text-[11px] text-zinc-700">Keeps consumers’ failure advisories{node.lazarus ? ': Lazarus created it for its capture.' : '.'}</p>}
+      {node.type === 'consumer' && node.lazarus && <p className="text-[11px] text-zinc-700">Lazarus’ own capture consumer: it reads the advisories; no rule judges it.</p>}
+      {node.sourceId && <SourceLinks sourceId={node.sourceId} what={node.type === 'stream' ? 'Every consumer captured by a Lazarus source' : 'Its failures are captured by a Lazarus source'} />}
+    </>
+  )
+}
+
+function kindLine(node: TopologyNodeDto): string {
+  if (node.type === 'queue') return `${node.queueType} queue · ${node.role}`
+  if (node.type === 'exchange') return `${node.exchangeType} exchange${node.internal ? ' · internal' : ''}`
+  if (node.type === 'stream') return `JetStream stream · ${node.retention}${node.keepsAdvisories ? ' · keeps advisories' : ''}`
+  return `JetStream consumer of ${node.stream}`
+}
+
 /** The selected node: its effective settings with where each came from, its rates, and the findings naming it. */
 export function NodePanel({ node, findings, onClose, onFinding }: { node: TopologyNodeDto; findings: FindingDto[]; onClose: () => void; onFinding: (id: string) => void }) {
   useEffect(() => {
@@ -80,9 +183,9 @@ export function NodePanel({ node, findings, onClose, onFinding }: { node: Topolo
       <header className="flex items-start gap-2 border-b border-zinc-100 px-3 py-2">
         <div className="min-w-0 flex-1">
           <div className="text-[10px] font-semibold tracking-wide text-zinc-500 uppercase">
-            {node.type === 'queue' ? `${node.queueType} queue · ${node.role}` : `${node.exchangeType} exchange${node.internal ? ' · internal' : ''}`}
+            {kindLine(node)}
           </div>
-          <h3 className="font-mono text-[12px] font-semibold break-all text-zinc-900">{visibleText(node.name) || '(default)'}</h3>
+          <h3 className="font-mono text-[12px] font-semibold break-all text-zinc-900">{visibleText(node.type === 'consumer' ? node.consumer : node.name) || '(default)'}</h3>
         </div>
         <Button variant="ghost" aria-label="Close" title="Close (Esc)" onClick={onClose}>
           ✕
@@ -111,37 +214,21 @@ export function NodePanel({ node, findings, onClose, onFinding }: { node: Topolo
             </section>
             <section>
               <h4 className="mb-1 text-[10px] font-semibold tracking-wide text-zinc-500 uppercase">Stats</h4>
-              <dl className="grid grid-cols-3 gap-x-2 gap-y-1 text-[11px]" data-testid="node-stats">
-                {(
-                  [
-                    ['messages', formatCount(node.stats.messages)],
-                    ['consumers', formatCount(node.stats.consumers)],
-                    ['publish', rate(node.stats.publishRate)],
-                    ['deliver', rate(node.stats.deliverRate)],
-                    ['redeliver', rate(node.stats.redeliverRate)],
-                    ['ack', rate(node.stats.ackRate)],
-                  ] as const
-                ).map(([label, v]) => (
-                  <div key={label}>
-                    <dt className="text-zinc-500">{label}</dt>
-                    <dd className="font-medium text-zinc-900 tabular-nums">{v}</dd>
-                  </div>
-                ))}
-              </dl>
+              <Stats
+                items={[
+                  ['messages', formatCount(node.stats.messages)],
+                  ['consumers', formatCount(node.stats.consumers)],
+                  ['publish', rate(node.stats.publishRate)],
+                  ['deliver', rate(node.stats.deliverRate)],
+                  ['redeliver', rate(node.stats.redeliverRate)],
+                  ['ack', rate(node.stats.ackRate)],
+                ]}
+              />
             </section>
-            {node.sourceId && (
-              <p className="text-[11px]">
-                Drained by a Lazarus source:{' '}
-                <Link className="text-brand hover:underline" href={`/messages?source=${encodeURIComponent(node.sourceId)}`}>
-                  its messages
-                </Link>
-                {' · '}
-                <Link className="text-brand hover:underline" href={`/topology?source=${encodeURIComponent(node.sourceId)}`}>
-                  its part of the graph
-                </Link>
-              </p>
-            )}
+            {node.sourceId && <SourceLinks sourceId={node.sourceId} what="Drained by a Lazarus source" />}
           </>
+        ) : node.type === 'stream' || node.type === 'consumer' ? (
+          <JetStreamBody node={node} />
         ) : (
           <dl className="grid grid-cols-[max-content_minmax(0,1fr)] gap-x-3 gap-y-0.5 text-[11px]">
             <dt className="text-zinc-500">type</dt>

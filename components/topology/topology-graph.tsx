@@ -17,7 +17,7 @@ import {
   type Node,
   type NodeProps,
 } from '@xyflow/react'
-import { memo, useEffect, useMemo } from 'react'
+import { memo, useEffect, useMemo, type ReactNode } from 'react'
 import { cn } from '@/lib/client/cn'
 import { compactCount, visibleText } from '@/lib/client/format'
 import { useDisplayPrefs } from '@/lib/client/use-display-prefs'
@@ -25,7 +25,8 @@ import type { FindingSeverity, TopologyEdgeDto, TopologyNodeDto } from '@/lib/sh
 import type { Point } from './layout.worker'
 import { useGraphLayout } from './use-graph-layout'
 
-const SIZE = { queue: { width: 200, height: 46 }, exchange: { width: 180, height: 34 } } as const
+const SIZE = { queue: { width: 200, height: 46 }, exchange: { width: 180, height: 34 }, stream: { width: 200, height: 46 }, consumer: { width: 190, height: 40 } } as const
+const SIZE_BY_PREFIX: Record<string, (typeof SIZE)[keyof typeof SIZE]> = { q: SIZE.queue, x: SIZE.exchange, s: SIZE.stream, c: SIZE.consumer }
 
 /** The marks of a node with findings: the same colours as the findings list's badges. */
 const SEVERITY_RING: Record<FindingSeverity, string> = {
@@ -39,7 +40,7 @@ const SEVERITY_DOT: Record<FindingSeverity, string> = { error: 'bg-red-500', war
 const ROLE_BAR: Record<string, string> = { work: 'bg-emerald-500', delay: 'bg-violet-500', dlq: 'bg-red-400', other: 'bg-zinc-300' }
 
 type NodeData = { dto: TopologyNodeDto; selected: boolean; dimmed: boolean }
-type FlowNode = Node<NodeData, 'queue' | 'exchange'>
+type FlowNode = Node<NodeData, TopologyNodeDto['type']>
 
 function SeverityMark({ severity }: { severity: FindingSeverity | null }) {
   if (!severity) return null
@@ -48,32 +49,45 @@ function SeverityMark({ severity }: { severity: FindingSeverity | null }) {
 
 const HANDLE = '!size-1.5 !min-w-0 !border-0 !bg-zinc-300'
 
-const QueueNode = memo(function QueueNode({ data }: NodeProps<FlowNode>) {
-  const node = data.dto
-  if (node.type !== 'queue') return null
+/** A box with a coloured bar on its left, a name and a line of facts: queues and streams. */
+function BarNode({ node, data, border, bar, facts, title }: { node: TopologyNodeDto; data: NodeData; border: string; bar: string; facts: ReactNode; title: string }) {
   return (
     <div
       data-node-id={node.id}
       data-severity={node.severity ?? ''}
-      title={[`${node.queueType} queue ${node.name}`, ...node.settings.map((st) => `${st.key} = ${String(st.value)} (${st.policy ? `${st.from} ${st.policy}` : st.from})`)].join('\n')}
+      title={title}
       className={cn(
-        'relative flex h-[46px] w-[200px] items-stretch rounded-md border border-zinc-300 bg-white text-left shadow-sm',
+        'relative flex h-[46px] w-[200px] items-stretch rounded-md border bg-white text-left shadow-sm',
+        border,
         node.severity && SEVERITY_RING[node.severity],
         data.selected && 'outline-2 outline-offset-2 outline-brand',
         data.dimmed && 'opacity-40',
       )}
     >
       <Handle type="target" position={Position.Left} className={HANDLE} />
-      <span aria-hidden className={cn('w-1 shrink-0 rounded-l-[5px]', ROLE_BAR[node.role])} />
+      <span aria-hidden className={cn('w-1 shrink-0 rounded-l-[5px]', bar)} />
       <span className="flex min-w-0 flex-1 flex-col justify-center px-2">
         <span className="truncate font-mono text-[11px] font-medium text-zinc-900">{visibleText(node.name)}</span>
-        <span className="truncate text-[10px] text-zinc-500">
-          {node.queueType} · {node.role} · {compactCount(node.stats.messages)} msg · {node.stats.consumers} cons
-        </span>
+        <span className="truncate text-[10px] text-zinc-500">{facts}</span>
       </span>
       <Handle type="source" position={Position.Right} className={HANDLE} />
       <SeverityMark severity={node.severity} />
     </div>
+  )
+}
+
+const QueueNode = memo(function QueueNode({ data }: NodeProps<FlowNode>) {
+  const node = data.dto
+  if (node.type !== 'queue') return null
+  return (
+    <BarNode
+      node={node}
+      data={data}
+      border="border-zinc-300"
+      bar={ROLE_BAR[node.role]}
+      title={[`${node.queueType} queue ${node.name}`, ...node.settings.map((st) => `${st.key} = ${String(st.value)} (${st.policy ? `${st.from} ${st.policy}` : st.from})`)].join('\n')}
+      facts={`${node.queueType} · ${node.role} · ${compactCount(node.stats.messages)} msg · ${node.stats.consumers} cons`}
+    />
   )
 })
 
@@ -104,18 +118,72 @@ const ExchangeNode = memo(function ExchangeNode({ data }: NodeProps<FlowNode>) {
   )
 })
 
-const NODE_TYPES = { queue: QueueNode, exchange: ExchangeNode }
+/** A JetStream stream: teal, and amber where it keeps consumers' failure advisories (the capture). */
+const StreamNode = memo(function StreamNode({ data }: NodeProps<FlowNode>) {
+  const node = data.dto
+  if (node.type !== 'stream') return null
+  return (
+    <BarNode
+      node={node}
+      data={data}
+      border="border-teal-300"
+      bar={node.keepsAdvisories ? 'bg-amber-500' : 'bg-teal-500'}
+      title={[`JetStream stream ${node.name}${node.keepsAdvisories ? ' (keeps failure advisories)' : ''}`, ...node.settings.map((st) => `${st.key} = ${st.value}`)].join('\n')}
+      facts={`${node.keepsAdvisories ? 'advisories' : 'stream'} · ${node.retention} · ${compactCount(node.stats.messages)} msg${node.lazarus ? ' · Lazarus' : ''}`}
+    />
+  )
+})
 
-/** Binding edges are quiet; dead-letter edges are the point of the page (thick, red, dashed); alternates violet. */
+/** A JetStream consumer: its name large, how it redelivers small. */
+const ConsumerNode = memo(function ConsumerNode({ data }: NodeProps<FlowNode>) {
+  const node = data.dto
+  if (node.type !== 'consumer') return null
+  const setting = (key: string) => node.settings.find((st) => st.key === key)?.value ?? '?'
+  return (
+    <div
+      data-node-id={node.id}
+      data-severity={node.severity ?? ''}
+      title={[`JetStream consumer ${node.consumer} of ${node.stream}`, ...node.settings.map((st) => `${st.key} = ${st.value}`)].join('\n')}
+      className={cn(
+        'relative flex h-[40px] w-[190px] flex-col justify-center rounded-lg border border-dashed border-teal-400 bg-teal-50/60 px-2.5',
+        node.severity && SEVERITY_RING[node.severity],
+        data.selected && 'outline-2 outline-offset-2 outline-brand',
+        data.dimmed && 'opacity-40',
+      )}
+    >
+      <Handle type="target" position={Position.Left} className={HANDLE} />
+      <span className="truncate font-mono text-[11px] font-medium text-zinc-900">{visibleText(node.consumer)}</span>
+      <span className="truncate text-[10px] text-zinc-500">
+        {node.lazarus ? 'Lazarus capture' : `max_deliver ${setting('max_deliver')} · ack ${setting('ack_wait')}`}
+      </span>
+      <Handle type="source" position={Position.Right} className={HANDLE} />
+      <SeverityMark severity={node.severity} />
+    </div>
+  )
+})
+
+const NODE_TYPES = { queue: QueueNode, exchange: ExchangeNode, stream: StreamNode, consumer: ConsumerNode }
+
+/**
+ * Binding edges are quiet; dead-letter edges are the point of the page (thick, red, dashed); alternates violet.
+ * JetStream: a stream's consumers in teal, and where a consumer's failure advisories are kept, amber and dashed (its
+ * dead letters' way, as far as JetStream has one).
+ */
 const EDGE_LOOK: Record<TopologyEdgeDto['kind'], { color: string; width: number; dash?: string }> = {
   binding: { color: 'var(--color-zinc-400)', width: 1.25 },
   'dead-letter': { color: 'var(--color-red-600)', width: 2.25, dash: '6 4' },
   alternate: { color: 'var(--color-violet-600)', width: 1.75, dash: '2 4' },
+  consumes: { color: 'var(--color-teal-600)', width: 1.25 },
+  advisories: { color: 'var(--color-amber-600)', width: 2, dash: '6 4' },
 }
 
-/** Colour and dash tell the kind; the label is only the key (a dead-letter edge without one keeps the message's keys). */
+/**
+ * Colour and dash tell the kind; the label is only the key (a dead-letter edge without one keeps the message's keys), a
+ * consumer's filter, or which advisories a stream keeps when it keeps only one kind.
+ */
 function edgeLabel(edge: TopologyEdgeDto): string | undefined {
   if (edge.kind === 'alternate') return undefined
+  if (edge.kind === 'advisories') return edge.routingKey?.includes(',') ? undefined : `${edge.routingKey} only`
   if (edge.kind === 'dead-letter') return edge.routingKey === null ? undefined : `key ${edge.routingKey}`
   return edge.routingKey || undefined
 }
@@ -212,7 +280,7 @@ function CenterOn({ target, positions }: { target: { id: string; seq: number } |
     if (!target || !positions) return
     const p = positions[target.id]
     if (!p) return
-    const size = target.id.startsWith('q:') ? SIZE.queue : SIZE.exchange
+    const size = SIZE_BY_PREFIX[target.id.slice(0, 1)] ?? SIZE.queue
     const zoom = Math.max(flow.getZoom(), 1)
     // The node's panel covers the graph's right 300 px (380 px from 1280 px up): centre the node in what stays visible.
     const panel = window.innerWidth >= 1280 ? 380 : 300
@@ -297,43 +365,65 @@ export function TopologyGraph({ nodes, edges, selectedId, highlight, centerOn, o
         {nodes.length > 40 && <MiniMap pannable zoomable position="top-right" className="!bg-white" nodeColor={(n) => ((n.data as NodeData).dto.severity === 'error' ? 'var(--color-red-500)' : 'var(--color-zinc-300)')} />}
         <CenterOn target={centerOn} positions={positions} />
       </ReactFlow>
-      <Legend />
+      <Legend jetstream={nodes.some((n) => n.type === 'stream' || n.type === 'consumer')} rabbitmq={nodes.some((n) => n.type === 'queue' || n.type === 'exchange')} />
     </div>
   )
 }
 
-function Legend() {
+function Legend({ jetstream, rabbitmq }: { jetstream: boolean; rabbitmq: boolean }) {
   return (
     <div className="pointer-events-none absolute bottom-2 left-2 flex flex-wrap items-center gap-x-3 gap-y-1 rounded border border-zinc-200 bg-white/90 px-2 py-1 text-[10px] text-zinc-600">
-      <span className="flex items-center gap-1">
-        <span className="inline-block h-2.5 w-4 rounded-full border border-zinc-400 bg-zinc-50" /> exchange
-      </span>
-      <span className="flex items-center gap-1">
-        <span className="inline-block h-2.5 w-4 rounded-sm border border-zinc-300 bg-white" /> queue
-      </span>
-      <span className="flex items-center gap-1">
-        <svg width="22" height="6" aria-hidden>
-          <line x1="0" y1="3" x2="22" y2="3" stroke="var(--color-zinc-400)" strokeWidth="1.25" />
-        </svg>
-        binding
-      </span>
-      <span className="flex items-center gap-1 font-medium text-red-700">
-        <svg width="22" height="6" aria-hidden>
-          <line x1="0" y1="3" x2="22" y2="3" stroke="var(--color-red-600)" strokeWidth="2.25" strokeDasharray="6 4" />
-        </svg>
-        dead letters
-      </span>
-      <span className="flex items-center gap-1">
-        <svg width="22" height="6" aria-hidden>
-          <line x1="0" y1="3" x2="22" y2="3" stroke="var(--color-violet-600)" strokeWidth="1.75" strokeDasharray="2 4" />
-        </svg>
-        alternate
-      </span>
+      {rabbitmq && <RabbitLegend />}
+      {jetstream && <JetStreamLegend />}
       <span className="flex items-center gap-1">
         <span className="size-2 rounded-full bg-red-500" /> error
         <span className="ml-1 size-2 rounded-full bg-amber-500" /> warning
         <span className="ml-1 size-2 rounded-full bg-sky-500" /> info
       </span>
     </div>
+  )
+}
+
+/** A node's shape in the legend. */
+function Swatch({ className, label }: { className: string; label: string }) {
+  return (
+    <span className="flex items-center gap-1">
+      <span className={cn('inline-block h-2.5 w-4', className)} /> {label}
+    </span>
+  )
+}
+
+/** An edge kind's line in the legend, drawn as the graph draws it. */
+function EdgeSwatch({ kind, label, className }: { kind: TopologyEdgeDto['kind']; label: string; className?: string }) {
+  const look = EDGE_LOOK[kind]
+  return (
+    <span className={cn('flex items-center gap-1', className)}>
+      <svg width="22" height="6" aria-hidden>
+        <line x1="0" y1="3" x2="22" y2="3" stroke={look.color} strokeWidth={look.width} strokeDasharray={look.dash} />
+      </svg>
+      {label}
+    </span>
+  )
+}
+
+function JetStreamLegend() {
+  return (
+    <>
+      <Swatch className="rounded-sm border border-teal-300 bg-white" label="stream" />
+      <Swatch className="rounded border border-dashed border-teal-400 bg-teal-50" label="consumer" />
+      <EdgeSwatch kind="advisories" label="failure advisories kept by" className="font-medium text-amber-700" />
+    </>
+  )
+}
+
+function RabbitLegend() {
+  return (
+    <>
+      <Swatch className="rounded-full border border-zinc-400 bg-zinc-50" label="exchange" />
+      <Swatch className="rounded-sm border border-zinc-300 bg-white" label="queue" />
+      <EdgeSwatch kind="binding" label="binding" />
+      <EdgeSwatch kind="dead-letter" label="dead letters" className="font-medium text-red-700" />
+      <EdgeSwatch kind="alternate" label="alternate" />
+    </>
   )
 }

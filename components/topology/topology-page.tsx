@@ -42,13 +42,18 @@ function RunNowButton({ vhost, source }: { vhost: string | null; source: string 
 
 /** The clean bill: what the last run looked at, rule by rule, so "no findings" can be trusted. */
 function Checks({ dto }: { dto: TopologyDto }) {
-  const queues = dto.nodes.filter((n) => n.type === 'queue').length
-  const exchanges = dto.nodes.length - queues
+  const count = (type: TopologyDto['nodes'][number]['type']) => dto.nodes.filter((n) => n.type === type).length
   return (
     <div className="px-3 py-2" data-testid="topology-checks">
       <p className="font-medium text-emerald-700">No findings.</p>
       <p className="mb-2 text-[12px] text-zinc-600">
-        Checked {plural(queues, 'queue')} and {plural(exchanges, 'exchange')} in {visibleText(dto.vhost)} <RelativeTime iso={dto.checkedAt} /> for:
+        Checked {plural(count('queue'), 'queue')} and {plural(count('exchange'), 'exchange')} in {visibleText(dto.vhost)} <RelativeTime iso={dto.checkedAt} />
+        {dto.jetstream.checkedAt && (
+          <>
+            , and {plural(count('stream'), 'stream')} and {plural(count('consumer'), 'consumer')} on NATS <RelativeTime iso={dto.jetstream.checkedAt} />
+          </>
+        )}{' '}
+        for:
       </p>
       <ul className="space-y-0.5 text-[11px]">
         {dto.checks.map((c) => (
@@ -109,9 +114,12 @@ function TopologyBody({ dto, source, selectedId, onSelect, filter, onFilter }: {
   const [centerOn, setCenterOn] = useState<{ id: string; seq: number } | null>(null)
   const graph = useMemo(() => visibleGraph(dto, { filter, showAll: false }), [dto, filter])
   const [withResolved, setWithResolved] = useState(false)
-  // The graph's answer carries the open findings; the resolved ones (kept for their history) come on request.
+  // The graph's answer carries the open findings; the resolved ones (kept for their history) come on request, the
+  // vhost's and the NATS server's.
   const all = useTopologyFindings({ vhost: dto.vhost, state: 'all', enabled: withResolved })
-  const listed = withResolved && all.data ? all.data.findings : dto.findings
+  const allJetStream = useTopologyFindings({ broker: 'jetstream', state: 'all', enabled: withResolved && dto.jetstream.configured })
+  const resolvedToo = all.data && (!dto.jetstream.configured || allJetStream.data) ? [...all.data.findings, ...(allJetStream.data?.findings ?? [])] : null
+  const listed = withResolved && resolvedToo ? resolvedToo : dto.findings
   const findings = useMemo(() => [...listed].sort(worstFirst), [listed])
   const expanded = findings.find((f) => f.id === expandedId) ?? null
   const highlight = useMemo(() => {
@@ -145,7 +153,7 @@ function TopologyBody({ dto, source, selectedId, onSelect, filter, onFilter }: {
         <GraphToolbar shown={graph.nodes.length} total={graph.total} reduced={graph.reduced} filter={filter} onFilter={onFilter} onShowAll={() => onFilter('')} />
         <div className="relative min-h-0 flex-1">
           {dto.nodes.length === 0 ? (
-            <EmptyState title={`No exchanges or queues in ${visibleText(dto.vhost)}`} className="m-3">
+            <EmptyState title={`No exchanges, queues or streams in ${visibleText(dto.vhost)}`} className="m-3">
               {source ? 'The source’s queue was not found on the broker.' : 'The vhost is empty: declare a topology, or build one with the three-tier builder.'}
             </EmptyState>
           ) : graph.nodes.length === 0 ? (
@@ -184,12 +192,43 @@ function TopologyBody({ dto, source, selectedId, onSelect, filter, onFilter }: {
         <div className="min-h-0 flex-1 overflow-y-auto">
           {findings.length > 0 ? (
             <FindingsList findings={findings} expandedId={expandedId} onExpand={setExpandedId} canAcknowledge={canAcknowledge} onObject={focusObject} onGraph={(id) => nodeIds.has(id)} />
-          ) : dto.checkedAt ? (
+          ) : dto.checkedAt || dto.jetstream.checkedAt ? (
             <Checks dto={dto} />
           ) : null}
         </div>
       </section>
     </div>
+  )
+}
+
+function RunError({ testId, what, error, checkedAt }: { testId: string; what: string; error: string; checkedAt: string | null }) {
+  return (
+    <div role="alert" className="rounded-md border border-red-200 bg-red-50 px-3 py-2 text-red-800" data-testid={testId}>
+      <p className="font-medium">The last run could not read {what}</p>
+      <p className="mt-0.5 text-[12px] break-words">{error}</p>
+      {checkedAt && (
+        <p className="mt-0.5 text-[11px]">
+          What follows is from the run before, <RelativeTime iso={checkedAt} />.
+        </p>
+      )}
+    </div>
+  )
+}
+
+/** Whether the doctor reads a NATS server beside the vhost, and when it last did (docs/jetstream.md). */
+function NatsStatus({ status }: { status: TopologyDto['jetstream'] }) {
+  return (
+    <span className="text-xs text-zinc-500" data-testid="topology-nats">
+      {!status.configured ? (
+        <span title="LAZARUS_NATS_URL is unset: no JetStream streams or consumers are read">NATS JetStream not configured</span>
+      ) : status.checkedAt ? (
+        <>
+          NATS {status.serverVersion ?? ''} checked <RelativeTime iso={status.checkedAt} />
+        </>
+      ) : (
+        'NATS not checked yet'
+      )}
+    </span>
   )
 }
 
@@ -238,6 +277,7 @@ export function TopologyPage() {
             'Not checked yet'
           ) : null}
         </span>
+        {dto && <NatsStatus status={dto.jetstream} />}
         <span className="ml-auto flex items-center gap-2">
           <Link href="/topology/builder" className="text-xs text-brand hover:underline">
             Three-tier builder
@@ -246,13 +286,8 @@ export function TopologyPage() {
         </span>
       </div>
 
-      {dto?.error && (
-        <div role="alert" className="rounded-md border border-red-200 bg-red-50 px-3 py-2 text-red-800" data-testid="topology-error">
-          <p className="font-medium">The last run could not read the broker</p>
-          <p className="mt-0.5 text-[12px] break-words">{dto.error}</p>
-          {dto.checkedAt && <p className="mt-0.5 text-[11px]">What follows is from the run before, <RelativeTime iso={dto.checkedAt} />.</p>}
-        </div>
-      )}
+      {dto?.error && <RunError testId="topology-error" what="the broker" error={dto.error} checkedAt={dto.checkedAt} />}
+      {dto?.jetstream.error && <RunError testId="topology-nats-error" what="the NATS server" error={dto.jetstream.error} checkedAt={dto.jetstream.checkedAt} />}
 
       {query.isPending ? (
         <div className="grid gap-3 lg:grid-cols-[minmax(0,1fr)_340px] xl:grid-cols-[minmax(0,1fr)_400px]" aria-busy>
@@ -261,11 +296,11 @@ export function TopologyPage() {
         </div>
       ) : query.isError ? (
         <ErrorState error={query.error} title="Could not load the topology" onRetry={() => void query.refetch()} />
-      ) : dto && dto.checkedAt === null && !dto.error ? (
+      ) : dto && dto.checkedAt === null && !dto.error && dto.jetstream.checkedAt === null && !dto.jetstream.error ? (
         <EmptyState title={`The doctor has not looked at ${visibleText(dto.vhost)} yet`}>
           The worker checks the broker on a schedule (every minute unless configured otherwise).{canRun ? ' Run it now to see the graph and its findings.' : ' An operator can run it now.'}
         </EmptyState>
-      ) : dto && dto.checkedAt !== null ? (
+      ) : dto && (dto.checkedAt !== null || dto.jetstream.checkedAt !== null) ? (
         <TopologyBody key={`${dto.vhost}|${source ?? ''}`} dto={dto} source={source} selectedId={values.node || null} onSelect={onSelect} filter={values.q ?? ''} onFilter={(q) => update({ q: q || null }, 'replace')} />
       ) : null}
     </div>

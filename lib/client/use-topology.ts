@@ -20,12 +20,20 @@ export function useTopology({ vhost = null, source = null }: { vhost?: string | 
   })
 }
 
-/** The findings of a vhost on their own (GET /api/topology/findings); `all` keeps the resolved ones. */
-export function useTopologyFindings({ vhost = null, state = 'open', enabled = true }: { vhost?: string | null; state?: 'open' | 'all'; enabled?: boolean } = {}) {
+/**
+ * The findings of a vhost on their own (GET /api/topology/findings), or with `broker: 'jetstream'` the NATS server's;
+ * `all` keeps the resolved ones.
+ */
+export function useTopologyFindings({
+  vhost = null,
+  broker = null,
+  state = 'open',
+  enabled = true,
+}: { vhost?: string | null; broker?: 'jetstream' | null; state?: 'open' | 'all'; enabled?: boolean } = {}) {
   return useQuery({
     enabled,
-    queryKey: topologyKeys.findings(vhost, state),
-    queryFn: ({ signal }) => apiGet<{ findings: FindingDto[] }>(`/api/topology/findings${toQueryString({ vhost, state })}`, { signal }),
+    queryKey: topologyKeys.findings(vhost, state, broker),
+    queryFn: ({ signal }) => apiGet<{ findings: FindingDto[] }>(`/api/topology/findings${toQueryString({ vhost: broker ? null : vhost, broker, state })}`, { signal }),
   })
 }
 

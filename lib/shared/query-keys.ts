@@ -24,6 +24,7 @@ export const messageKeys = {
 export const sourceKeys = {
   all: ['sources'] as const,
   list: () => [...sourceKeys.all, 'list'] as const,
+  jetstream: () => [...sourceKeys.all, 'jetstream'] as const,
 }
 
 export const summaryKeys = {
@@ -87,5 +88,6 @@ export const topologyKeys = {
   all: ['topology'] as const,
   /** GET /api/topology: one vhost's graph (the default vhost: null), or a source's part of it. */
   graph: (vhost: string | null, source: string | null) => [...topologyKeys.all, 'graph', vhost, source] as const,
-  findings: (vhost: string | null, state: 'open' | 'all') => [...topologyKeys.all, 'findings', vhost, state] as const,
+  /** GET /api/topology/findings: one vhost's (null: every vhost's), or with broker `jetstream` the NATS server's. */
+  findings: (vhost: string | null, state: 'open' | 'all', broker: 'jetstream' | null = null) => [...topologyKeys.all, 'findings', vhost, state, broker] as const,
 }

@@ -38,6 +38,8 @@ describe('topology doctor while the management API is down', () => {
     expect(body.checkedAt).toBe('2026-12-01T10:00:00.000Z')
     expect(body.findings.map((f) => f.title)).toEqual(['DLX "x" of "a" does not exist'])
     expect(body.checks).toHaveLength(1)
+    // No LAZARUS_NATS_URL here: the doctor reads no NATS server, and says so.
+    expect(body.jetstream).toEqual({ configured: false, checkedAt: null, serverVersion: null, error: null })
 
     const read = await topologyRoute.GET(new Request('http://lazarus.test/api/topology?vhost=shop', { headers: ADMIN_AUTH }), { params: Promise.resolve({}) })
     expect(((await read.json()) as TopologyDto).error).toBe(body.error)

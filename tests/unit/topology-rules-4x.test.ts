@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { parseSnapshot, queuesListPath, type ManagementAnswers } from '@/lib/server/topology/broker-snapshot'
 import { diagnose } from '@/lib/server/topology/diagnose'
 import { emptyEvidence } from '@/lib/server/topology/topology-evidence'
-import { FINDING_KINDS } from '@/lib/shared/schemas/topology'
+import { RABBITMQ_FINDING_KINDS } from '@/lib/shared/schemas/topology'
 import { buildThreeTier } from '@/lib/shared/topology/three-tier'
 
 // Management API answers written by hand in the 4.x shape (each fixture says so in its `_comment`): no 4.x broker runs here.
@@ -56,7 +56,7 @@ describe('the doctor on RabbitMQ 4.x answers', () => {
     const snapshot = parseSnapshot('orders', fixture('rabbitmq-4x-three-tier.json'))
     const diagnosis = diagnose({ snapshot, evidence: emptyEvidence(), sources: [{ id: '7', queue: 'orders.dlq' }] })
     expect(diagnosis.findings).toEqual([])
-    expect(new Set(diagnosis.checks.map((c) => c.kind))).toEqual(new Set(FINDING_KINDS))
+    expect(new Set(diagnosis.checks.map((c) => c.kind))).toEqual(new Set(RABBITMQ_FINDING_KINDS))
     expect(diagnosis.checks.find((c) => c.kind === 'retry-loop-no-exit')).toMatchObject({ checked: 3, raised: 0 })
     const roles = Object.fromEntries(diagnosis.nodes.flatMap((n) => (n.type === 'queue' ? [[n.name, n.role]] : [])))
     expect(roles).toEqual({ 'orders.work': 'work', 'orders.retry.30s': 'delay', 'orders.dlq': 'dlq' })

@@ -1,5 +1,5 @@
 import 'server-only'
-import type { FindingSeverity, TopologyCheckDto, TopologyEdgeDto, TopologyNodeDto } from '@/lib/shared/schemas/topology'
+import type { TopologyCheckDto, TopologyEdgeDto, TopologyNodeDto } from '@/lib/shared/schemas/topology'
 import { analyseGraph } from './analyse-graph'
 import type { BrokerSnapshot } from './broker-snapshot'
 import { brokerSemanticsRule } from './rules/broker-semantics'
@@ -8,7 +8,7 @@ import { delayQueuesRule } from './rules/delay-queues'
 import { dlqGrowthRule } from './rules/dlq-growth'
 import { requeueToHeadRule } from './rules/requeue-to-head'
 import { retryLoopsRule } from './rules/retry-loops'
-import { DEFAULT_THRESHOLDS, type DiagnosedFinding, type DoctorThresholds, type RuleInput, type RuleOutput } from './rules/rule-kit'
+import { DEFAULT_THRESHOLDS, runRules, worstFirst, worstSeverityByNode, type DiagnosedFinding, type DoctorThresholds, type RuleInput, type RuleOutput } from './rules/rule-kit'
 import { unseenQueuesRule } from './rules/unseen-queues'
 import type { TopologyEvidence } from './topology-evidence'
 
@@ -34,9 +34,6 @@ const RULES: ((input: RuleInput) => RuleOutput)[] = [
   unseenQueuesRule,
 ]
 
-const RANK: Record<FindingSeverity, number> = { error: 0, warning: 1, info: 2 }
-const worse = (a: FindingSeverity | null, b: FindingSeverity) => (a === null || RANK[b] < RANK[a] ? b : a)
-
 /**
  * Runs every rule over one vhost's snapshot and stored evidence (pure: no I/O). Nodes carry the worst severity of the
  * findings naming them; findings come sorted by severity, then key.
@@ -52,22 +49,9 @@ export function diagnose(options: {
   const storedKeys = new Map(options.evidence.routingKeys.map((r) => [r.queue, r.keys]))
   const graph = analyseGraph({ snapshot: options.snapshot, sources: options.sources, storedKeys })
   const input: RuleInput = { graph, evidence: options.evidence, thresholds: { ...DEFAULT_THRESHOLDS, ...options.thresholds }, exitExchanges: options.exitExchanges }
-  const findings: DiagnosedFinding[] = []
-  const checks: TopologyCheckDto[] = []
-  for (const rule of RULES) {
-    const out = rule(input)
-    findings.push(...out.findings)
-    checks.push(...out.checks)
-  }
-  findings.sort((a, b) => RANK[a.severity] - RANK[b.severity] || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
-
-  const severityOf = new Map<string, FindingSeverity>()
-  for (const f of findings) {
-    for (const o of f.objects) {
-      const id = `${o.type === 'queue' ? 'q' : o.type === 'exchange' ? 'x' : 'p'}:${o.name}`
-      severityOf.set(id, worse(severityOf.get(id) ?? null, f.severity))
-    }
-  }
+  const { findings, checks } = runRules(RULES, input)
+  findings.sort(worstFirst)
+  const severityOf = worstSeverityByNode(findings, (o) => `${o.type === 'queue' ? 'q' : o.type === 'exchange' ? 'x' : 'p'}:${o.name}`)
   const nodes: TopologyNodeDto[] = []
   for (const q of graph.queues.values()) {
     nodes.push({

@@ -10,7 +10,11 @@ type FocusableGraph = { nodes: TopologyNodeDto[]; edges: TopologyEdgeDto[]; find
  * the stored graph the page reads.
  */
 export function focusOnQueue<G extends FocusableGraph>(diagnosis: G, queueName: string, depth: number): G {
-  const start = `q:${queueName}`
+  return focusOnNode(diagnosis, `q:${queueName}`, depth)
+}
+
+/** The sub-graph around any node (a JetStream source's stream: `s:<name>`), as focusOnQueue draws a queue's. */
+export function focusOnNode<G extends FocusableGraph>(diagnosis: G, start: string, depth: number): G {
   const keep = new Set<string>()
   if (diagnosis.nodes.some((n) => n.id === start)) keep.add(start)
   const walk = (direction: 'forward' | 'backward') => {

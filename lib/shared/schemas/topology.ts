@@ -10,11 +10,11 @@ export const FINDING_SEVERITIES = ['error', 'warning', 'info'] as const
 export type FindingSeverity = (typeof FINDING_SEVERITIES)[number]
 
 /**
- * Every kind of finding. The numbers are the issue's list (docs/topology.md#findings):
+ * Every kind of RabbitMQ finding. The numbers are the issue's list (docs/topology.md#findings):
  * 1 dead letters the broker cannot route; 2 retry loops; 3 head-of-line TTL blocking; 4 requeue to head;
  * 5 unbounded DLQs; 6 broker semantics; 7 evidence from queues the doctor cannot see.
  */
-export const FINDING_KINDS = [
+export const RABBITMQ_FINDING_KINDS = [
   'dlx-missing', // 1: the dead-letter exchange does not exist
   'dlx-unroutable', // 1: no binding of the DLX matches the dead-letter routing key
   'dlx-routing-unknown', // 1: a headers exchange, or keys only the messages know: checked from stored letters if any
@@ -35,6 +35,18 @@ export const FINDING_KINDS = [
   'message-near-size-limit', // 6: stored letters near max_message_size that a replay cannot republish
   'unknown-x-death-queue', // 7: x-death names queues the doctor cannot see
 ] as const
+
+/** JetStream's versions of the traps, read from the NATS server's own answers (docs/jetstream.md#the-doctors-jetstream-findings). */
+export const JETSTREAM_FINDING_KINDS = [
+  'no-max-deliver', // a consumer without max_deliver redelivers a poison message forever
+  'advisories-not-captured', // max_deliver set, but no stream keeps the consumer's failure advisories
+  'stream-limits-drop-failures', // a stream's limits remove failed messages (or advisories) before anyone reads them
+  'ack-wait-too-short', // sampled acks take about as long as ack_wait, or longer: redeliveries with no failure
+  'no-backoff', // max_deliver > 1 and no backoff: retries come too fast to outlast a transient failure
+  'terminated-message-gone', // a work-queue or interest stream removed terminated messages before Lazarus read them
+] as const
+
+export const FINDING_KINDS = [...RABBITMQ_FINDING_KINDS, ...JETSTREAM_FINDING_KINDS] as const
 export type FindingKind = (typeof FINDING_KINDS)[number]
 
 /** Where an effective value came from, in the broker's order of precedence (docs/topology.md#effective-settings). */
@@ -65,7 +77,23 @@ export type QueueStatsDto = {
 export const QUEUE_ROLES = ['work', 'delay', 'dlq', 'other'] as const
 export type QueueRole = (typeof QUEUE_ROLES)[number]
 
-export type TopologyObjectRef = { type: 'queue' | 'exchange' | 'policy'; name: string }
+/** A consumer is named `stream/consumer`: consumer names are unique within their stream only. */
+export type TopologyObjectRef = { type: 'queue' | 'exchange' | 'policy' | 'stream' | 'consumer'; name: string }
+
+/** A JetStream stream's or consumer's setting as the server answered it, in words (`1h`, `unlimited`, `explicit`). */
+export type JetStreamSettingDto = { key: string; value: string }
+
+/** What a consumer's sampled acks took (docs/jetstream.md#the-doctors-jetstream-findings), over the sampler's window. */
+export type AckTimesDto = {
+  samples: number
+  p95Ms: number
+  maxMs: number
+  /** The 95th percentile of each ack's time as a share of its deadline (ack_wait, or the backoff's step). */
+  p95Share: number
+  /** Acks of a redelivery: an earlier delivery of the message timed out or was nak'd. */
+  onRedelivery: number
+  since: string
+}
 
 export type TopologyNodeDto =
   | {
@@ -93,14 +121,54 @@ export type TopologyNodeDto =
       internal: boolean
       severity: FindingSeverity | null
     }
+  | {
+      /** `s:<name>`: a JetStream stream. */
+      id: string
+      type: 'stream'
+      name: string
+      retention: 'limits' | 'interest' | 'workqueue'
+      subjects: string[]
+      settings: JetStreamSettingDto[]
+      stats: { messages: number; bytes: number; consumers: number; firstMessageAt: string | null }
+      /** It keeps consumers' failure advisories ($JS.EVENT.ADVISORY.CONSUMER.…). */
+      keepsAdvisories: boolean
+      /** Lazarus created it to keep advisories (docs/jetstream.md#capture). */
+      lazarus: boolean
+      /** The Lazarus source capturing every consumer of the stream (`stream/*`), if any. */
+      sourceId: string | null
+      severity: FindingSeverity | null
+    }
+  | {
+      /** `c:<stream>/<consumer>`: a JetStream consumer; `name` is `stream/consumer`. */
+      id: string
+      type: 'consumer'
+      name: string
+      stream: string
+      consumer: string
+      settings: JetStreamSettingDto[]
+      stats: { pending: number; ackPending: number; redelivered: number; waiting: number }
+      /** Its sampled ack times, when it samples them (sample_freq) and the sampler saw some; else null. */
+      ackTimes: AckTimesDto | null
+      /** Lazarus' own capture consumer: drawn, judged by no rule. */
+      lazarus: boolean
+      /** The Lazarus source capturing its failures (its own, or the stream's catch-all), if any. */
+      sourceId: string | null
+      severity: FindingSeverity | null
+    }
 
 export type TopologyEdgeDto = {
   id: string
   from: string
   to: string
-  /** binding: exchange → queue or exchange; dead-letter: queue → its DLX; alternate: exchange → its alternate exchange. */
-  kind: 'binding' | 'dead-letter' | 'alternate'
-  /** A binding's key, or the dead-letter routing key (null: the message's own keys). */
+  /**
+   * binding: exchange → queue or exchange; dead-letter: queue → its DLX; alternate: exchange → its alternate exchange;
+   * consumes: stream → its consumer; advisories: consumer → the stream that keeps its failure advisories.
+   */
+  kind: 'binding' | 'dead-letter' | 'alternate' | 'consumes' | 'advisories'
+  /**
+   * A binding's key, or the dead-letter routing key (null: the message's own keys); a consumer's filter subject; which
+   * failure advisories the stream keeps (`max-deliveries`, `terminated`, or both).
+   */
   routingKey: string | null
   /** Dead-letter edges: the queue's x-dead-letter-strategy etc. are in the queue's settings. */
 }
@@ -147,6 +215,20 @@ export type TopologyDto = {
   edges: TopologyEdgeDto[]
   findings: FindingDto[]
   checks: TopologyCheckDto[]
+  /**
+   * The JetStream part beside the vhost's (docs/jetstream.md#the-doctors-jetstream-findings): its streams and consumers
+   * are in `nodes`, its findings and checks with the vhost's. `configured: false`: LAZARUS_NATS_URL is unset.
+   */
+  jetstream: JetStreamTopologyStatusDto
+}
+
+export type JetStreamTopologyStatusDto = {
+  configured: boolean
+  /** When the NATS server was last read; null when no run has finished. */
+  checkedAt: string | null
+  serverVersion: string | null
+  /** The last run's failure (server unreachable, …), if it failed: the graph and findings are the run's before. */
+  error: string | null
 }
 
 export const topologyQuerySchema = z
@@ -160,6 +242,8 @@ export const topologyQuerySchema = z
 export const findingsQuerySchema = z
   .object({
     vhost: text().max(255).optional(),
+    /** jetstream: the JetStream findings (vhost is then ignored). */
+    broker: z.enum(['jetstream']).optional(),
     /** open (default): not resolved; all: with resolved ones. */
     state: z.enum(['open', 'all']).default('open'),
   })

@@ -122,8 +122,10 @@ async function newFindings({ sql: tx, rules, publicUrl }: { sql: Sql; rules: Ale
     for (const f of findings) {
       if (SEVERITY_RANK[f.severity] < SEVERITY_RANK[rule.min_severity ?? 'warning']) continue
       const subject: Measured = { key: `finding:${f.id}`, type: 'finding', id: f.id, label: f.title, rate: 0 }
-      const vhost = f.vhost === '/' ? '' : `&vhost=${encodeURIComponent(f.vhost)}`
-      pending.push({ ruleId: rule.id, kind: rule.kind, state: 'firing', subject, rate: null, threshold: null, notify: true, text: `New topology finding (${f.severity}) on vhost ${f.vhost}: ${f.title}.${link(publicUrl, `/topology?finding=${f.id}${vhost}`)}` })
+      // The JetStream findings' vhost is empty (docs/jetstream.md#the-doctors-jetstream-findings): every vhost's page shows them.
+      const vhost = f.vhost === '/' || f.vhost === '' ? '' : `&vhost=${encodeURIComponent(f.vhost)}`
+      const where = f.vhost === '' ? 'NATS JetStream' : `vhost ${f.vhost}`
+      pending.push({ ruleId: rule.id, kind: rule.kind, state: 'firing', subject, rate: null, threshold: null, notify: true, text: `New topology finding (${f.severity}) on ${where}: ${f.title}.${link(publicUrl, `/topology?finding=${f.id}${vhost}`)}` })
     }
   }
   return pending

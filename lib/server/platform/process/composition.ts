@@ -14,6 +14,11 @@ import { Signal } from '@/lib/server/platform/signal'
  */
 export type RunningEngines = {
   drainer: { status(): { state: string; brokerError: string | null } }
+  /**
+   * The ack times the topology doctor's sampler heard, per JetStream consumer (absent without LAZARUS_NATS_URL): Run
+   * now judges ack_wait with them (docs/jetstream.md#the-doctors-jetstream-findings).
+   */
+  ackTimes?: () => { stream: string; consumer: string; samples: { ms: number; deliveries: number }[]; since: string }[]
   stop(): Promise<void>
 }
 

@@ -11,6 +11,7 @@ import { startReplayExecutor, type ReplayExecutor } from '@/lib/server/engines/r
 import { startRetentionLoop } from '@/lib/server/engines/retention/retention-loop'
 import { startSearchIndexer, type SearchIndexer } from '@/lib/server/engines/search-indexer/search-indexer'
 import { startTopologyDoctor } from '@/lib/server/engines/topology-doctor/topology-doctor-loop'
+import { startAckSampler } from '@/lib/server/engines/topology-doctor/ack-sampler'
 import { startJetStreamCapture } from '@/lib/server/engines/jetstream-capture/jetstream-capture'
 import { ensureSources } from '@/lib/server/sources/create-source'
 
@@ -35,8 +36,14 @@ async function start(root: Composition): Promise<Background> {
   const retention = startRetentionLoop({ db, log: logger('retention'), days: config.LAZARUS_RETENTION_DAYS })
   const alerts = startAlertLoop({ db, log: logger('alerts'), everyMs: config.LAZARUS_ALERT_INTERVAL_S * 1000, publicUrl: config.LAZARUS_PUBLIC_URL })
   const groupFrames = startGroupFramesBackfill({ db, log: logger('group-frames') })
+  // The ack times JetStream samples, heard while the engines run, for the doctor's ack_wait finding (Run now's too).
+  const natsSettings = config.LAZARUS_NATS_URL ? { ...config, LAZARUS_NATS_URL: config.LAZARUS_NATS_URL } : null
+  const ackSampler = natsSettings ? startAckSampler({ settings: natsSettings, log: logger('topology') }) : null
   // LAZARUS_TOPOLOGY_INTERVAL_S=0: the doctor runs only when asked (POST /api/topology/runs).
-  const doctor = config.LAZARUS_TOPOLOGY_INTERVAL_S > 0 ? startTopologyDoctor({ db, log: logger('topology'), everyMs: config.LAZARUS_TOPOLOGY_INTERVAL_S * 1000 }) : null
+  const doctor =
+    config.LAZARUS_TOPOLOGY_INTERVAL_S > 0
+      ? startTopologyDoctor({ db, log: logger('topology'), everyMs: config.LAZARUS_TOPOLOGY_INTERVAL_S * 1000, jetstream: natsSettings && ackSampler && { settings: natsSettings, ackTimes: ackSampler.read } })
+      : null
   // Without LAZARUS_NATS_URL there is no NATS to capture from; JetStream sources then report it (docs/jetstream.md).
   const nats = config.LAZARUS_NATS_URL
     ? startJetStreamCapture({ db, log: logger('jetstream'), settings: { ...config, LAZARUS_NATS_URL: config.LAZARUS_NATS_URL }, maxBodyBytes: config.LAZARUS_MAX_BODY_BYTES, reconcileMs: config.LAZARUS_DRAIN_RECONCILE_MS, sourcesChanged: root.sourcesChanged })
@@ -46,6 +53,7 @@ async function start(root: Composition): Promise<Background> {
     drainer,
     searchIndexer,
     replay,
+    ackTimes: ackSampler?.read,
     async stop() {
       // First: a replay stops publishing and records its confirms while the rest still runs.
       await replay.stop()
@@ -57,6 +65,7 @@ async function start(root: Composition): Promise<Background> {
       await alerts.stop()
       await groupFrames.stop()
       await doctor?.stop()
+      await ackSampler?.stop()
     },
   }
 }

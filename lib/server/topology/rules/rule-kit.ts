@@ -61,6 +61,36 @@ export function check(kind: FindingKind, checked: number, description: string, f
   return { kind, checked, description, raised: findings.filter((f) => f.kind === kind).length }
 }
 
+const RANK: Record<FindingSeverity, number> = { error: 0, warning: 1, info: 2 }
+
+/** Every rule's findings and check lines, in the rules' order. */
+export function runRules<I>(rules: readonly ((input: I) => RuleOutput)[], input: I): RuleOutput {
+  const findings: DiagnosedFinding[] = []
+  const checks: TopologyCheckDto[] = []
+  for (const rule of rules) {
+    const out = rule(input)
+    findings.push(...out.findings)
+    checks.push(...out.checks)
+  }
+  return { findings, checks }
+}
+
+/** The order a diagnosis returns its findings in: worst first, then by key. */
+export const worstFirst = (a: DiagnosedFinding, b: DiagnosedFinding) => RANK[a.severity] - RANK[b.severity] || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
+
+/** The worst severity among the findings naming each node; `idOf` gives an object's node id. */
+export function worstSeverityByNode(findings: readonly DiagnosedFinding[], idOf: (ref: TopologyObjectRef) => string): Map<string, FindingSeverity> {
+  const worst = new Map<string, FindingSeverity>()
+  for (const f of findings) {
+    for (const o of f.objects) {
+      const id = idOf(o)
+      const was = worst.get(id)
+      if (was === undefined || RANK[f.severity] < RANK[was]) worst.set(id, f.severity)
+    }
+  }
+  return worst
+}
+
 export const queueRef = (name: string): TopologyObjectRef => ({ type: 'queue', name })
 export const exchangeRef = (name: string): TopologyObjectRef => ({ type: 'exchange', name })
 
