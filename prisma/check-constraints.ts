@@ -27,6 +27,7 @@ const singleRow = (table: string): CheckConstraint => ({ table, check: 'CHECK ((
 export const CHECK_CONSTRAINTS: Record<string, CheckConstraint> = {
   sources_kind_check: inList('sources', 'kind', ['dlq', 'hold', 'jetstream']),
   sources_jetstream_check: { table: 'sources', check: "CHECK ((((kind = 'jetstream'::text) = (stream IS NOT NULL)) AND ((consumer IS NULL) OR (kind = 'jetstream'::text))))" },
+  sources_remove_after_capture_check: { table: 'sources', check: "CHECK (((NOT remove_after_capture) OR (kind = 'jetstream'::text)))" },
   replay_jobs_kind_check: inList('replay_jobs', 'kind', ['replay', 'release']),
   replay_jobs_status_check: inList('replay_jobs', 'status', REPLAY_JOB_STATUSES, 'REPLAY_JOB_STATUSES (lib/shared/replay-job-machine.ts)'),
   replay_jobs_rate_per_second_check: { table: 'replay_jobs', check: 'CHECK ((rate_per_second > 0))' },

@@ -11,11 +11,13 @@ import { RelativeTime } from '@/components/ui/time'
 import { cn } from '@/lib/client/cn'
 import { formatCount, visibleText } from '@/lib/client/format'
 import { useGuardStatus } from '@/lib/client/use-pauses'
-import { useSources } from '@/lib/client/use-sources'
+import { useJetStreamFacts, useSources } from '@/lib/client/use-sources'
 import type { SourceDto } from '@/lib/shared/schemas/source'
 import { useCan } from '@/lib/client/use-session'
 import { GuardCount } from '@/components/pauses/guard-count'
 import { AddSourceForm } from './add-source-form'
+import { JetStreamFacts } from './jetstream-facts'
+import { JetStreamRemoval } from './jetstream-removal'
 import { SourceActions } from './source-actions'
 import { ruleText, versionRuleText } from './rule-text'
 import { SourceSettingsForm } from './source-settings-form'
@@ -58,6 +60,7 @@ export function SourcesPage() {
   const sources = data?.sources ?? []
   const guardStatus = useGuardStatus({ enabled: useCan('pauses:read') })
   const guards = new Map((guardStatus.data?.queues ?? []).map((q) => [q.sourceId, q]))
+  const jetstream = useJetStreamFacts({ enabled: sources.some((s) => s.kind === 'jetstream') })
 
   return (
     <div className="space-y-3">
@@ -127,8 +130,8 @@ export function SourcesPage() {
                       <span className="text-zinc-400">—</span>
                     )}
                   </td>
-                  <td className={cn(FOLDED, 'truncate text-xs text-zinc-700')} title={s.kind === 'jetstream' ? 'Replay to JetStream is not available yet' : targetText(s.defaultTarget)}>
-                    {s.kind === 'jetstream' ? <span className="text-zinc-400">—</span> : targetText(s.defaultTarget)}
+                  <td className={cn(FOLDED, 'truncate text-xs text-zinc-700')} title={s.kind === 'jetstream' ? 'Replays publish each copy to the subject it was read from, through JetStream' : targetText(s.defaultTarget)}>
+                    {s.kind === 'jetstream' ? 'original subject' : targetText(s.defaultTarget)}
                   </td>
                   <td>
                     <div className="flex items-center justify-end gap-0.5">
@@ -145,6 +148,13 @@ export function SourcesPage() {
                     </div>
                   </td>
                 </tr>
+                {s.kind === 'jetstream' && (
+                  <tr data-facts-of={s.queue}>
+                    <td colSpan={COLUMNS.length} className="h-auto! py-1">
+                      <JetStreamFacts source={s} facts={jetstream.data} asking={jetstream.isPending} />
+                    </td>
+                  </tr>
+                )}
                 {s.error && (
                   <tr>
                     <td colSpan={COLUMNS.length} className="h-auto! py-1 text-xs break-words text-red-700">
@@ -156,6 +166,7 @@ export function SourcesPage() {
                   <tr>
                     <td colSpan={COLUMNS.length} className="h-auto! p-0!">
                       <SourceSettingsForm source={s} onDone={() => setEditing(null)} />
+                      {s.kind === 'jetstream' && <JetStreamRemoval source={s} />}
                       {s.kind !== 'hold' && <SourceActions source={s} onDone={() => setEditing(null)} />}
                     </td>
                   </tr>

@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { sourceKeys, summaryKeys } from '@/lib/shared/query-keys'
-import type { CreateSourceInput, SourceDto, SourceListDto, UpdateSourceInput } from '@/lib/shared/schemas/source'
+import type { CreateSourceInput, JetStreamFactsDto, SourceDto, SourceListDto, UpdateSourceInput } from '@/lib/shared/schemas/source'
 import { apiGet, apiSend } from './api'
 import { visibleText } from './format'
 
@@ -12,6 +12,19 @@ export function useSources() {
     queryKey: sourceKeys.list(),
     queryFn: ({ signal }) => apiGet<SourceListDto>('/api/sources', { signal }),
     refetchInterval: 5_000,
+  })
+}
+
+/**
+ * The NATS server's facts about the JetStream sources (where their advisories are kept, how many wait for capture):
+ * asked only when there are such sources, and less often than the depths, since each answer opens a NATS connection.
+ */
+export function useJetStreamFacts({ enabled }: { enabled: boolean }) {
+  return useQuery({
+    queryKey: sourceKeys.jetstream(),
+    queryFn: ({ signal }) => apiGet<JetStreamFactsDto>('/api/sources/jetstream', { signal }),
+    refetchInterval: 10_000,
+    enabled,
   })
 }
 

@@ -141,7 +141,8 @@ describe('JetStream capture', () => {
     expect(counts).toEqual({ drained: 300, grouped: 300, distinct_seqs: 300 })
     expect(capture.status().captured).toBe(300)
     expect(capture.status().plan?.bySource.get(stream.name)).toEqual({ advisoryStream: ADVISORY_STREAM, owned: true })
-    // Replays cannot publish to JetStream yet: a plan of these messages says so and publishes none of them.
+    // This process has no LAZARUS_NATS_URL (the capture was given its own): the replay plan says it has nothing to publish
+    // these messages with (replays through JetStream: jetstream-replay.test.ts).
     const ids = (await db.sql.query<{ id: string }>('SELECT id::text FROM dead_letters WHERE source_id = $1::bigint ORDER BY id LIMIT 5', [sourceId])).rows.map((r) => r.id)
     const plan = await callRoute(replaysRoute, 'POST', new Request('http://lazarus.test/api/replays', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ selection: { ids }, dryRun: true }) }))
     expect(plan.status).toBe(200)
@@ -152,6 +153,14 @@ describe('JetStream capture', () => {
     expect(await listed(`p.subject=${stream.subject}.created`)).toBe(300)
     expect(await listed(`p.stream=${stream.name}&p.consumer=billing`)).toBe(300)
     expect(await listed(`p.subject^=${stream.subject}.`)).toBe(300)
+    // And as filters of their own: a stream by its sources, a subject exactly or by NATS wildcards.
+    expect(await listed(`stream=${stream.name}`)).toBe(300)
+    expect(await listed('stream=NO_SUCH_STREAM')).toBe(0)
+    expect(await listed(`subject=${stream.subject}.created`)).toBe(300)
+    expect(await listed(`subject=${stream.subject}.*`)).toBe(300)
+    expect(await listed(`subject=${stream.subject}.>`)).toBe(300)
+    expect(await listed(`subject=${stream.subject}.created.*`)).toBe(0)
+    expect(await listed(`subject=*.created`)).toBe(300)
     expect(await listed('p.consumer=somebody-else')).toBe(0)
     // Every advisory was acknowledged once stored.
     await waitFor(async () => (await jsm.consumers.info(ADVISORY_STREAM, 'lzt-capture-1')).num_ack_pending === 0, { what: 'advisories acknowledged' })

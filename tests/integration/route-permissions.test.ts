@@ -77,6 +77,7 @@ const EXPECTED: Record<string, Permission> = {
   'GET /api/settings/webhooks': 'admin',
   'PUT /api/settings/webhooks': 'admin',
   'GET /api/sources': 'sources:read',
+  'GET /api/sources/jetstream': 'sources:read',
   'POST /api/sources': 'admin',
   'PATCH /api/sources/[id]': 'admin',
   'DELETE /api/sources/[id]': 'admin',

@@ -56,7 +56,7 @@ describe('JetStream failure advisories', () => {
   })
 
   it('belong to the source naming their consumer, else to the stream\'s catch-all', () => {
-    const source = (id: string, stream: string, consumer: string | null): JetStreamSource => ({ id, label: `${stream}/${consumer ?? '*'}`, stream, consumer, entityKey: null, entityVersion: null })
+    const source = (id: string, stream: string, consumer: string | null): JetStreamSource => ({ id, label: `${stream}/${consumer ?? '*'}`, stream, consumer, removeAfterCapture: false, entityKey: null, entityVersion: null })
     const sources = [source('1', 'ORDERS', null), source('2', 'ORDERS', 'billing'), source('3', 'PAYMENTS', 'refunds')]
     expect(sourceForFailure(sources, 'ORDERS', 'billing')?.id).toBe('2')
     expect(sourceForFailure(sources, 'ORDERS', 'shipping')?.id).toBe('1')

@@ -4,13 +4,17 @@ import { connectNats } from '@/lib/server/platform/broker/nats'
 import type { Config } from '@/lib/server/platform/config'
 import { AppError } from '@/lib/server/platform/errors/app-error'
 
-/** A server's address without the credentials a URL may carry (`nats://user:pass@host`): the answer goes to a browser. */
-function serverOnly(url: string): string {
-  try {
-    return new URL(url).host
-  } catch {
-    return '(a malformed URL)'
-  }
+/** The servers' addresses without the credentials a URL may carry (`nats://user:pass@host`): the text goes to a browser. */
+export function natsServerNames(urls: readonly string[]): string {
+  return urls
+    .map((url) => {
+      try {
+        return new URL(url).host
+      } catch {
+        return '(a malformed URL)'
+      }
+    })
+    .join(', ')
 }
 
 export type CheckJetStreamSourceOptions = { config: Config; stream: string; consumer: string | null }
@@ -25,7 +29,7 @@ export async function assertJetStreamSourceExists({ config, stream, consumer }: 
   try {
     nc = await connectNats({ ...config, LAZARUS_NATS_URL: config.LAZARUS_NATS_URL }, 'lazarus-web')
   } catch (error) {
-    throw new AppError('unavailable', `cannot reach NATS at ${config.LAZARUS_NATS_URL.map(serverOnly).join(', ')}: ${(error as Error).message}`)
+    throw new AppError('unavailable', `cannot reach NATS at ${natsServerNames(config.LAZARUS_NATS_URL)}: ${(error as Error).message}`)
   }
   try {
     const jsm = await jetstreamManager(nc)

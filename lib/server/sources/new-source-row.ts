@@ -11,7 +11,7 @@ export function newSourceRow(input: CreateSourceInput): NewSourceRow {
     enabled: input.enabled ?? true,
   }
   if (input.kind === 'jetstream') {
-    return { ...common, kind: 'jetstream', vhost: '', queue: jetStreamSourceName(input.stream, input.consumer), stream: input.stream, consumer: input.consumer ?? null, orderSensitive: false, defaultTarget: { type: 'source' } }
+    return { ...common, kind: 'jetstream', vhost: '', queue: jetStreamSourceName(input.stream, input.consumer), stream: input.stream, consumer: input.consumer ?? null, removeAfterCapture: input.removeAfterCapture ?? false, orderSensitive: false, defaultTarget: { type: 'source' } }
   }
-  return { ...common, kind: 'dlq', vhost: input.vhost, queue: input.queue, stream: null, consumer: null, orderSensitive: input.orderSensitive ?? false, defaultTarget: input.defaultTarget ?? { type: 'source' } }
+  return { ...common, kind: 'dlq', vhost: input.vhost, queue: input.queue, stream: null, consumer: null, removeAfterCapture: false, orderSensitive: input.orderSensitive ?? false, defaultTarget: input.defaultTarget ?? { type: 'source' } }
 }

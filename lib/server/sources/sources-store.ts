@@ -24,7 +24,7 @@ export function listSourceRows({ prisma, ids }: SourcesPrisma & { ids: string[] 
 }
 
 /** A new source's row; JetStream sources have `stream` (and maybe `consumer`) and an empty vhost. */
-export type NewSourceRow = { kind: 'dlq' | 'jetstream' } & Pick<SourceDto, 'vhost' | 'queue' | 'stream' | 'consumer' | 'entityKey' | 'entityVersion' | 'orderSensitive' | 'critical' | 'defaultTarget' | 'enabled'>
+export type NewSourceRow = { kind: 'dlq' | 'jetstream' } & Pick<SourceDto, 'vhost' | 'queue' | 'stream' | 'consumer' | 'removeAfterCapture' | 'entityKey' | 'entityVersion' | 'orderSensitive' | 'critical' | 'defaultTarget' | 'enabled'>
 
 export function insertSource({ prisma, row }: SourcesPrisma & { row: NewSourceRow }): Promise<Source> {
   return prisma.source.create({
@@ -34,6 +34,7 @@ export function insertSource({ prisma, row }: SourcesPrisma & { row: NewSourceRo
       queue: row.queue,
       stream: row.stream,
       consumer: row.consumer,
+      removeAfterCapture: row.removeAfterCapture,
       entityKey: row.entityKey ?? undefined,
       entityVersion: row.entityVersion ?? undefined,
       orderSensitive: row.orderSensitive,
@@ -66,6 +67,7 @@ export function updateSourceColumns({ prisma, id, input }: SourcesPrisma & { id:
       ...(input.critical !== undefined && { critical: input.critical }),
       ...(input.defaultTarget !== undefined && { defaultTarget: input.defaultTarget }),
       ...(input.enabled !== undefined && { enabled: input.enabled }),
+      ...(input.removeAfterCapture !== undefined && { removeAfterCapture: input.removeAfterCapture }),
       updatedAt: new Date(),
     },
   })

@@ -14,6 +14,7 @@ export function toSourceDto(row: Source, queue?: QueueInfo | null): SourceDto {
     queue: row.queue,
     stream: row.stream,
     consumer: row.consumer,
+    removeAfterCapture: row.removeAfterCapture,
     entityKey: entityKey.success ? entityKey.data : null,
     entityVersion: entityVersion.success ? entityVersion.data : null,
     orderSensitive: row.orderSensitive,

@@ -2,7 +2,7 @@ import 'server-only'
 import { recordConfigChange } from '@/lib/server/audit/record-config-change'
 import type { Db } from '@/lib/server/platform/db'
 import { crudTransaction } from '@/lib/server/platform/db/crud-transaction'
-import { notFound } from '@/lib/server/platform/errors/app-error'
+import { AppError, notFound } from '@/lib/server/platform/errors/app-error'
 import type { SourceDto, UpdateSourceInput } from '@/lib/shared/schemas/source'
 import { parseId } from '@/lib/server/platform/http/parse-id'
 import { assertDrainableQueue } from './check-source-queue'
@@ -18,6 +18,9 @@ export async function updateSource({ db, id, input, actor, sourcesChanged, confi
   const sourceId = parseId(id, 'source')
   const existing = await findSource({ prisma: db.prisma, id: sourceId })
   if (!existing) throw notFound(`source ${id}`)
+  if (input.removeAfterCapture === true && existing.kind !== 'jetstream') {
+    throw new AppError('unprocessable', `source ${existing.queue} is not a JetStream source: only a JetStream stream's captured messages can be removed after capture (docs/jetstream.md#removing-captured-messages)`)
+  }
   // Enabling starts a drain: the same check as creating a source (the hold queue is Lazarus' own).
   if (input.enabled === true && !existing.enabled && existing.kind === 'jetstream' && existing.stream !== null) {
     await assertJetStreamSourceExists({ config: config ?? getConfig(), stream: existing.stream, consumer: existing.consumer })

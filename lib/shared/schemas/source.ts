@@ -55,8 +55,15 @@ const jetStreamName = (what: string) =>
   text().trim().min(1, `${what} is required`).max(255).regex(/^[^\s.*>/\\]+$/, `a ${what} name has no spaces, dots, "*", ">" or slashes`)
 
 /**
+ * Delete each captured message from its stream once it is stored (docs/jetstream.md#removing-captured-messages).
+ * JetStream sources only; off unless an admin turns it on: the message is the team's, and other consumers and tools
+ * may still read it.
+ */
+const removeAfterCapture = z.boolean().optional()
+
+/**
  * A JetStream stream's failures (docs/jetstream.md): those of one consumer, or of all of them when `consumer` is
- * absent. Pauses and replay targets other than the source do not apply to it yet.
+ * absent. Replays publish to the subject each message was read from (docs/jetstream.md#replay); pauses do not apply yet.
  */
 const jetStreamSourceSchema = z.object({
   kind: z.literal('jetstream'),
@@ -66,6 +73,7 @@ const jetStreamSourceSchema = z.object({
   entityVersion: entityVersionRuleSchema.nullable().optional(),
   critical: z.boolean().optional(),
   enabled: z.boolean().optional(),
+  removeAfterCapture,
 }).strict()
 
 // By `kind`, so a refusal names the field of the kind asked for (a union would answer "Invalid input").
@@ -76,7 +84,7 @@ export function jetStreamSourceName(stream: string, consumer: string | null | un
   return `${stream}/${consumer ?? '*'}`
 }
 
-export const updateSourceSchema = rabbitSourceSchema.omit({ kind: true, vhost: true, queue: true }).partial().strict()
+export const updateSourceSchema = rabbitSourceSchema.omit({ kind: true, vhost: true, queue: true }).extend({ removeAfterCapture }).partial().strict()
 
 export type CreateSourceInput = z.infer<typeof createSourceSchema>
 export type UpdateSourceInput = z.infer<typeof updateSourceSchema>
@@ -94,6 +102,8 @@ export type SourceDto = {
   /** JetStream sources: the stream, and the consumer (null: all of the stream's consumers). Null for RabbitMQ. */
   stream: string | null
   consumer: string | null
+  /** JetStream sources: each captured message is deleted from its stream once stored. False for RabbitMQ. */
+  removeAfterCapture: boolean
   entityKey: EntityKeyRule | null
   /** Where the entity version lives; null: none (no version checks for this source). */
   entityVersion: EntityVersionRule | null
@@ -112,3 +122,31 @@ export type SourceDto = {
 
 /** GET /api/sources: `brokerError` says why depths are missing when the management API did not answer. */
 export type SourceListDto = { sources: SourceDto[]; brokerError: string | null }
+
+/**
+ * Where a JetStream source's failure advisories are kept and read (docs/jetstream.md#capture): Lazarus' own stream on
+ * every stream's advisories (`own-wide`), Lazarus' own stream narrowed to the streams no team's stream keeps
+ * (`own-narrow`), or a team's own stream read with Lazarus' durable consumer (`team`); `none` says why not.
+ */
+export type JetStreamCaptureRouteDto =
+  | { mode: 'own-wide' | 'own-narrow' | 'team'; advisoryStream: string }
+  | { mode: 'none'; problem: string }
+
+/** A JetStream source's facts as the NATS server tells them now, for its row on the sources page. */
+export type JetStreamSourceFactsDto = {
+  sourceId: string
+  stream: string
+  /** The source stream's retention, which decides what a terminated (+TERM) message leaves to capture; null: no such stream. */
+  retention: 'limits' | 'workqueue' | 'interest' | null
+  capture: JetStreamCaptureRouteDto
+  /**
+   * The capture consumer's advisories on that stream: not yet delivered (`waiting`) and delivered but not yet
+   * acknowledged (`unacked`). All of the stream's, for every source read from it. Null: the consumer does not exist yet.
+   */
+  pending: { waiting: number; unacked: number } | null
+  /** What the server would not say about this source (its stream is gone, a request timed out); null: nothing. */
+  problem: string | null
+}
+
+/** GET /api/sources/jetstream: `natsError` says why there are no facts (NATS unset or unreachable). */
+export type JetStreamFactsDto = { consumer: string; sources: JetStreamSourceFactsDto[]; natsError: string | null }

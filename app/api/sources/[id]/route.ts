@@ -5,7 +5,7 @@ import { updateSourceSchema } from '@/lib/shared/schemas/source'
 
 type Params = { id: string }
 
-// PATCH /api/sources/{id} – entity-key rule, order sensitivity, default replay target, enabled
+// PATCH /api/sources/{id} – entity-key rule, order sensitivity, default replay target, enabled, removal after capture
 export const PATCH = route<Params>({ permission: 'admin' }, async ({ request, db, root, actor, params: { id } }) =>
   json(await updateSource({ db, sourcesChanged: root.sourcesChanged, id, input: await readJson(request, updateSourceSchema), actor })),
 )

@@ -2,14 +2,8 @@ import 'server-only'
 import { z } from 'zod'
 import type { JetStreamFailure } from '@/lib/server/ingest/build-jetstream-row'
 
-/** The advisory subjects of a stream's consumers' failures (docs/jetstream.md#capture). */
-export const MAX_DELIVERIES_PREFIX = '$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES'
-export const TERMINATED_PREFIX = '$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED'
-
-/** The subjects that carry one stream's failure advisories, for every consumer of it. */
-export function advisorySubjects(stream: string): [string, string] {
-  return [`${MAX_DELIVERIES_PREFIX}.${stream}.*`, `${TERMINATED_PREFIX}.${stream}.*`]
-}
+// Where the advisories are kept is the sources domain's to say (the sources page reads it too).
+export { advisorySubjects } from '@/lib/server/sources/advisory-keepers'
 
 const TYPES = {
   'io.nats.jetstream.advisory.v1.max_deliver': 'max-deliveries',

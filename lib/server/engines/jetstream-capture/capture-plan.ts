@@ -1,10 +1,9 @@
 import 'server-only'
-import { AckPolicy, DeliverPolicy, DiscardPolicy, JetStreamApiError, RetentionPolicy, StorageType, type JetStreamManager, type StreamInfo } from '@nats-io/jetstream'
-import { advisorySubjects, MAX_DELIVERIES_PREFIX, TERMINATED_PREFIX } from './advisory'
+import { AckPolicy, DeliverPolicy, DiscardPolicy, JetStreamApiError, RetentionPolicy, StorageType, type JetStreamManager } from '@nats-io/jetstream'
+import {
+  advisoryKeepers, advisorySubjects, EVERY_STREAM_SUBJECTS, isOwn, keepsEveryStream, OWN_STREAM_DESCRIPTION, ownStreamTakenProblem, severalKeepersProblem, streamInfo,
+} from '@/lib/server/sources/advisory-keepers'
 
-/** Marks the advisory stream as Lazarus' own: Lazarus changes or deletes no stream without it (docs/jetstream.md#a-teams-own-advisory-stream). */
-export const OWN_STREAM_DESCRIPTION = 'Lazarus: consumers\' failure advisories, kept until captured (docs/jetstream.md)'
-const WIDE_SUBJECTS = [`${MAX_DELIVERIES_PREFIX}.>`, `${TERMINATED_PREFIX}.>`]
 /**
  * Advisories are kept two weeks, read or not: a limits stream, not a work queue, so that every Lazarus installation
  * on the account reads all of them with a consumer of its own (a work queue allows one). They are small (about 300
@@ -27,31 +26,11 @@ export type CapturePlan = {
   bySource: Map<string, CaptureRoute | { problem: string }>
 }
 
-function isOwn(info: StreamInfo | null): boolean {
-  return info?.config.description === OWN_STREAM_DESCRIPTION
-}
-
-async function streamInfo(jsm: JetStreamManager, name: string): Promise<StreamInfo | null> {
-  try {
-    return await jsm.streams.info(name)
-  } catch (error) {
-    if (error instanceof JetStreamApiError && error.code === 10059) return null
-    throw error
-  }
-}
-
 function ownStreamConfig(name: string, subjects: string[]) {
   return {
     name, subjects, description: OWN_STREAM_DESCRIPTION, retention: RetentionPolicy.Limits, storage: StorageType.File,
     max_age: ADVISORY_MAX_AGE_NS, discard: DiscardPolicy.Old,
   }
-}
-
-/** The streams other than Lazarus' own that capture a subject. */
-async function capturingStreams(jsm: JetStreamManager, subject: string, own: string): Promise<string[]> {
-  const names: string[] = []
-  for await (const name of jsm.streams.names(subject)) if (name !== own) names.push(name)
-  return names
 }
 
 /**
@@ -68,18 +47,18 @@ export async function ensureCapturePlan(options: { jsm: JetStreamManager; ownStr
   const own: CaptureRoute = { advisoryStream: ownStream, owned: true }
   let info = await streamInfo(jsm, ownStream)
   if (info && !isOwn(info)) {
-    for (const s of sourceStreams) bySource.set(s, { problem: `a stream named ${ownStream} exists and was not created by Lazarus; set LAZARUS_NATS_ADVISORY_STREAM to another name` })
+    for (const s of sourceStreams) bySource.set(s, { problem: ownStreamTakenProblem(ownStream) })
     return { streams: [], bySource }
   }
-  const wide = info !== null && WIDE_SUBJECTS.every((s) => info!.config.subjects?.includes(s))
+  const wide = info !== null && keepsEveryStream(info)
   if (!info) {
     try {
-      info = await jsm.streams.add(ownStreamConfig(ownStream, WIDE_SUBJECTS))
+      info = await jsm.streams.add(ownStreamConfig(ownStream, EVERY_STREAM_SUBJECTS))
     } catch (error) {
       if (!(error instanceof JetStreamApiError && error.code === SUBJECTS_OVERLAP)) throw error
     }
   }
-  if (wide || (info && WIDE_SUBJECTS.every((s) => info!.config.subjects?.includes(s)))) {
+  if (wide || (info && keepsEveryStream(info))) {
     for (const s of sourceStreams) bySource.set(s, own)
     await ensureConsumer(jsm, ownStream, consumer)
     return { streams: sourceStreams.length > 0 ? [own] : [], bySource }
@@ -89,16 +68,15 @@ export async function ensureCapturePlan(options: { jsm: JetStreamManager; ownStr
   const ownSubjects: string[] = []
   const teamStreams = new Set<string>()
   for (const stream of sourceStreams) {
-    const [maxDeliveries, terminated] = advisorySubjects(stream)
-    const keepers = [...new Set([...(await capturingStreams(jsm, maxDeliveries, ownStream)), ...(await capturingStreams(jsm, terminated, ownStream))])]
+    const keepers = await advisoryKeepers(jsm, stream, ownStream)
     if (keepers.length === 0) {
-      ownSubjects.push(maxDeliveries, terminated)
+      ownSubjects.push(...advisorySubjects(stream))
       bySource.set(stream, own)
     } else if (keepers.length === 1) {
       teamStreams.add(keepers[0])
       bySource.set(stream, { advisoryStream: keepers[0], owned: false })
     } else {
-      bySource.set(stream, { problem: `the advisories of ${stream} are kept by several streams (${keepers.join(', ')}); keep them in one` })
+      bySource.set(stream, { problem: severalKeepersProblem(stream, keepers) })
     }
   }
   const streams: CaptureRoute[] = []

@@ -14,6 +14,7 @@ import { SourceErrors } from '@/lib/server/engines/drainer/source-errors'
 import { parseAdvisory } from './advisory'
 import { ensureCapturePlan, type CapturePlan, type CaptureRoute } from './capture-plan'
 import { loadJetStreamSources, sourceForFailure, type JetStreamSource } from './jetstream-sources'
+import { removeCaptured, type MessageInStream, type RemovalOutcome } from './remove-captured'
 
 /**
  * The JetStream capture (docs/jetstream.md#capture): reads consumers' failure advisories from the stream that keeps
@@ -27,10 +28,12 @@ import { loadJetStreamSources, sourceForFailure, type JetStreamSource } from './
  * 3. A message the stream no longer holds is stored as a record of the advisory, flagged `message-gone`, and
  *    acknowledged like any other: the advisory is all there is left to keep.
  * 4. Nothing is held in memory between batches: a database or server that goes away costs a retry, not a message.
+ * 5. For a source whose admin asked for it, a stored message is deleted from its stream after the commit and before
+ *    the ack (remove-captured.ts): never one whose row was not stored, and again after a crash in between.
  */
 export type JetStreamCapture = {
   stop(): Promise<void>
-  status(): { captured: number; lastError: string | null; plan: CapturePlan | null }
+  status(): { captured: number; removed: number; lastError: string | null; plan: CapturePlan | null }
 }
 
 export type StartJetStreamCaptureOptions = {
@@ -84,36 +87,59 @@ export function startJetStreamCapture(options: StartJetStreamCaptureOptions): Je
   const errors = new SourceErrors({ sql, log })
   let stopped = false
   let captured = 0
+  let removed = 0
   let lastError: string | null = null
   let plan: CapturePlan | null = null
   let nc: NatsConnection | null = null
   let jsm: JetStreamManager | null = null
   const { rest, interrupt } = interruptibleRest()
 
+  /**
+   * What keeps each source from being captured as asked, by source id, shown on the sources page until it is solved:
+   * the plan's problem (no stream can keep its advisories), else why its captured messages could not be deleted from
+   * their stream (stored all the same, and the capture goes on) until a later removal succeeds or the admin turns
+   * removal off.
+   */
+  const problems = { plan: new Map<string, string>(), removal: new Map<string, string>() }
+  const showState = (source: JetStreamSource) =>
+    errors.record({ id: source.id, queue: source.label }, problems.plan.get(source.id) ?? problems.removal.get(source.id) ?? null)
+  const noteRemoval = (source: JetStreamSource, outcome: RemovalOutcome) => {
+    removed += outcome.removed
+    if (!outcome.failed) return void problems.removal.delete(source.id)
+    const { count, streams, reason } = outcome.failed
+    const problem = `${count} captured message${count === 1 ? '' : 's'} could not be deleted from ${streams.join(', ')} and stay${count === 1 ? 's' : ''} there (stored all the same): ${reason}`
+    log.warn('cannot delete captured messages from their stream; they are stored, and the capture goes on', { source: source.label, count, streams, reason })
+    problems.removal.set(source.id, problem)
+  }
+
   const storeCaptured = async (jsm: JetStreamManager, batch: Captured[]): Promise<void> => {
     const messages = await Promise.all(batch.map((c) => readStoredMessage(jsm, c.failure)))
-    const bySource = new Map<string, { source: JetStreamSource; rows: IngestRow[]; msgs: JsMsg[] }>()
+    const bySource = new Map<string, { source: JetStreamSource; rows: IngestRow[]; msgs: JsMsg[]; inStream: MessageInStream[] }>()
     batch.forEach((c, i) => {
-      const entry = bySource.get(c.source.id) ?? { source: c.source, rows: [], msgs: [] }
+      const entry = bySource.get(c.source.id) ?? { source: c.source, rows: [], msgs: [], inStream: [] }
       entry.rows.push(buildJetStreamRow({
         sourceLabel: c.source.label, failure: c.failure, message: messages[i], redelivered: c.msg.info.deliveryCount > 1,
         entityKeyRule: c.source.entityKey, entityVersionRule: c.source.entityVersion, maxBodyBytes: options.maxBodyBytes,
       }))
       entry.msgs.push(c.msg)
+      // Read back whole, so its row holds all the stream did: the only kind of message removal deletes.
+      if (messages[i]) entry.inStream.push({ stream: c.failure.stream, seq: c.failure.streamSeq })
       bySource.set(c.source.id, entry)
     })
-    for (const { source, rows, msgs } of bySource.values()) {
+    for (const { source, rows, msgs, inStream } of bySource.values()) {
       try {
         await storeBatchOrDegrade({ sql, sourceId: source.id, sourceLabel: source.label, rows })
       } catch (error) {
-        // Not stored: the advisories come back after a short delay, and nothing was acknowledged.
+        // Not stored: the advisories come back after a short delay, nothing was acknowledged, nothing deleted.
         for (const msg of msgs) msg.nak(2_000)
         errors.record({ id: source.id, queue: source.label }, `cannot store: ${(error as Error).message}`)
         throw error
       }
+      // Committed: delete, then ack. A crash between the two leaves the advisory unacknowledged; its next delivery deletes.
+      if (source.removeAfterCapture && inStream.length > 0) noteRemoval(source, await removeCaptured({ jsm, messages: inStream }))
       for (const msg of msgs) msg.ack()
       captured += rows.length
-      errors.record({ id: source.id, queue: source.label }, null)
+      showState(source)
     }
   }
 
@@ -123,6 +149,11 @@ export function startJetStreamCapture(options: StartJetStreamCaptureOptions): Je
   const reloadSources = async () => {
     state.sources = await loadJetStreamSources({ sql })
     state.sourcesAt = performance.now()
+    // Removal turned off: what it could not delete is no longer asked of it.
+    for (const source of state.sources) if (!source.removeAfterCapture && problems.removal.delete(source.id)) showState(source)
+  }
+  const reloadSourcesIfStale = async () => {
+    if (state.sourcesAt === 0 || performance.now() - state.sourcesAt >= reconcileMs) await reloadSources()
   }
 
   const ensurePlan = async (jsm: JetStreamManager): Promise<CapturePlan> => {
@@ -137,7 +168,9 @@ export function startJetStreamCapture(options: StartJetStreamCaptureOptions): Je
     state.plannedAt = performance.now()
     for (const source of state.sources) {
       const route = next.bySource.get(source.stream)
-      errors.record({ id: source.id, queue: source.label }, route && 'problem' in route ? route.problem : null)
+      if (route && 'problem' in route) problems.plan.set(source.id, route.problem)
+      else problems.plan.delete(source.id)
+      showState(source)
     }
     return next
   }
@@ -167,6 +200,8 @@ export function startJetStreamCapture(options: StartJetStreamCaptureOptions): Je
       const fetched: JsMsg[] = []
       for await (const msg of messages) fetched.push(msg)
       seen += fetched.length
+      // The fetch may have waited a while: a change to a source since (removal turned on or off) applies to these.
+      if (fetched.length > 0) await reloadSourcesIfStale()
       let decided = fetched.map((msg) => classify(msg, route, current))
       // A stream with no source (yet): a source added since the sources were read must not lose its first failures.
       if (decided.includes('unknown-stream')) {
@@ -196,7 +231,7 @@ export function startJetStreamCapture(options: StartJetStreamCaptureOptions): Je
     let failures = 0
     while (!stopped) {
       try {
-        if (state.sourcesAt === 0 || performance.now() - state.sourcesAt >= reconcileMs) await reloadSources()
+        await reloadSourcesIfStale()
         if (state.sources.length === 0) {
           await rest(reconcileMs)
           state.sourcesAt = 0
@@ -232,6 +267,6 @@ export function startJetStreamCapture(options: StartJetStreamCaptureOptions): Je
       await loop
       await nc?.drain().catch(() => undefined)
     },
-    status: () => ({ captured, lastError, plan }),
+    status: () => ({ captured, removed, lastError, plan }),
   }
 }

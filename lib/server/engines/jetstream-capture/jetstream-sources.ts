@@ -9,19 +9,21 @@ export type JetStreamSource = {
   label: string
   stream: string
   consumer: string | null
+  /** Delete each captured message from the stream once stored (docs/jetstream.md#removing-captured-messages). */
+  removeAfterCapture: boolean
   entityKey: EntityKeyRule | null
   entityVersion: EntityVersionRule | null
 }
 
 export async function loadJetStreamSources(options: { sql: Sql }): Promise<JetStreamSource[]> {
-  const { rows } = await options.sql.query<{ id: string; queue: string; stream: string; consumer: string | null; entity_key: unknown; entity_version: unknown }>(
-    `SELECT id::text, queue, stream, consumer, entity_key, entity_version FROM sources WHERE enabled AND kind = 'jetstream' ORDER BY id`,
+  const { rows } = await options.sql.query<{ id: string; queue: string; stream: string; consumer: string | null; remove_after_capture: boolean; entity_key: unknown; entity_version: unknown }>(
+    `SELECT id::text, queue, stream, consumer, remove_after_capture, entity_key, entity_version FROM sources WHERE enabled AND kind = 'jetstream' ORDER BY id`,
   )
   return rows.map((r) => {
     const rule = entityKeyRuleSchema.safeParse(r.entity_key)
     const version = entityVersionRuleSchema.safeParse(r.entity_version)
     return {
-      id: r.id, label: r.queue, stream: r.stream, consumer: r.consumer,
+      id: r.id, label: r.queue, stream: r.stream, consumer: r.consumer, removeAfterCapture: r.remove_after_capture,
       entityKey: rule.success ? rule.data : null, entityVersion: version.success ? version.data : null,
     }
   })
