@@ -86,6 +86,8 @@ export function MessageFilters({
   const time = useTimeFormat()
   const sources = useSources()
   const sourceOptions = (sources.data?.sources ?? []).map((s) => ({ value: s.id, label: s.queue }))
+  // The JetStream filters only where there are JetStream sources: most installations have none.
+  const jetStream = (sources.data?.sources ?? []).some((s) => s.kind === 'jetstream')
   if (values.source && !sourceOptions.some((o) => o.value === values.source)) sourceOptions.push({ value: values.source, label: `source ${values.source}` })
   const active = [...(Object.keys(values) as MessageFilterKey[]).filter((k) => !fixed.includes(k)), ...Object.keys(fields)]
 
@@ -108,6 +110,12 @@ export function MessageFilters({
       <TextFilter label="Service" className="w-28" value={values.service ?? ''} onCommit={(v) => update({ service: v || null })} />
       <TextFilter label="Version" className="w-24" value={values.serviceVersion ?? ''} onCommit={(v) => update({ serviceVersion: v || null })} />
       <TextFilter label="Entity" className="w-36" value={values.entity ?? ''} onCommit={(v) => update({ entity: v || null })} />
+      {(jetStream || values.stream || values.subject) && (
+        <>
+          <TextFilter label="Stream" className="w-28" value={values.stream ?? ''} onCommit={(v) => update({ stream: v || null })} />
+          <TextFilter label="Subject" className="w-36" value={values.subject ?? ''} onCommit={(v) => update({ subject: v || null })} />
+        </>
+      )}
       <FieldFilters fields={fields} update={update} />
       {offer('group') && values.group && <Chip label="group" value={`#${values.group}`} href={`/groups/${values.group}`} onClear={() => update({ group: null })} />}
       {offer('from') && values.from && <Chip label="from" value={`${time.absolute(values.from)} ${time.zoneLabel(values.from)}`} onClear={() => update({ from: null })} />}

@@ -18,16 +18,34 @@ const TARGETS: { type: TargetType; label: string; hint: string }[] = [
   { type: 'custom', label: 'Custom', hint: 'an exchange and routing key of your choice' },
 ]
 
+/** The same choices in JetStream's words, for a plan whose every message is a JetStream one (docs/jetstream.md#replay). */
+const JETSTREAM_TARGETS: Record<TargetType, { label: string; hint: string }> = {
+  source: { label: 'Original subject', hint: 'the subject each message was read from, published through JetStream' },
+  queue: { label: 'Failed queue only', hint: 'JetStream has no queue to aim at: the same as the original subject' },
+  custom: { label: 'Custom', hint: 'a subject of your choice (on the allow-list); leave the exchange empty' },
+}
+
 function queuesText(t: ReplayPlanTargetDto): string {
+  // A JetStream copy is stored by the stream that captures its subject, then read by its consumers (docs/jetstream.md#replay).
+  if (t.broker === 'jetstream') {
+    if (t.exists === false) return 'unroutable: no stream'
+    if (t.queues === null) return 'unknown'
+    return t.queues === 0 ? 'stored, no consumer' : plural(t.queues, 'consumer')
+  }
   if (t.exists === false) return 'exchange missing'
   if (t.queues === null) return 'unknown'
   if (t.queues === 0) return t.exchange === '' ? 'unroutable: no such queue' : 'unroutable: nothing bound'
   return plural(t.queues, 'queue')
 }
 
+function jetStreamTitle(t: ReplayPlanTargetDto): string {
+  if (!t.stream) return t.exists === false ? 'No stream captures this subject: its copies come back unroutable' : 'The NATS server could not be asked'
+  return `Stream ${t.stream}${t.duplicateWindowSeconds != null ? `: drops a duplicate copy (same Nats-Msg-Id) for ${t.duplicateWindowSeconds} s` : ''}`
+}
+
 const TARGET_COLUMNS: DataColumn[] = [
-  { header: 'Exchange' },
-  { header: 'Routing key', width: 'w-[28%]' },
+  { header: 'Exchange / stream' },
+  { header: 'Routing key / subject', width: 'w-[28%]' },
   { header: 'Messages', width: 'w-24', align: 'right' },
   { header: 'Reaches', width: 'w-[30%]' },
 ]
@@ -42,8 +60,15 @@ function TargetsTable({ targets }: { targets: ReplayPlanTargetDto[] }) {
           const names = t.queueNames.map(visibleText)
           return (
             <tr key={`${t.exchange}|${t.routingKey}|${i}`} data-fans-out={t.fansOut || undefined}>
-              <td className="truncate font-mono text-xs" title={exchangeText(t.exchange)}>
-                {exchangeText(t.exchange)}
+              <td className="truncate font-mono text-xs" title={t.broker === 'jetstream' ? jetStreamTitle(t) : exchangeText(t.exchange)}>
+                {t.broker === 'jetstream' ? (
+                  <>
+                    <Badge tone="green" className="mr-1.5 font-sans">JetStream</Badge>
+                    {t.stream ? visibleText(t.stream) : <span className="font-sans text-zinc-500">{t.exists === false ? 'no stream' : 'stream unknown'}</span>}
+                  </>
+                ) : (
+                  exchangeText(t.exchange)
+                )}
                 {t.alternateExchange && <span className="ml-1 text-zinc-500" title="Alternate exchange: unroutable messages go there instead of being returned">(AE {visibleText(t.alternateExchange)})</span>}
               </td>
               <td className="truncate font-mono text-xs text-zinc-700" title={t.routingKey === null ? 'each message’s original routing key' : visibleText(t.routingKey)}>
@@ -98,10 +123,12 @@ type TargetSectionProps = {
 /** The plan's "Target" section: where the messages go, what each target reaches, a refusal, and a fan-out to decide. */
 export function TargetSection({ plan, choices, choose, effectiveType, onTarget, refusal, fetching }: TargetSectionProps) {
   const fanOut = plan.targets.filter((t) => t.fansOut)
+  const jetStreamOnly = plan.targets.length > 0 && plan.targets.every((t) => t.broker === 'jetstream')
+  const targets = jetStreamOnly ? TARGETS.map((t) => ({ ...t, ...JETSTREAM_TARGETS[t.type] })) : TARGETS
   return (
     <Section title="Target" label="Target">
       <div role="radiogroup" aria-label="Replay target" className="grid grid-cols-3 gap-2">
-        {TARGETS.map((t) => (
+        {targets.map((t) => (
           <label
             key={t.type}
             className={cn(
@@ -132,7 +159,7 @@ export function TargetSection({ plan, choices, choose, effectiveType, onTarget, 
           <Field label="Exchange" hint="empty: the default exchange (the routing key is then a queue name)">
             <Input value={choices.exchange} onChange={(e) => choose({ type: 'custom-target', exchange: e.target.value })} maxLength={255} placeholder="orders" autoComplete="off" aria-label="Custom exchange" />
           </Field>
-          <Field label="Routing key">
+          <Field label={jetStreamOnly ? 'Subject' : 'Routing key'}>
             <Input value={choices.routingKey} onChange={(e) => choose({ type: 'custom-target', routingKey: e.target.value })} maxLength={255} placeholder="order.created" autoComplete="off" aria-label="Custom routing key" />
           </Field>
         </div>

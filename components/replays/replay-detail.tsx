@@ -20,7 +20,7 @@ import { isActiveJob, isWaitingJob, useCancelReplay, useRefreshAfterJob, useRepl
 import { doneCount, stageWaitSeconds } from '@/lib/client/replay-outcome'
 import { useCan } from '@/lib/client/use-session'
 import { useUrlState } from '@/lib/client/use-url-state'
-import { REPLAY_ITEM_STATUSES, type ReplayItemDto, type ReplayJobDetailDto } from '@/lib/shared/schemas/replay'
+import { REPLAY_ITEM_STATUSES, type ReplayItemDto, type ReplayJobDetailDto, type ReplayPlanTargetDto } from '@/lib/shared/schemas/replay'
 import { exchangeText, exclusionLabel, formatDuration, ItemStatusBadge, JobStatusBadge, PublishedTo, publishedToText, selectionText, targetText } from './replay-format'
 import { ReplayProgress } from './replay-progress'
 import { HaltedBanner, StagingPanel } from './replay-stages'
@@ -76,6 +76,29 @@ function Numbers({ job }: { job: ReplayJobDetailDto }) {
         </div>
       ))}
     </dl>
+  )
+}
+
+/** 'jetstream' when every copy of the job goes through JetStream (its plan's targets say so). */
+function jobBroker(job: ReplayJobDetailDto): 'rabbitmq' | 'jetstream' {
+  const targets = job.plan?.targets ?? []
+  return targets.length > 0 && targets.every((t) => t.broker === 'jetstream') ? 'jetstream' : 'rabbitmq'
+}
+
+/** An exchange, or for JetStream the stream that stores the copies (docs/jetstream.md#replay). */
+function targetName(t: ReplayPlanTargetDto): string {
+  if (t.broker !== 'jetstream') return exchangeText(t.exchange)
+  return t.stream ? `stream ${visibleText(t.stream)}` : t.exists === false ? 'no stream' : 'stream unknown'
+}
+
+/** JetStream copies a restart published again, which the stream dropped (docs/jetstream.md#replay). */
+function Duplicates({ job }: { job: ReplayJobDetailDto }) {
+  if (job.duplicates === 0) return null
+  return (
+    <p data-testid="duplicates" className="mt-1.5 text-xs text-zinc-600">
+      {formatCount(job.duplicates)} {job.duplicates === 1 ? 'copy was' : 'copies were'} published again after a restart and dropped by the stream as
+      duplicates (same Nats-Msg-Id): each message was stored once and counts as confirmed once.
+    </p>
   )
 }
 
@@ -156,14 +179,14 @@ function PlanSummary({ job }: { job: ReplayJobDetailDto }) {
         </div>
       ))}
       <dt className="text-zinc-500">Target</dt>
-      <dd className="truncate">{targetText(job.target)}</dd>
+      <dd className="truncate">{targetText(job.target, jobBroker(job))}</dd>
       <dt className="text-zinc-500">Reaches</dt>
-      <dd className="truncate" title={plan.targets.map((t) => `${exchangeText(t.exchange)}: ${t.queueNames.map(visibleText).join(', ')}`).join('\n')}>
+      <dd className="truncate" title={plan.targets.map((t) => `${targetName(t)}: ${t.queueNames.map(visibleText).join(', ')}`).join('\n')}>
         {plan.targets.length === 0
           ? '—'
           : plan.targets
               .slice(0, 3)
-              .map((t) => `${exchangeText(t.exchange)} → ${t.queues === null ? '?' : plural(t.queues, 'queue')}`)
+              .map((t) => `${targetName(t)} → ${t.queues === null ? '?' : plural(t.queues, t.broker === 'jetstream' ? 'consumer' : 'queue')}`)
               .join(' · ')}
         {plan.targets.length > 3 && ` · +${plan.targets.length - 3}`}
       </dd>
@@ -326,7 +349,7 @@ export function ReplayDetail({ id }: { id: string }) {
           </div>
         </div>
         <p className="text-xs text-zinc-500">
-          {selectionText(job.selection)} to {targetText(job.target)} · by <span className="font-medium text-zinc-700">{visibleText(job.createdBy)}</span> ·{' '}
+          {selectionText(job.selection)} to {targetText(job.target, jobBroker(job))} · by <span className="font-medium text-zinc-700">{visibleText(job.createdBy)}</span> ·{' '}
           <span title={time.title(job.createdAt)}>
             created <RelativeTime iso={job.createdAt} />
           </span>
@@ -356,6 +379,7 @@ export function ReplayDetail({ id }: { id: string }) {
       <Panel title="Progress" actions={active ? <span className="text-xs text-zinc-400">live · every second</span> : undefined}>
         <ReplayProgress job={job} note={etaSeconds(job) === null ? null : `~${formatDuration(etaSeconds(job))} left`} />
         <Numbers job={job} />
+        <Duplicates job={job} />
       </Panel>
 
       <StagingPanel job={job} />

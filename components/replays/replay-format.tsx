@@ -11,17 +11,19 @@ export const EXCLUSION_LABELS: Record<ExclusionReason, string> = {
   'replay-cap': 'replay cap reached: replayed too often already',
   'too-large': 'body larger than the replay size limit',
   'headers-too-large': 'headers too large to publish',
-  'no-origin': 'original exchange unknown: choose the failed queue or a custom target',
+  'no-origin': 'original exchange unknown (choose the failed queue or a custom target), or a JetStream message its stream removed before capture',
   'unknown-source': 'its source no longer exists',
-  jetstream: 'a JetStream message: replay to JetStream is not available yet',
-  'target-refused': 'target not allowed: an amq.* or Lazarus exchange, or another queue than the one it failed in',
+  jetstream: 'a JetStream message, and LAZARUS_NATS_URL is not set: nothing to publish it with',
+  'target-refused': 'target not allowed: an amq.* or Lazarus exchange, another queue than the one it failed in, a NATS server subject, or a subject off the allow-list',
   superseded: 'superseded: a newer version of its entity is in the selection (resolved, not published)',
 }
 
 export const exclusionLabel = (reason: string) => EXCLUSION_LABELS[reason as ExclusionReason] ?? visibleText(reason)
 
-export function targetText(target: ReplayTarget | undefined | null): string {
+/** `broker`: 'jetstream' when every message of the job is a JetStream one, whose copies go to subjects (docs/jetstream.md#replay). */
+export function targetText(target: ReplayTarget | undefined | null, broker: 'rabbitmq' | 'jetstream' = 'rabbitmq'): string {
   if (!target) return '—'
+  if (broker === 'jetstream') return target.type === 'custom' ? `subject ${visibleText(target.routingKey) || '(empty)'}` : 'original subject, through JetStream'
   if (target.type === 'source') return 'source exchange, original routing key'
   if (target.type === 'queue') return 'failed queue only'
   return `${visibleText(target.exchange) || '(default exchange)'} → ${visibleText(target.routingKey) || '(empty key)'}`
@@ -32,9 +34,12 @@ export function exchangeText(exchange: string | null | undefined): string {
   return exchange === '' ? '(default exchange)' : visibleText(exchange)
 }
 
-/** Where a replayed copy went: "orders → order.created", "(default exchange) → orders.work", "—" when not yet known. */
+/**
+ * Where a replayed copy went: "orders → order.created", "(default exchange) → orders.work", "subject orders.created"
+ * (a JetStream copy: no exchange, its subject as the key), "—" when not yet known.
+ */
 export function publishedToText(exchange: string | null, routingKey: string | null): string {
-  if (exchange === null) return '—'
+  if (exchange === null) return routingKey === null ? '—' : `subject ${visibleText(routingKey)}`
   return `${exchangeText(exchange)}${routingKey !== null ? ` → ${visibleText(routingKey) || '(empty)'}` : ''}`
 }
 
@@ -43,6 +48,13 @@ export function publishedToText(exchange: string | null, routingKey: string | nu
  * "queue orders.work": the name first, which a narrow column still shows. The full route is the cell's title.
  */
 export function PublishedTo({ exchange, routingKey }: { exchange: string | null; routingKey: string | null }) {
+  if (exchange === null && routingKey !== null) {
+    return (
+      <>
+        <span className="font-sans text-zinc-400">subject</span> {visibleText(routingKey)}
+      </>
+    )
+  }
   if (exchange === '' && routingKey) {
     return (
       <>

@@ -70,7 +70,25 @@ for (const width of [1440, 1024]) {
       .toBe(1)
     await page.reload()
     await expect(row.getByTestId('depth')).toHaveText('—')
+    // The server's facts under the row (docs/jetstream.md#the-source-page): where the advisories are kept, what waits
+    // for capture, what the stream's retention leaves of a terminated message, and whether removal is on.
+    const facts = page.getByRole('table', { name: 'Sources' }).locator(`tr[data-facts-of="${stream.name}/billing"]`)
+    await expect(facts).toContainText(`Advisories ${ADVISORY_STREAM} (Lazarus\u2019 own stream`)
+    await expect(facts).toContainText('Waiting for capture 0')
+    await expect(facts).toContainText('Retention limits: a terminated message stays until the limits remove it')
+    await expect(facts).toContainText('Removal off')
     await shot(page, `sources-jetstream-${width}`)
+
+    // Removal after capture: an admin's setting, turned on after a confirmation that says what it does.
+    await row.getByRole('button', { name: 'Edit' }).click()
+    await page.getByLabel('Delete each captured message from the stream once stored').click()
+    const confirm = page.getByRole('dialog', { name: `Delete captured messages from ${stream.name}?` })
+    await expect(confirm).toContainText('the stream\u2019s own copy is gone, for every consumer and tool that reads the stream')
+    await shot(page, `sources-jetstream-removal-${width}`)
+    await confirm.getByRole('button', { name: 'Delete once stored' }).click()
+    await expect(confirm).toBeHidden()
+    await expect(facts).toContainText('Removal on: deleted from the stream once stored')
+    await expect(page.getByLabel('Delete each captured message from the stream once stored')).toBeChecked()
 
     const messages = (await (await request.get(`/api/messages?source=${source.id}`)).json()).messages as { id: string }[]
     expect(messages).toHaveLength(1)
@@ -82,5 +100,22 @@ for (const width of [1440, 1024]) {
     await expect(page.getByText('JetStream keeps no x-death')).toBeVisible()
     await expect(page.getByText('<b>', { exact: false }).first()).toBeVisible()
     await shot(page, `message-jetstream-${width}`)
+
+    // Replayed back to its subject through JetStream (docs/jetstream.md#replay): the plan names the stream that stores
+    // the copy and the consumers that read it; the stream then holds the original and the copy.
+    await page.getByRole('button', { name: 'Replay…' }).click()
+    const dialog = page.getByRole('dialog', { name: 'Replay plan' })
+    await expect(dialog.getByRole('radio', { name: 'Original subject' })).toBeChecked()
+    const targets = dialog.getByRole('table', { name: 'Targets' })
+    await expect(targets).toContainText('JetStream')
+    await expect(targets).toContainText(stream.name)
+    await expect(targets).toContainText(`${stream.subject}.refund`)
+    await expect(targets).toContainText('1 consumer')
+    await shot(page, `replay-plan-jetstream-${width}`)
+    await dialog.getByRole('button', { name: 'Replay 1 message' }).click()
+    await expect(page).toHaveURL(/\/replays\/\d+$/)
+    await expect(page.getByTestId('count-confirmed')).toHaveText('1', { timeout: 30_000 })
+    expect((await jsm.streams.info(stream.name)).state.messages).toBe(2)
+    await shot(page, `replay-jetstream-${width}`)
   })
 }

@@ -128,7 +128,7 @@ describe('starting a scheduled job', () => {
       expect(due).toMatchObject({ id: jobId, created_by: 'requester', pause_entities: false, superseded_ids: [] })
       expect(await stillDeadRoutes({ sql: tx, jobId })).toEqual({
         count: 2,
-        routes: [{ exchange: '', routing_key: 'billing', origin_queue: 'billing', n: 1 }, { exchange: '', routing_key: 'orders', origin_queue: 'orders', n: 1 }],
+        routes: [{ exchange: '', routing_key: 'billing', origin_queue: 'billing', jetstream: false, n: 1 }, { exchange: '', routing_key: 'orders', origin_queue: 'orders', jetstream: false, n: 1 }],
       })
       const result = await takeItemsMessages({ sql: tx, jobId, actor: 'requester' })
       await markJobStarted({ sql: tx, jobId })

@@ -24,6 +24,12 @@ describe('source patterns', () => {
     ['*', 'anything', true],
     ['a*b*c', 'axxbyyc', true],
     ['a*b*c', 'axxc', false],
+    // JetStream sources are named stream/consumer (docs/jetstream.md#sources): a pattern scopes a stream or one consumer.
+    ['ORDERS/*', 'ORDERS/billing', true],
+    ['ORDERS/*', 'ORDERS/*', true],
+    ['ORDERS/*', 'ORDERS_V2/billing', false],
+    ['ORDERS/billing', 'ORDERS/shipping', false],
+    ['*/billing', 'PAYMENTS/billing', true],
   ] as const)('%s against %s', (pattern, queue, expected) => expect(sourcePatternMatches(pattern, queue)).toBe(expected))
 })
 

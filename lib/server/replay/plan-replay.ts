@@ -15,7 +15,8 @@ import { planStaging } from './stage-plan'
 import { loadTopology, type Topology } from './topology'
 import { approvalReasons } from './approval-policy'
 import { getReplayApprovalSettings } from './replay-approval-settings'
-import { assertCustomTargetAllowed, loadTargetRules, refusedTargetSql } from './target-policy'
+import { assertCustomTargetAllowed, loadTargetRules, refusedSubjectSql, refusedTargetSql } from './target-policy'
+import { describeJetStreamTargets } from './jetstream-targets'
 import { planEntityVersions } from './entity-versions'
 
 const log = logger('replay')
@@ -56,7 +57,31 @@ const MAX_QUEUE_NAMES = 20
 
 const EXCLUSIONS: ExclusionReason[] = ['unknown-source', 'jetstream', 'not-dead', 'replay-cap', 'too-large', 'headers-too-large', 'no-origin', 'target-refused', 'superseded']
 
-function targetSql(target: ReplayTarget, params: unknown[]): { exchange: string; routingKey: string; noOrigin: string } {
+/** A JetStream source's message (docs/jetstream.md#replay): on sources `s`, which may be missing (LEFT JOIN). */
+const JETSTREAM_ROW = `s.kind = 'jetstream'`
+
+/**
+ * The exchange, routing key and missing-origin condition of each message, per its source's broker: a JetStream message
+ * has no exchange (NULL) and its routing key is the subject its copy is published to, the one it was read from (any
+ * target but custom) or the custom target's routing key.
+ */
+function targetSql(target: ReplayTarget, params: unknown[]): { exchange: string; routingKey: string; noOrigin: string; subject: string } {
+  const rabbit = rabbitTargetSql(target, params)
+  let subject = 'd.origin_routing_keys[1]'
+  if (target.type === 'custom') {
+    params.push(target.routingKey)
+    subject = `$${params.length}::text`
+  }
+  return {
+    exchange: `CASE WHEN ${JETSTREAM_ROW} THEN NULL ELSE ${rabbit.exchange} END`,
+    routingKey: `CASE WHEN ${JETSTREAM_ROW} THEN ${subject} ELSE ${rabbit.routingKey} END`,
+    // A message its stream had removed before the capture read it is a record without data: nothing to send back.
+    noOrigin: `CASE WHEN ${JETSTREAM_ROW} THEN (${subject} IS NULL OR 'message-gone' = ANY(d.flags)) ELSE ${rabbit.noOrigin} END`,
+    subject,
+  }
+}
+
+function rabbitTargetSql(target: ReplayTarget, params: unknown[]): { exchange: string; routingKey: string; noOrigin: string } {
   if (target.type === 'queue') return { exchange: `''`, routingKey: 'd.origin_queue', noOrigin: 'd.origin_queue IS NULL' }
   if (target.type === 'custom') {
     params.push(target.exchange, target.routingKey)
@@ -142,13 +167,15 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
   const edited = await loadEditedMessages({ sql, selection, params })
   const bigHeaders = await oversizedHeaderIds({ sql, selection, params, actor, edited })
   const t = targetSql(target, params)
-  const refused = refusedTargetSql(t.exchange, t.routingKey, rules, params)
+  const refused = `(${refusedTargetSql(t.exchange, t.routingKey, rules, params)} OR (${JETSTREAM_ROW} AND ${refusedSubjectSql(t.subject, target, rules, params)}))`
+  params.push(settings.nats !== null)
+  const natsConfigured = `$${params.length}::bool`
   // An edited message is sized by its newest revision: an edit can shrink a body over the limit, or grow one past it.
   const editedTooLarge = edited.filter((r) => r.body_size > settings.maxBodyBytes).map((r) => r.id)
   params.push(settings.cap, settings.maxBodyBytes, bigHeaders, edited.map((r) => r.id), editedTooLarge)
   const [cap, maxBody, big, editedIds, editedBig] = [4, 3, 2, 1, 0].map((back) => `$${params.length - back}`)
   const tooLarge = `(d.id = ANY(${editedBig}::bigint[]) OR (d.body_size > ${maxBody}::int AND NOT d.id = ANY(${editedIds}::bigint[])))`
-  const publishable = `${selection} AND s.id IS NOT NULL AND s.kind <> 'jetstream' AND ${STATUS_SQL} = 'dead' AND d.replay_count < ${cap}::int
+  const publishable = `${selection} AND s.id IS NOT NULL AND (s.kind <> 'jetstream' OR ${natsConfigured}) AND ${STATUS_SQL} = 'dead' AND d.replay_count < ${cap}::int
     AND NOT ${tooLarge} AND NOT (d.id = ANY(${big}::bigint[])) AND NOT ${t.noOrigin} AND NOT ${refused}`
   // Entity versions (docs/ARCHITECTURE.md#entity-versions): what "only the newest per entity" leaves out is excluded
   // as 'superseded', after every other reason.
@@ -158,7 +185,7 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
   const older = `$${params.length}::bigint[]`
   const reasonSql = `CASE
       WHEN s.id IS NULL THEN 'unknown-source'
-      WHEN s.kind = 'jetstream' THEN 'jetstream'
+      WHEN ${JETSTREAM_ROW} AND NOT ${natsConfigured} THEN 'jetstream'
       WHEN st.status <> 'dead' THEN 'not-dead'
       WHEN d.replay_count >= ${cap}::int THEN 'replay-cap'
       WHEN ${tooLarge} THEN 'too-large'
@@ -176,14 +203,14 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
        GROUP BY reason`,
       params,
     ),
-    sql.query<{ exchange: string; routing_key: string; origin_queue: string | null; n: number; total_rows: number }>(
-      `SELECT ${t.exchange} AS exchange, ${t.routingKey} AS routing_key, d.origin_queue, count(*)::int AS n, count(*) OVER ()::int AS total_rows
+    sql.query<RouteRow & { total_rows: number }>(
+      `SELECT coalesce(${t.exchange}, '') AS exchange, ${t.routingKey} AS routing_key, d.origin_queue, ${JETSTREAM_ROW} AS jetstream, count(*)::int AS n, count(*) OVER ()::int AS total_rows
        FROM ${MESSAGES_FROM} JOIN sources s ON s.id = d.source_id WHERE ${eligibleWhere}
-       GROUP BY 1, 2, 3 ORDER BY n DESC, 1, 2, 3 LIMIT ${MAX_TARGET_ROWS}`,
+       GROUP BY 1, 2, 3, 4 ORDER BY n DESC, 1, 2, 3, 4 LIMIT ${MAX_TARGET_ROWS}`,
       params,
     ),
-    sql.query<{ id: string; queue: string; order_sensitive: boolean; messages: number; entities: number; keyless: number; edited: number; critical: boolean }>(
-      `SELECT s.id::text, s.queue, s.order_sensitive, s.critical, count(*)::int AS messages, count(DISTINCT d.entity_key)::int AS entities,
+    sql.query<{ id: string; queue: string; order_sensitive: boolean; messages: number; entities: number; keyless: number; edited: number; critical: boolean; jetstream: boolean }>(
+      `SELECT s.id::text, s.queue, s.order_sensitive, s.critical, ${JETSTREAM_ROW} AS jetstream, count(*)::int AS messages, count(DISTINCT d.entity_key)::int AS entities,
          (count(*) FILTER (WHERE d.entity_key IS NULL))::int AS keyless,
          (count(*) FILTER (WHERE EXISTS (SELECT 1 FROM message_revisions r WHERE r.dead_letter_id = d.id)))::int AS edited
        FROM ${MESSAGES_FROM} JOIN sources s ON s.id = d.source_id WHERE ${eligibleWhere}
@@ -203,10 +230,10 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
   const refusedCount = excluded.find((e) => e.reason === 'target-refused')?.count ?? 0
   if (refusedCount > 0) {
     warnings.push(
-      `${refusedCount} message${refusedCount === 1 ? '' : 's'} would go where replays never go (an amq.* exchange, Lazarus' control or hold exchange, or the default exchange with a queue other than the one the message failed in): left out.`,
+      `${refusedCount} message${refusedCount === 1 ? '' : 's'} would go where replays never go (an amq.* exchange, Lazarus' control or hold exchange, the default exchange with a queue other than the one the message failed in, or, for JetStream, a server subject such as $JS.>, a reply inbox, or a custom subject not on the allow-list): left out.`,
     )
   }
-  const targets = await describeTargets(routes.rows, target, settings.vhost, warnings)
+  const targets = await describeTargets(routes.rows, target, settings, warnings)
   if (routes.rows.length > 0 && routes.rows[0].total_rows > routes.rows.length) {
     warnings.push(`The messages go to ${routes.rows[0].total_rows} different exchange and routing key combinations; only the ${routes.rows.length} most common were checked.`)
   }
@@ -215,14 +242,16 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
   const pauseEntities = input.pauseEntities ?? orderSensitiveSources.length > 0
   const ratePerSecond = input.ratePerSecond ?? settings.defaultRate
   const fansOut = targets.filter((x) => x.fansOut)
-  const missing = targets.filter((x) => x.exists === false)
-  const unroutable = targets.filter((x) => x.queues !== null && x.queues === 0 && x.exists !== false)
+  // JetStream targets bring their own warnings (jetstream-targets.ts): a stream with no consumer still stores the copy.
+  const rabbitTargets = targets.filter((x) => x.broker !== 'jetstream')
+  const missing = rabbitTargets.filter((x) => x.exists === false)
+  const unroutable = rabbitTargets.filter((x) => x.queues !== null && x.queues === 0 && x.exists !== false)
   // Messages that can get anywhere. The default exchange to a key that names no queue (an empty key names none) routes
   // nowhere, whatever happens to bindings meanwhile: a plan whose every message goes to a missing exchange or such a
   // key cannot run. (A named exchange with nothing bound for the key is only warned about: a binding may be added.)
-  const reachable = targets.filter((x) => x.exists !== false && !(x.exchange === '' && x.queues === 0)).reduce((sum, x) => sum + x.messages, 0)
+  const reachable = targets.filter((x) => x.exists !== false && (x.broker === 'jetstream' || !(x.exchange === '' && x.queues === 0))).reduce((sum, x) => sum + x.messages, 0)
 
-  for (const x of fansOut) {
+  for (const x of fansOut.filter((y) => y.broker !== 'jetstream')) {
     warnings.push(
       `Exchange "${x.exchange}"${x.routingKey === null ? '' : ` with key "${x.routingKey}"`} routes to ${x.queues} queues (${x.queueNames.join(', ')}), more than the one each message failed in: consumers that already succeeded get the message again.${input.allowFanOut ? '' : ' Choose the failed queue as target, or allow the fan-out.'}`,
     )
@@ -237,6 +266,10 @@ export async function planReplay(options: PlanReplayOptions): Promise<PlannedRep
   if (pauseEntities) {
     const keyless = sources.rows.reduce((sum, s) => sum + s.keyless, 0)
     if (keyless > 0) warnings.push(`${keyless} messages have no entity key: no pause protects their order.`)
+    const unpausable = sources.rows.filter((s) => s.jetstream && s.entities > 0)
+    if (unpausable.length > 0) {
+      warnings.push(`${unpausable.map((s) => s.queue).join(', ')}: JetStream entities are not paused (no pause guard for JetStream yet), so newer messages may be overtaken by the replayed ones.`)
+    }
   } else if (orderSensitiveSources.length > 0) {
     warnings.push(`${orderSensitiveSources.map((s) => s.queue).join(', ')} ${orderSensitiveSources.length === 1 ? 'is' : 'are'} order-sensitive and the entities will not be paused: newer messages may be overtaken by the replayed ones.`)
   }
@@ -290,13 +323,22 @@ function versionWarnings(v: ReplayPlanVersionsDto, onlyNewest: boolean): string[
   return out
 }
 
-export type RouteRow = { exchange: string; routing_key: string; origin_queue: string | null; n: number }
+/** `jetstream`: the row's messages come from a JetStream source and `routing_key` is their subject. */
+export type RouteRow = { exchange: string; routing_key: string; origin_queue: string | null; n: number; jetstream?: boolean }
 
 /**
  * Per exchange and routing key: does the exchange exist, how many queues the key reaches, and is that a fan-out. Also
  * the re-check of a waiting job's targets when it starts (lib/server/engines/replay-executor/start-job.ts).
  */
-export async function describeTargets(rows: RouteRow[], target: ReplayTarget, vhost: string, warnings: string[]): Promise<ReplayPlanTargetDto[]> {
+export async function describeTargets(allRows: RouteRow[], target: ReplayTarget, settings: Pick<ReplaySettings, 'vhost' | 'nats' | 'leaseMs'>, warnings: string[]): Promise<ReplayPlanTargetDto[]> {
+  const jetStream = await describeJetStreamTargets({
+    routes: allRows.filter((r) => r.jetstream).map((r) => ({ subject: r.routing_key, n: r.n })), nats: settings.nats, leaseMs: settings.leaseMs, warnings,
+  })
+  const rows = allRows.filter((r) => !r.jetstream)
+  return [...(await describeRabbitTargets(rows, target, settings.vhost, warnings)), ...jetStream]
+}
+
+async function describeRabbitTargets(rows: RouteRow[], target: ReplayTarget, vhost: string, warnings: string[]): Promise<ReplayPlanTargetDto[]> {
   if (rows.length === 0) return []
   let topology: Topology | null = null
   try {
@@ -333,6 +375,7 @@ export async function describeTargets(rows: RouteRow[], target: ReplayTarget, vh
       queueNames: (route.queues ?? []).slice(0, MAX_QUEUE_NAMES),
       alternateExchange: info.alternateExchange,
       fansOut: false,
+      broker: 'rabbitmq',
       queueSet: route.queues === null ? null : new Set(route.queues),
     }
     entry.messages += row.n

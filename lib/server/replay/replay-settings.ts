@@ -1,6 +1,7 @@
 import 'server-only'
 import { amqpVhost } from '@/lib/server/platform/broker/amqp-url'
 import { getConfig, type Config } from '@/lib/server/platform/config'
+import type { NatsSettings } from '@/lib/server/platform/broker/nats'
 
 /** Everything replay reads from the configuration, in one place so tests can override a few values. */
 export type ReplaySettings = {
@@ -24,6 +25,8 @@ export type ReplaySettings = {
   holdQueue: string
   /** LAZARUS_REPLAY_TARGET_PATTERNS: custom-target patterns from the environment, beside the stored allow-list. */
   environmentTargetPatterns: string[]
+  /** The NATS connection JetStream replays publish through (docs/jetstream.md#replay); null without LAZARUS_NATS_URL. */
+  nats: (NatsSettings & { LAZARUS_NATS_URL: string[] }) | null
 }
 
 export function replaySettings(config: Config = getConfig(), overrides: Partial<ReplaySettings> = {}): ReplaySettings {
@@ -45,6 +48,12 @@ export function replaySettings(config: Config = getConfig(), overrides: Partial<
     controlExchange: config.LAZARUS_CONTROL_EXCHANGE,
     holdQueue: config.LAZARUS_HOLD_QUEUE,
     environmentTargetPatterns: config.LAZARUS_REPLAY_TARGET_PATTERNS,
+    nats: config.LAZARUS_NATS_URL
+      ? {
+          LAZARUS_NATS_URL: config.LAZARUS_NATS_URL, LAZARUS_NATS_USER: config.LAZARUS_NATS_USER, LAZARUS_NATS_PASSWORD: config.LAZARUS_NATS_PASSWORD,
+          LAZARUS_NATS_TOKEN: config.LAZARUS_NATS_TOKEN, LAZARUS_NATS_CREDS_FILE: config.LAZARUS_NATS_CREDS_FILE, LAZARUS_NATS_NKEY_SEED: config.LAZARUS_NATS_NKEY_SEED,
+        }
+      : null,
     ...overrides,
   }
 }

@@ -15,7 +15,7 @@ import { transitionReplayJob } from './transition-replay-job'
  */
 
 const JOB_COLUMNS = `j.id::text, j.kind, j.status, j.total, j.published, j.confirmed, j.unroutable, j.failed, j.skipped, j.released,
-  j.cancelled, j.rate_per_second, j.current_rate, j.rate_sampled_at > now() - interval '10 seconds' AS rate_fresh, j.target, j.selection,
+  j.cancelled, j.duplicates, j.rate_per_second, j.current_rate, j.rate_sampled_at > now() - interval '10 seconds' AS rate_fresh, j.target, j.selection,
   j.pause_entities, j.cancel_requested_at, j.error, j.created_by, j.created_at, j.started_at, j.finished_at,
   j.stage_bounds, j.stage, j.stage_published_at, j.window_ms, j.halt_share, j.halt_min, j.stage_log,
   (SELECT row_to_json(h) FROM replay_halts h WHERE h.job_id = j.id ORDER BY h.id DESC LIMIT 1) AS last_halt,
@@ -208,7 +208,8 @@ export async function selectJobEntities({ sql, jobId, openOnly = false }: { sql:
   const { rows } = await sql.query<JobEntity>(
     `SELECT DISTINCT d.source_id::text, s.vhost, d.origin_queue AS queue, d.entity_key, s.entity_key AS rule
      FROM replay_items i JOIN dead_letters d ON d.id = i.dead_letter_id JOIN sources s ON s.id = d.source_id
-     WHERE i.job_id = $1::bigint AND d.entity_key IS NOT NULL AND d.origin_queue IS NOT NULL${openOnly ? " AND i.status = 'pending'" : ''}`,
+     -- JetStream has no pause guard yet (docs/jetstream.md#what-is-not-there-yet): its entities are not paused.
+     WHERE i.job_id = $1::bigint AND d.entity_key IS NOT NULL AND d.origin_queue IS NOT NULL AND s.kind <> 'jetstream'${openOnly ? " AND i.status = 'pending'" : ''}`,
     [jobId],
   )
   return rows

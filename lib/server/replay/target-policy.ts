@@ -5,6 +5,7 @@ import { exchangePatternMatches } from '@/lib/shared/schemas/replay-targets'
 import type { ReplayTarget } from '@/lib/shared/schemas/replay'
 import type { ReplaySettings } from './replay-settings'
 import { storedCustomTargetPatterns } from './replay-target-settings'
+import { reservedSubjectSql } from './jetstream-publish'
 
 /**
  * Where a replay may publish. Whoever can start a replay (or store a message in a DLQ: its origin comes from headers
@@ -80,4 +81,16 @@ export function refusedTargetSql(exchangeSql: string, routingKeySql: string, rul
   const [exchanges, queues] = [`$${params.length - 1}::text[]`, `$${params.length}::text[]`]
   return `coalesce(left(${exchangeSql}, 4) = 'amq.' OR ${exchangeSql} = ANY(${exchanges})
     OR (${exchangeSql} = '' AND (${routingKeySql} IS DISTINCT FROM d.origin_queue OR ${routingKeySql} = ANY(${queues}))), false)`
+}
+
+/**
+ * Per JetStream message (docs/jetstream.md#replay): true when its copy would go to a subject Lazarus never publishes to
+ * (the server's `$` subjects, reply inboxes, a subject with wildcards) or, for a custom target, a subject no allow-list
+ * pattern names or a target with an exchange, which JetStream does not have. Such messages are left out as
+ * 'target-refused'.
+ */
+export function refusedSubjectSql(subjectSql: string, target: ReplayTarget, rules: TargetRules, params: unknown[]): string {
+  const customRefused = target.type === 'custom' && (target.exchange !== '' || !rules.customPatterns.some((p) => exchangePatternMatches(p, target.routingKey)))
+  params.push(customRefused)
+  return `(${reservedSubjectSql(subjectSql)} OR $${params.length}::bool)`
 }

@@ -6,7 +6,7 @@ import { toStagingDto, type StagingColumns } from './stage-dto'
 
 export type JobDtoRow = {
   id: string; kind: ReplayJobDto['kind']; status: ReplayJobDto['status']; total: number; published: number; confirmed: number
-  unroutable: number; failed: number; skipped: number; released: number; cancelled: number; rate_per_second: number
+  unroutable: number; failed: number; skipped: number; released: number; cancelled: number; duplicates: number; rate_per_second: number
   current_rate: number | null; rate_fresh: boolean | null; target: unknown; selection: Selection; pause_entities: boolean
   cancel_requested_at: Date | null; error: string | null; created_by: string; created_at: Date; started_at: Date | null; finished_at: Date | null
 } & StagingColumns & {
@@ -31,6 +31,7 @@ export function toReplayJobDto(row: JobDtoRow): ReplayJobDto {
     skipped: row.skipped,
     released: row.released,
     cancelled: row.cancelled,
+    duplicates: row.duplicates,
     ratePerSecond: row.rate_per_second,
     currentRate: row.status === 'running' && row.rate_fresh && row.current_rate !== null ? Math.round(row.current_rate) : null,
     target: target.success ? target.data : { type: 'source' },

@@ -1,4 +1,5 @@
 import 'server-only'
+import { subjectFilterRegex } from '@/lib/shared/nats-subjects'
 import type { FieldCondition } from '@/lib/shared/schemas/field-filter'
 import type { MessageFilter } from '@/lib/shared/schemas/message-filter'
 
@@ -97,6 +98,13 @@ export function messageFilterSql(filter: MessageFilter, params: unknown[], sourc
   if (filter.service) add((p) => `d.service = ${p}`, filter.service)
   if (filter.serviceVersion) add((p) => `d.service_version = ${p}`, filter.serviceVersion)
   if (filter.entity) add((p) => `d.entity_key = ${p}`, filter.entity)
+  // JetStream (docs/jetstream.md#sources): a stream is its sources, so the source index narrows; a subject is the first
+  // origin routing key of a JetStream source's row, compared exactly or by its wildcards.
+  if (filter.stream) add((p) => `d.source_id IN (SELECT id FROM sources WHERE kind = 'jetstream' AND stream = ${p})`, filter.stream)
+  if (filter.subject) {
+    const regex = subjectFilterRegex(filter.subject)
+    add((p) => `d.source_id IN (SELECT id FROM sources WHERE kind = 'jetstream') AND d.origin_routing_keys[1] ${regex === null ? '=' : '~'} ${p}`, regex ?? filter.subject)
+  }
   if (filter.from) add((p) => `d.failed_at >= ${p}::timestamptz`, filter.from)
   if (filter.to) add((p) => `d.failed_at < ${p}::timestamptz`, filter.to)
   if (filter.q) add((p) => `d.id IN (${searchMatchesSql(p)})`, searchPattern(filter.q))

@@ -18,6 +18,10 @@ export const messageFilterSchema = z.object({
   service: text().min(1).max(256).optional(),
   serviceVersion: text().min(1).max(128).optional(),
   entity: text().min(1).max(1024).optional(),
+  /** JetStream (docs/jetstream.md#sources): the stream a message failed in. */
+  stream: text().trim().min(1).max(255).regex(/^[^\s.*>/\\]+$/, 'a stream name has no spaces, dots, "*", ">" or slashes').optional(),
+  /** JetStream: the subject a message was published to; NATS wildcards (`orders.*`, `orders.>`) match as the server does. */
+  subject: text().trim().min(1).max(255).regex(/^[^\s]+$/, 'a subject has no spaces').optional(),
   q: text().trim().min(1).max(200).optional(),
   from: isoDateSchema.optional(),
   to: isoDateSchema.optional(),

@@ -100,7 +100,7 @@ export type ReplayArrivedDto = {
  * 'target-refused': the message would go where replays never go (lib/server/replay/target-policy.ts). 'superseded':
  * with onlyNewestPerEntity, a newer version of its entity is in the selection (resolved when the job is created).
  */
-/** `jetstream`: a JetStream source's message, which replays cannot publish yet (docs/jetstream.md#what-is-not-there-yet). */
+/** `jetstream`: a JetStream source's message while LAZARUS_NATS_URL is unset: nothing to publish it with (docs/jetstream.md#replay). */
 export type ExclusionReason = 'not-dead' | 'replay-cap' | 'too-large' | 'headers-too-large' | 'no-origin' | 'unknown-source' | 'jetstream' | 'target-refused' | 'superseded'
 
 /**
@@ -140,6 +140,15 @@ export type ReplayPlanTargetDto = {
   alternateExchange: string | null
   /** True when the exchange reaches more queues than the one each message failed in. */
   fansOut: boolean
+  /**
+   * 'jetstream': `routingKey` is the subject the copies are published to, `queueNames` the stream's consumers whose
+   * filter takes it, `exists` whether a stream captures it (docs/jetstream.md#replay). Absent on older plans: RabbitMQ.
+   */
+  broker?: 'rabbitmq' | 'jetstream'
+  /** The stream that captures the subject (JetStream). */
+  stream?: string | null
+  /** How long that stream remembers a Nats-Msg-Id to drop a duplicate copy (JetStream). */
+  duplicateWindowSeconds?: number | null
 }
 
 export type ReplayPlanDto = {
@@ -264,6 +273,11 @@ export type ReplayJobDto = {
   published: number
   confirmed: number
   unroutable: number
+  /**
+   * JetStream copies the stream dropped as duplicates: a previous run had published them before it crashed or stopped,
+   * and the item counts as confirmed once (docs/jetstream.md#replay). Always 0 for RabbitMQ.
+   */
+  duplicates: number
   failed: number
   skipped: number
   released: number

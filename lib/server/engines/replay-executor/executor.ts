@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import { backoffDelay } from '@/lib/server/platform/broker/backoff'
 import { BrokerConnection } from '@/lib/server/platform/broker/connection'
+import { NatsLink } from '@/lib/server/platform/broker/nats-link'
 import type { ExchangePublisher } from '@/lib/server/platform/broker/exchange-publisher'
 import type { Db } from '@/lib/server/platform/db'
 import { isConnectionError } from '@/lib/server/platform/db/sql'
@@ -100,6 +101,8 @@ export function startReplayExecutor(options: StartReplayExecutorOptions): Replay
     for (const run of runs.values()) run.wake()
   }
   const unwatch = (['connect', 'disconnect', 'blocked', 'unblocked'] as const).map((event) => broker.on(event, wakeRuns))
+  // JetStream replays' connection (docs/jetstream.md#replay), opened by the first JetStream item.
+  const nats = settings.nats ? new NatsLink(settings.nats, options.connectionName ?? 'lazarus-replay') : null
 
   const schedule = (ms: number) => {
     if (stopped) return
@@ -142,7 +145,7 @@ export function startReplayExecutor(options: StartReplayExecutorOptions): Replay
 
   function start(job: JobRow): void {
     log.info('replay job claimed', { job: job.id, kind: job.kind })
-    const run = new JobRun({ db: options.db, control: options.control, settings, owner, broker, log }, job)
+    const run = new JobRun({ db: options.db, control: options.control, settings, owner, broker, nats, log }, job)
     runs.set(job.id, run)
     void run
       .run()
@@ -185,7 +188,7 @@ export function startReplayExecutor(options: StartReplayExecutorOptions): Replay
       await ticking?.catch(() => {}) // a tick logs what fails inside it; stop only waits for one in progress to end
       await Promise.all([...runs.values()].map((run) => run.stop()))
       for (const off of unwatch) off()
-      await broker.close()
+      await Promise.all([broker.close(), nats?.close()])
     },
   }
 }

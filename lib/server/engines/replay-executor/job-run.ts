@@ -1,5 +1,6 @@
 import 'server-only'
 import type { BrokerConnection } from '@/lib/server/platform/broker/connection'
+import type { NatsLink } from '@/lib/server/platform/broker/nats-link'
 import type { ExchangePublisher } from '@/lib/server/platform/broker/exchange-publisher'
 import type { Db } from '@/lib/server/platform/db'
 import type { Sql } from '@/lib/server/platform/db/sql'
@@ -12,11 +13,17 @@ import { claimItems, lastSeq, type ItemRow, type JobRow } from './job-store'
 import { LeaseKeeper } from './lease-keeper'
 import { OutcomeWriter } from './outcome-writer'
 import { Publisher } from './publisher'
+import { JetStreamPublisher } from './jetstream-publisher'
 import { RunControl, RunStopped } from './run-control'
 import { RateMeter } from './token-bucket'
 import { StageControl } from './stage-control'
 
-export type JobRunContext = { db: Db; control: ExchangePublisher; settings: ReplaySettings; owner: string; broker: BrokerConnection; log: Logger }
+export type JobRunContext = {
+  db: Db; control: ExchangePublisher; settings: ReplaySettings; owner: string; broker: BrokerConnection
+  /** JetStream items go out through it (docs/jetstream.md#replay); null without LAZARUS_NATS_URL. */
+  nats: NatsLink | null
+  log: Logger
+}
 
 /**
  * Items claimed per query (and fewer for slow jobs, so what counts as in flight stays close to what really is), and the most
@@ -54,6 +61,7 @@ export class JobRun {
   private readonly lease: LeaseKeeper
   private readonly outcomes: OutcomeWriter
   private readonly publisher: Publisher
+  private readonly jetStreamPublisher: JetStreamPublisher
   /** A staged job's stage, windows and halts; null when the job is published straight through. */
   private stages: StageControl | null = null
   private done: Promise<void> | null = null
@@ -75,6 +83,7 @@ export class JobRun {
     })
     this.lease = new LeaseKeeper({ sql, jobId, owner, leaseMs: settings.leaseMs, control: this.control, meter, log, onBeat: () => this.publisher.checkConfirmTimeout() })
     this.publisher = new Publisher({ job, settings, broker, control: this.control, lease: this.lease, outcomes: this.outcomes, meter, log })
+    this.jetStreamPublisher = new JetStreamPublisher({ job, settings, nats: ctx.nats, control: this.control, lease: this.lease, outcomes: this.outcomes, meter, log })
   }
 
   run(): Promise<void> {
@@ -135,7 +144,7 @@ export class JobRun {
 
   /** Every publish answered and every outcome written; throws RunStopped when the run must end without finishing the job. */
   private async checkpoint(): Promise<void> {
-    await this.publisher.awaitConfirms()
+    await Promise.all([this.publisher.awaitConfirms(), this.jetStreamPublisher.awaitConfirms()])
     await this.outcomes.flushAll()
     if (this.control.mustEnd()) throw new RunStopped()
   }
@@ -211,11 +220,26 @@ export class JobRun {
       const claimed = await ahead.shift()!
       if (claimed === null || control.mustStopPublishing()) break
       refill()
-      if (claimed.rows.length > 0) await this.publisher.publishChunk(claimed.rows)
+      if (claimed.rows.length > 0) await this.publishChunk(claimed.rows)
       if (this.stages && !control.mustStopPublishing()) await this.stages.checkWhilePublishing()
       if (control.mustStopPublishing()) break
     }
     // Chunks claimed but not published stay in flight: a cancel closes them, another run publishes them.
     await Promise.allSettled(ahead)
+  }
+
+  /**
+   * Hands a chunk to the publisher of each item's broker, in seq order: a run of RabbitMQ items to the Publisher, a run
+   * of JetStream items to the JetStreamPublisher (most jobs have one broker, and the chunk goes whole).
+   */
+  private async publishChunk(rows: ItemRow[]): Promise<void> {
+    let start = 0
+    for (let end = 1; end <= rows.length; end++) {
+      if (end < rows.length && rows[end].broker === rows[start].broker) continue
+      const run = start === 0 && end === rows.length ? rows : rows.slice(start, end)
+      await (rows[start].broker === 'jetstream' ? this.jetStreamPublisher : this.publisher).publishChunk(run)
+      if (this.control.mustStopPublishing()) return
+      start = end
+    }
   }
 }

@@ -107,6 +107,8 @@ export type ItemRow = {
   pause_id: string | null
   /** The message revision published instead of the original (x-lazarus-revision); null: the original. */
   revision: number | null
+  /** Its source's broker: a JetStream item's routing_key is the subject it is published to (docs/jetstream.md#replay). */
+  broker: 'rabbitmq' | 'jetstream'
 }
 
 /**
@@ -140,9 +142,12 @@ export async function claimItems(options: { sql: Sql; jobId: string; afterSeq: n
      )
      SELECT m.seq, m.kind, m.replay_id, m.exchange, m.routing_key, m.dead_letter_id::text, d.group_id::text, d.source_id::text, coalesce(st.status, 'dead') AS row_status,
        coalesce(r.body, d.body) AS body, coalesce(r.properties, d.properties)::text AS properties_json, coalesce(r.headers::text, d.headers::text) AS headers_json,
-       d.replay_count, d.lineage_origin_id, d.held_from, p.id AS pause_id, m.revision
+       d.replay_count, d.lineage_origin_id, d.held_from, p.id AS pause_id, m.revision,
+       CASE WHEN s.kind = 'jetstream' THEN 'jetstream' ELSE 'rabbitmq' END AS broker
      FROM next m
      JOIN dead_letters d ON d.id = m.dead_letter_id
+     -- Which broker a message goes back through: its source's, never anything a message carries.
+     LEFT JOIN sources s ON s.id = d.source_id
      -- The revision the job froze (docs/ARCHITECTURE.md#revisions): its message goes out instead of the original, never beside it.
      LEFT JOIN message_revisions r ON m.revision IS NOT NULL AND r.dead_letter_id = m.dead_letter_id AND r.revision = m.revision
      LEFT JOIN dead_letter_states st ON st.dead_letter_id = m.dead_letter_id
@@ -176,6 +181,8 @@ export async function lastSeq({ sql, jobId }: { sql: Sql; jobId: string }): Prom
  */
 export type ItemOutcome = {
   seq: number; groupId: string; sourceId: string; status: 'confirmed' | 'unroutable' | 'failed' | 'skipped'; error: string | null; publishedAt?: number
+  /** A JetStream copy the stream dropped as a duplicate of an earlier run's publish (docs/jetstream.md#replay). */
+  duplicate?: boolean
 }
 
 /**
@@ -195,12 +202,12 @@ export async function recordOutcomes(options: { sql: Sql; jobId: string; actor: 
     // probe per outcome is all it needs.
     await tx.query("SELECT set_config('synchronous_commit', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)")
     const { rows: groups } = await tx.query<{ group_id: string; source_id: string; n: number }>(
-      `WITH o AS (SELECT * FROM unnest($2::int[], $3::text[], $4::text[], $7::bigint[], $8::float8[], $9::bigint[]) AS o(seq, status, error, group_id, published_ms, source_id)),
+      `WITH o AS (SELECT * FROM unnest($2::int[], $3::text[], $4::text[], $7::bigint[], $8::float8[], $9::bigint[], $10::bool[]) AS o(seq, status, error, group_id, published_ms, source_id, duplicate)),
        items AS (
          UPDATE replay_items i SET status = o.status, error = o.error, finished_at = now(),
            published_at = coalesce(i.published_at, to_timestamp(o.published_ms / 1000))
          FROM o WHERE i.job_id = $1::bigint AND i.seq = o.seq AND i.status IN ('pending', 'in_flight')
-         RETURNING i.dead_letter_id, i.kind, i.status, i.error, i.published_at IS NOT NULL AS published, o.group_id, o.source_id
+         RETURNING i.dead_letter_id, i.kind, i.status, i.error, i.published_at IS NOT NULL AS published, o.group_id, o.source_id, o.duplicate
        ),
        moved AS (
          UPDATE dead_letter_states st SET
@@ -215,7 +222,7 @@ export async function recordOutcomes(options: { sql: Sql; jobId: string; actor: 
        job AS (
          UPDATE replay_jobs j SET
            published = j.published + c.published, confirmed = j.confirmed + c.confirmed, released = j.released + c.released, unroutable = j.unroutable + c.unroutable,
-           failed = j.failed + c.failed, skipped = j.skipped + c.skipped,
+           failed = j.failed + c.failed, skipped = j.skipped + c.skipped, duplicates = j.duplicates + c.duplicates,
            current_rate = coalesce($6::real, j.current_rate), rate_sampled_at = CASE WHEN $6::real IS NULL THEN j.rate_sampled_at ELSE now() END,
            updated_at = now()
          FROM (SELECT
@@ -224,14 +231,15 @@ export async function recordOutcomes(options: { sql: Sql; jobId: string; actor: 
              (count(*) FILTER (WHERE status = 'confirmed' AND kind = 'release'))::int AS released,
              (count(*) FILTER (WHERE status = 'unroutable'))::int AS unroutable,
              (count(*) FILTER (WHERE status = 'failed'))::int AS failed,
-             (count(*) FILTER (WHERE status = 'skipped'))::int AS skipped
+             (count(*) FILTER (WHERE status = 'skipped'))::int AS skipped,
+             (count(*) FILTER (WHERE duplicate))::int AS duplicates
            FROM items) c
          WHERE j.id = $1::bigint RETURNING 1
        )
        SELECT group_id::text, source_id::text, count(*)::int AS n FROM moved WHERE status = 'replayed' GROUP BY 1, 2 ORDER BY 1, 2`,
       [
         options.jobId, outcomes.map((o) => o.seq), outcomes.map((o) => o.status), outcomes.map((o) => o.error), options.actor, options.rate,
-        outcomes.map((o) => o.groupId), outcomes.map((o) => o.publishedAt ?? null), outcomes.map((o) => o.sourceId),
+        outcomes.map((o) => o.groupId), outcomes.map((o) => o.publishedAt ?? null), outcomes.map((o) => o.sourceId), outcomes.map((o) => o.duplicate === true),
       ],
       { name: 'lazarus_replay_record_outcomes' },
     )

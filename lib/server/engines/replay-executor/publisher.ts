@@ -5,6 +5,7 @@ import { publishHeadersSlot } from '@/lib/server/platform/broker/typed-fields'
 import type { Logger } from '@/lib/server/platform/log'
 import type { ReplaySettings } from '@/lib/server/replay/replay-settings'
 import { InFlightWindow } from './in-flight-window'
+import { waitForPublishSlot } from './publish-slot'
 import type { ItemRow, JobRow } from './job-store'
 import type { LeaseKeeper } from './lease-keeper'
 import type { OutcomeWriter } from './outcome-writer'
@@ -143,25 +144,12 @@ export class Publisher {
   }
 
   /** Waits until readyToPublish would hold (and has taken the token); false when publishing must stop. */
-  private async waitUntilReady(): Promise<boolean> {
+  private waitUntilReady(): Promise<boolean> {
     const { control, broker, lease, outcomes } = this.options
-    for (;;) {
-      if (control.mustStopPublishing()) return false
-      if (!this.channel) {
-        await this.openChannel()
-        continue
-      }
-      if (broker.blocked !== null || this.drainWait || !lease.fresh() || this.window.closed(this.unconfirmed.size) || outcomes.backlogFull()) {
-        await control.pause(100)
-        continue
-      }
-      const wait = this.bucket.take()
-      if (wait > 0) {
-        await control.pause(wait)
-        continue
-      }
-      return true
-    }
+    return waitForPublishSlot({
+      control, lease, outcomes, window: this.window, bucket: this.bucket, unconfirmed: () => this.unconfirmed.size,
+      needsConnection: () => !this.channel, connect: () => this.openChannel(), heldBack: () => broker.blocked !== null || this.drainWait,
+    })
   }
 
   /** Publishes one message; false when the channel closed before anything was written (publish it again). */

@@ -73,7 +73,7 @@ async function startOne({ db, control, settings, skip }: { db: Db; control: Exch
       return 'ended' as const
     }
     const warnings: string[] = []
-    const targets = await describeTargets(still.routes, job.target, settings.vhost, warnings)
+    const targets = await describeTargets(still.routes, job.target, settings, warnings)
     const drift = planDrift(job, targets, still.count)
     if (drift.length > 0) {
       const { effectiveTtlSeconds } = await getReplayApprovalSettings({ db })
@@ -131,10 +131,14 @@ async function startOne({ db, control, settings, skip }: { db: Db; control: Exch
  */
 export function planDrift(job: Pick<DueJob, 'plan'>, targets: ReplayPlanTargetDto[], stillDead: number): string[] {
   const reasons: string[] = []
-  const before = new Map(job.plan.targets.map((t) => [`${t.exchange}\u0000${t.routingKey ?? ''}`, t]))
-  const name = (t: ReplayPlanTargetDto) => `${t.exchange === '' ? 'the default exchange' : `exchange "${t.exchange}"`}${t.routingKey === null ? '' : ` with key "${t.routingKey}"`}`
+  const key = (t: ReplayPlanTargetDto) => `${t.broker ?? 'rabbitmq'}\u0000${t.exchange}\u0000${t.routingKey ?? ''}`
+  const before = new Map(job.plan.targets.map((t) => [key(t), t]))
+  const name = (t: ReplayPlanTargetDto) =>
+    t.broker === 'jetstream'
+      ? `subject "${t.routingKey}"`
+      : `${t.exchange === '' ? 'the default exchange' : `exchange "${t.exchange}"`}${t.routingKey === null ? '' : ` with key "${t.routingKey}"`}`
   for (const t of targets) {
-    const old = before.get(`${t.exchange}\u0000${t.routingKey ?? ''}`)
+    const old = before.get(key(t))
     if (t.exists === false && old?.exists !== false) reasons.push(`${name(t)} no longer exists`)
     else if (t.fansOut && !old?.fansOut) reasons.push(`${name(t)} now routes to ${t.queues} queues (${t.queueNames.join(', ')}): a fan-out`)
     else if (old && t.queues !== null && old.queues !== null && [...t.queueNames].sort().join('\u0000') !== [...old.queueNames].sort().join('\u0000')) {

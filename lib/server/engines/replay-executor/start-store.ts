@@ -28,8 +28,9 @@ export async function stillDeadRoutes({ sql, jobId }: { sql: Sql; jobId: string 
   const [count, routes] = await Promise.all([
     sql.query<{ n: number }>(`SELECT count(*)::int AS n ${STILL_DEAD}`, [jobId]),
     sql.query<RouteRow>(
-      `SELECT coalesce(i.exchange, '') AS exchange, coalesce(i.routing_key, '') AS routing_key, d.origin_queue, count(*)::int AS n ${STILL_DEAD}
-       GROUP BY 1, 2, 3 ORDER BY n DESC, 1, 2, 3 LIMIT 200`,
+      `SELECT coalesce(i.exchange, '') AS exchange, coalesce(i.routing_key, '') AS routing_key, d.origin_queue,
+         coalesce((SELECT s.kind = 'jetstream' FROM sources s WHERE s.id = d.source_id), false) AS jetstream, count(*)::int AS n ${STILL_DEAD}
+       GROUP BY 1, 2, 3, 4 ORDER BY n DESC, 1, 2, 3, 4 LIMIT 200`,
       [jobId],
     ),
   ])
