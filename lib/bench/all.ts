@@ -10,7 +10,8 @@ import { spawn } from 'node:child_process'
 type Bench = { name: string; env: Record<string, string>; note: string }
 
 const BENCHES: Bench[] = [
-  { name: 'drain', env: { BENCH_MESSAGES: '50000' }, note: '50,000 messages' },
+  { name: 'drain', env: { BENCH_BROKER: 'rabbitmq', BENCH_MESSAGES: '50000' }, note: '50,000 messages' },
+  { name: 'drain', env: { BENCH_BROKER: 'jetstream', BENCH_MESSAGES: '20000' }, note: 'JetStream capture, 20,000 failures' },
   { name: 'replay', env: { BENCH_MESSAGES: '20000', BENCH_ROUNDS: '3' }, note: '3 rounds of 20,000 messages' },
   { name: 'export', env: { BENCH_ROWS: '200000' }, note: '200,000 rows' },
   { name: 'api', env: { BENCH_ROWS: '200000', BENCH_REQUESTS: '100', BENCH_SCENARIO_SECONDS: '15' }, note: '200,000 rows' },

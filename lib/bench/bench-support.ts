@@ -83,7 +83,7 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 
 export const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 
-type CpuSample = { node: number; nodePid: number; postgres: number; rabbitmq: number; machine: number }
+type CpuSample = { node: number; nodePid: number; postgres: number; rabbitmq: number; nats: number; machine: number }
 
 /** User and system CPU seconds of a process, and of its children that have exited and been waited for. */
 function processCpu(pid: number | string): { own: number; reaped: number } {
@@ -96,29 +96,33 @@ function processCpu(pid: number | string): { own: number; reaped: number } {
   }
 }
 
-/** CPU seconds of every process named `comm`, with the exited children they reaped. */
-function serverCpu(comm: string): number {
-  let seconds = 0
+/** CPU seconds of the processes named by `comms`, by name, with the exited children they reaped. */
+function serverCpu<Comm extends string>(comms: readonly Comm[]): Record<Comm, number> {
+  const seconds = Object.fromEntries(comms.map((c) => [c, 0])) as Record<Comm, number>
   for (const pid of readdirSync('/proc').filter((d) => /^[0-9]+$/.test(d))) {
+    let comm: string
     try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== comm) continue
+      comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim()
     } catch {
       continue // gone
     }
+    if (!(comms as readonly string[]).includes(comm)) continue
     const cpu = processCpu(pid)
-    seconds += cpu.own + cpu.reaped
+    seconds[comm as Comm] += cpu.own + cpu.reaped
   }
   return seconds
 }
 
 /**
- * CPU seconds used so far by the bench's Node process (or `nodePid`), by PostgreSQL and by RabbitMQ (from /proc).
- * PostgreSQL counts every backend, including those that ended: the postmaster reaps them, and the kernel adds their
- * time to its children's total, so a pool closed before the sample is still counted (it read 0 µs when only the live
- * backends were summed). Both servers are counted whole, for every database and vhost: run benches on a quiet machine.
+ * CPU seconds used so far by the bench's Node process (or `nodePid`), by PostgreSQL, by RabbitMQ and by nats-server
+ * (from /proc). PostgreSQL counts every backend, including those that ended: the postmaster reaps them, and the kernel
+ * adds their time to its children's total, so a pool closed before the sample is still counted (it read 0 µs when only
+ * the live backends were summed). The servers are counted whole, for every database, vhost and account: run benches on
+ * a quiet machine.
  */
 export function cpuSample(nodePid: number = process.pid): CpuSample {
-  return { node: processCpu(nodePid).own, nodePid, postgres: serverCpu('postgres'), rabbitmq: serverCpu('beam.smp'), machine: machineBusySeconds() }
+  const servers = serverCpu(['postgres', 'beam.smp', 'nats-server'])
+  return { node: processCpu(nodePid).own, nodePid, postgres: servers.postgres, rabbitmq: servers['beam.smp'], nats: servers['nats-server'], machine: machineBusySeconds() }
 }
 
 /**
@@ -140,13 +144,16 @@ export function coresAt(perItemSeconds: number, rate: number): string {
   return `${(perItemSeconds * rate).toFixed(1)} cores (${microseconds(perItemSeconds)} each)`
 }
 
-/** CPU per message since `before`: the text for the bench's output, and the whole machine's and Node's share per message. */
-export function cpuUse(before: CpuSample, count: number): { text: string; machinePerItem: number; nodePerItem: number } {
+/**
+ * CPU per message since `before`: the text for the bench's output (naming the broker the phase used), and the whole
+ * machine's and Node's share per message.
+ */
+export function cpuUse(before: CpuSample, count: number, broker: 'rabbitmq' | 'nats' = 'rabbitmq'): { text: string; machinePerItem: number; nodePerItem: number } {
   const now = cpuSample(before.nodePid)
   const per = (seconds: number) => microseconds(seconds / count)
   const machinePerItem = (now.machine - before.machine) / count
   return {
-    text: `CPU per message: node ${per(now.node - before.node)}, postgres ${per(now.postgres - before.postgres)}, rabbitmq ${per(now.rabbitmq - before.rabbitmq)}; whole machine ${microseconds(machinePerItem)}`,
+    text: `CPU per message: node ${per(now.node - before.node)}, postgres ${per(now.postgres - before.postgres)}, ${broker} ${per(now[broker] - before[broker])}; whole machine ${microseconds(machinePerItem)}`,
     machinePerItem,
     nodePerItem: (now.node - before.node) / count,
   }

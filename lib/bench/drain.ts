@@ -14,14 +14,18 @@
  * real work. Run once without and once with it to see what linking costs (issue 18's budget: 5 %).
  * BENCH_PREPARE_SQL: statements run on the migrated bench database before the drain is measured, to see what a part of
  * the schema costs the drain (docs/performance.md, "PostgreSQL's share"), e.g. `DROP INDEX dead_letters_service_idx`.
+ * BENCH_BROKER: `rabbitmq` (the default, all of the above) or `jetstream`: the JetStream capture's cost per failed
+ * message against a bare JetStream consume + read by sequence + INSERT, in the same way (lib/bench/drain-jetstream.ts,
+ * which says what it does and which of these options it takes).
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import amqp from 'amqplib'
 import pg from 'pg'
 import { openDb } from '@/lib/server/platform/db'
 import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
 import type { IngestRow } from '@/lib/server/ingest/types'
-import { AMQP_URL, coresAt, cpuSample, cpuUse, fmt, freshDatabase, machineCores, peakRssMiB, rssMiB, sleep, startWorker } from './bench-support'
+import { AMQP_URL, coresAt, cpuSample, cpuUse, fmt, freshDatabase, machineCores } from './bench-support'
+import { bareTable, BENCH_STACK, benchBody, startMeasuredWorker, stopWorker, storedRate, waitForStoredRows } from './drain-support'
 import { printVerdicts } from './verdict'
 import { springFailureHeaders } from './spring-dead-letter'
 import { storagePerMessage } from './storage-per-message'
@@ -36,13 +40,6 @@ const batch = Number(process.env.LAZARUS_DRAIN_BATCH ?? 500)
 const prefetch = Number(process.env.LAZARUS_DRAIN_PREFETCH ?? 2000)
 const suffix = randomBytes(3).toString('hex')
 
-const BODY_BYTES = 1024
-
-const STACK = `com.acme.orders.StockException: SKU 48213 out of stock in warehouse WH-7
-\tat com.acme.orders.inventory.StockService.reserve(StockService.java:118)
-\tat com.acme.orders.OrderHandler.handle(OrderHandler.java:64)
-\tat org.springframework.amqp.rabbit.listener.adapter.MessagingMessageListenerAdapter.invokeHandler(MessagingMessageListenerAdapter.java:239)`
-
 /** The lineage of the k-th replayed copy: a replay item's replay id and the dead letter it replayed. */
 type Lineage = { replayId: string; originId: string }
 let lineage: Lineage[] = []
@@ -50,11 +47,7 @@ let lineage: Lineage[] = []
 const isReplayed = (i: number) => Math.floor((i + 1) * replayedShare) > Math.floor(i * replayedShare)
 
 function message(i: number) {
-  // 1 KiB of JSON whose last field is random base64: PostgreSQL cannot compress it away, as it could a body padded with
-  // spaces (docs/performance.md, Storage).
-  const head = JSON.stringify({ orderId: `order-${i}`, customer: `c-${i % 977}`, lines: [{ sku: 48213 + (i % 50), qty: 1 + (i % 3) }], id: randomUUID(), payload: '' })
-  const fill = BODY_BYTES - head.length
-  const body = Buffer.from(`${head.slice(0, -2)}${randomBytes(Math.ceil((fill * 3) / 4)).toString('base64').slice(0, fill)}"}`)
+  const body = benchBody(i)
   const now = Math.floor(Date.now() / 1000)
   return {
     body,
@@ -66,7 +59,7 @@ function message(i: number) {
       appId: 'orders',
       persistent: true,
       headers: {
-        ...springFailureHeaders({ index: i, nowSeconds: now, stack: STACK }),
+        ...springFailureHeaders({ index: i, nowSeconds: now, stack: BENCH_STACK }),
         // (The originals, built before the job exists, carry no stamp.)
         ...(isReplayed(i) && lineage.length > 0 ? replayStamp(lineage[Math.floor(i * replayedShare)]) : {}),
       },
@@ -101,7 +94,7 @@ async function seedReplay(databaseUrl: string, count: number): Promise<{ lineage
           propertiesJson: JSON.stringify({ contentType: 'application/json', messageId: `orig-${i + j}-${suffix}` }), headersJson: '{}',
           deliveryExchange: '', deliveryRoutingKey: 'orders.dlq', deathReason: 'rejected', attempts: 3,
           originExchange: 'orders', originRoutingKeys: ['order.created'], originQueue: 'orders.work', firstDeathAt: at, lastDeathAt: at, failedAt: at,
-          errorType: 'com.acme.orders.StockException', errorMessage: m.options.headers['x-exception-message'], errorStack: STACK, failureKind: 'exhausted',
+          errorType: 'com.acme.orders.StockException', errorMessage: m.options.headers['x-exception-message'], errorStack: BENCH_STACK, failureKind: 'exhausted',
           service: 'orders', serviceVersion: null, framework: 'spring-amqp', entityKey: null, signature: 'v1:benchdrainorig1', title: 'StockException: SKU <int> out of stock',
           messagePattern: 'SKU <int> out of stock', flags: [], lineageOriginId: null, replayCount: 0, status: 'dead',
         }
@@ -158,11 +151,9 @@ async function rawConsume(connection: amqp.ChannelModel, queue: string): Promise
 async function barePipeline(connection: amqp.ChannelModel, queue: string, databaseUrl: string): Promise<number> {
   const client = new pg.Client({ connectionString: databaseUrl })
   await client.connect()
-  await client.query('CREATE TABLE bare (id text PRIMARY KEY, body bytea NOT NULL)')
+  const write = await bareTable(client, batch)
   const channel = await connection.createChannel()
   await channel.prefetch(prefetch)
-  const insert = (rows: number) => `INSERT INTO bare VALUES ${Array.from({ length: rows }, (_, i) => `($${2 * i + 1}, $${2 * i + 2})`).join(',')}`
-  const fullBatch = insert(batch)
   let pending: amqp.ConsumeMessage[] = []
   let received = 0
   let written = 0
@@ -177,9 +168,7 @@ async function barePipeline(connection: amqp.ChannelModel, queue: string, databa
       const rows = pending
       pending = []
       writing = writing.then(async () => {
-        const params = rows.flatMap((m) => [m.properties.messageId, m.content])
-        const full = rows.length === batch
-        await client.query({ name: full ? 'bare' : undefined, text: full ? fullBatch : insert(rows.length), values: params })
+        await write(rows.map((m) => [m.properties.messageId, m.content] as const))
         channel.ack(rows[rows.length - 1], true)
         written += rows.length
         if (written === total) {
@@ -241,37 +230,13 @@ async function main() {
       await schema.sql.query(prepareSql)
     }
     await schema.close()
-    const worker = await startWorker({ DATABASE_URL: db.url, LAZARUS_SOURCES: readyQueue, LAZARUS_DRAIN_RECONCILE_MS: '100', LAZARUS_DRAIN_BATCH: String(batch), LAZARUS_DRAIN_PREFETCH: String(prefetch), AMQP_URL })
-    for (let waited = 0; (await setup.checkQueue(readyQueue)).consumerCount === 0; waited += 100) {
-      if (worker.exitCode !== null || waited > 120_000) throw new Error('the worker did not start draining within two minutes')
-      await sleep(100)
-    }
-    const atRest = { rss: rssMiB(worker.pid!), peak: peakRssMiB(worker.pid!) }
-    console.log(`lazarus worker started: RSS ${atRest.rss} MiB at rest (peak ${atRest.peak} MiB during start-up)`)
+    const worker = await startMeasuredWorker(
+      { DATABASE_URL: db.url, LAZARUS_SOURCES: readyQueue, LAZARUS_DRAIN_RECONCILE_MS: '100', LAZARUS_DRAIN_BATCH: String(batch), LAZARUS_DRAIN_PREFETCH: String(prefetch), AMQP_URL },
+      async () => (await setup.checkQueue(readyQueue)).consumerCount > 0,
+    )
     cpu = cpuSample(worker.pid)
     await client.query('UPDATE sources SET enabled = true WHERE queue = $1', [drainQueue])
-    let peak = 0
-    let stored = 0
-    let progressAt = 0
-    for (let waited = 0; stored < total; waited += 250) {
-      await sleep(250)
-      if (worker.pid) peak = Math.max(peak, peakRssMiB(worker.pid))
-      try {
-        const now = (await client.query<{ n: number }>('SELECT count(*)::int AS n FROM dead_letters WHERE id > $1::bigint', [lastOriginal])).rows[0].n
-        if (now > stored) progressAt = waited
-        stored = now
-        if (waited - progressAt > 30_000) {
-          const { rows: errors } = await client.query<{ last_error: string | null }>('SELECT last_error FROM sources WHERE last_error IS NOT NULL')
-          worker.kill('SIGKILL')
-          throw new Error(`drainer stalled at ${stored} of ${total}: ${errors.map((e) => e.last_error).join('; ') || 'no error reported'}`)
-        }
-      } catch (error) {
-        if ((error as Error).message.startsWith('drainer stalled')) throw error
-        // The worker creates the schema on start; until then there is nothing to count.
-      }
-      if (waited > 600_000) throw new Error(`drainer stored only ${stored} of ${total} in 10 minutes`)
-    }
-    const { rows } = await client.query<{ seconds: number }>('SELECT extract(epoch FROM max(ingested_at) - min(ingested_at))::float8 AS seconds FROM dead_letters WHERE id > $1::bigint', [lastOriginal])
+    const peak = await waitForStoredRows({ client, worker, total, afterId: lastOriginal, what: 'drainer' })
     if (replayed > 0) {
       // The copies were linked: each stored with its replay id, found through the partial index as a halt check reads them.
       const { rows: linked } = await client.query<{ n: number }>(
@@ -280,14 +245,11 @@ async function main() {
       )
       if (linked[0].n !== replayed) throw new Error(`only ${linked[0].n} of ${replayed} replayed copies were linked to their replay items`)
     }
-    // ingested_at is the transaction time of each batch: add one batch's share so N rows span N intervals, not N-1.
-    const seconds = rows[0].seconds * (total / (total - batch))
-    const drainRate = total / seconds
+    const drainRate = await storedRate({ client, total, afterId: lastOriginal, batch })
     // The worker's own CPU (node), PostgreSQL's and the machine's, from enabling the source to the last row.
     const drainCpu = cpuUse(cpu, total)
     await client.end()
-    worker.kill('SIGTERM')
-    await new Promise((r) => worker.once('exit', r))
+    await stopWorker(worker)
     const peakMB = Math.round(peak * 1.048576)
     console.log(`lazarus drainer into PostgreSQL${replayed > 0 ? ` (${(replayedShare * 100).toFixed(1)}% replayed copies, linked)` : ' (no replayed copies)'}: ${fmt(drainRate)} msg/s, peak RSS ${peak} MiB (${peakMB} MB); worker ${drainCpu.text}`)
     console.log(`rates: drainer/raw ${(drainRate / rawRate * 100).toFixed(1)}%, drainer/bare pipeline ${(drainRate / bareRate * 100).toFixed(1)}%`)
@@ -323,7 +285,16 @@ async function main() {
   }
 }
 
-main().catch((error) => {
+const broker = process.env.BENCH_BROKER ?? 'rabbitmq'
+const bench = {
+  rabbitmq: main,
+  jetstream: async () => {
+    if (replayedShare > 0) throw new Error('BENCH_REPLAYED_SHARE measures the RabbitMQ drainer only')
+    await (await import('./drain-jetstream')).benchJetStreamCapture()
+  },
+}[broker]
+if (!bench) throw new Error(`BENCH_BROKER is rabbitmq (the default) or jetstream, not ${JSON.stringify(broker)}`)
+bench().catch((error) => {
   console.error(error)
   process.exit(1)
 })

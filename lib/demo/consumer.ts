@@ -1,5 +1,6 @@
 /**
- * `npm run demo:consumer` (tsx lib/demo/consumer.ts [--prefix NAME]): the demo apps' consumers, kept running after
+ * `npm run demo:consumer` (lib/demo/consumer.ts [--prefix NAME], with the react-server condition, since the seed it
+ * reads the demo's topology from uses Lazarus' own code): the demo apps' consumers, kept running after
  * `npm run demo:seed` so that replays from Lazarus land somewhere. A replayed message succeeds, or (about one in
  * three, the same ones every time) fails again and comes back to Lazarus as "failed again after replay"
  * (lib/demo/replayed.ts). Anything else in a work queue is processed (acked). Ctrl+C stops it.

@@ -1,10 +1,13 @@
 /**
- * `npm run demo:seed` (tsx lib/demo/seed.ts): fills local RabbitMQ with a realistic mix of dead letters so a new
- * Lazarus user sees a populated dashboard. Three demo apps get the three-tier builder's retry topology (topology.ts); a
- * deliberately failing consumer retries through the delay queues until x-death says it is out of attempts, then
- * moves each message to the terminal DLQ the way its framework would (framework-failures.ts). Side queues add
- * broker-made dead letters: TTL expiry, max-length overflow and a consumer that rejects without retrying. Beside the
- * apps, one deliberate, labelled trap per kind of finding the topology doctor can see in declarations (traps.ts).
+ * `npm run demo:seed` (lib/demo/seed.ts, run with the react-server condition, as Lazarus' own code is): fills local
+ * RabbitMQ with a realistic mix of dead letters so a new Lazarus user sees a populated dashboard. Three demo apps get
+ * the three-tier builder's retry topology (topology.ts); a deliberately failing consumer retries through the delay
+ * queues until x-death says it is out of attempts, then moves each message to the terminal DLQ the way its framework
+ * would (framework-failures.ts). Side queues add broker-made dead letters: TTL expiry, max-length overflow and a
+ * consumer that rejects without retrying. Beside the apps, one deliberate, labelled trap per kind of finding the
+ * topology doctor can see in declarations (traps.ts).
+ * When a NATS server with JetStream answers (LAZARUS_NATS_URL, else nats://127.0.0.1:4222), a small order stream's
+ * consumer fails some messages too, for Lazarus' JetStream capture (jetstream.ts); when none does, RabbitMQ alone.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import { once } from 'node:events'
@@ -13,6 +16,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import amqp from 'amqplib'
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, Options } from 'amqplib'
+import { ConfigError, parseConfig } from '@/lib/server/platform/config'
 import {
   applySenderConventions,
   ASYNC_BOUNDARY,
@@ -23,6 +27,7 @@ import {
   type FrameworkStyle,
   type Headers,
 } from './framework-failures'
+import { seedJetStream, type JetStreamSeedResult, type JetStreamSeedSettings } from './jetstream'
 import { handleReplayed, isReplayed, type ReplayTally } from './replayed'
 import { declareDemoTraps, demoTraps, type DemoTrap } from './traps'
 import {
@@ -54,6 +59,11 @@ export type SeedOptions = {
   timeoutMs?: number
   /** Progress lines. Default: silent. */
   log?: (line: string) => void
+  /**
+   * Lazarus' NATS settings, for the JetStream part (jetstream.ts): it runs when the server answers. Default: none, so
+   * RabbitMQ alone; the command line reads them from LAZARUS_NATS_*, with nats://127.0.0.1:4222 when the URL is unset.
+   */
+  nats?: JetStreamSeedSettings
 }
 
 export const DEFAULT_SEED_OPTIONS: SeedOptions = {
@@ -90,6 +100,8 @@ export type SeedResult = {
   /** Messages Lazarus replayed into a work queue: succeeded this time, or failed again (lib/demo/replayed.ts). */
   replaysSucceeded: number
   replaysFailedAgain: number
+  /** The JetStream part, with the LAZARUS_NATS_URL to give Lazarus (credentials masked); null when not asked for. */
+  jetstream: (JetStreamSeedResult & { lazarusNatsUrl: string }) | null
 }
 
 /** An expected failure with a message fit for the terminal (broker unreachable, timeout, bad usage). */
@@ -1102,15 +1114,14 @@ export async function runSeed(input: Partial<SeedOptions> = {}): Promise<SeedRes
     for (const topology of topologies) consumers.push(...(await startConsumers(connection, topology, book, tally)))
     await publishAll(connection, publications)
     log(`Published ${publications.length} messages; failing them through the retry tiers...`)
-    const statuses = await waitForDeadLetters({
-      connection,
-      targets,
-      book,
-      tally,
-      timeoutMs: options.timeoutMs ?? (options.fast ? 30_000 : 120_000),
-      pollMs: options.fast ? 100 : 500,
-      log,
-    })
+    const timeoutMs = options.timeoutMs ?? (options.fast ? 30_000 : 120_000)
+    const statuses = await waitForDeadLetters({ connection, targets, book, tally, timeoutMs, pollMs: options.fast ? 100 : 500, log })
+    const jetstream = options.nats
+      ? {
+          ...(await seedJetStream({ settings: options.nats, prefix: options.prefix, count: Math.round(options.count / 4), timeoutMs, log })),
+          lazarusNatsUrl: options.nats.LAZARUS_NATS_URL.map(redactUrl).join(','),
+        }
+      : null
     return {
       prefix: options.prefix,
       fast: options.fast,
@@ -1122,6 +1133,7 @@ export async function runSeed(input: Partial<SeedOptions> = {}): Promise<SeedRes
       discardedLeftovers: tally.discarded,
       replaysSucceeded: tally.replaysSucceeded,
       replaysFailedAgain: tally.replaysFailedAgain,
+      jetstream,
     }
   } finally {
     await Promise.all(consumers.map((c) => c.stop()))
@@ -1149,28 +1161,63 @@ export function formatSummary(result: SeedResult): string {
     lines.push(`Declared ${result.traps.length} deliberate traps under ${result.prefix}.trap.* (argument demo-trap) for the topology doctor: /topology shows one finding of each kind:`)
     lines.push(`  ${result.traps.map((t) => t.kind).join(', ')}`)
   }
+  const js = result.jetstream
+  if (js?.skipped) lines.push(`JetStream: ${js.skipped}; seeded RabbitMQ only.`)
+  else if (js) {
+    const how = Object.entries(js.breakdown)
+      .filter(([label]) => label !== 'succeeded')
+      .map(([label, n]) => `${label} ${n}`)
+      .join(', ')
+    lines.push(`Seeded ${js.failed} JetStream failures in ${js.stream} (${js.subjects}), consumer ${js.consumer} with max_deliver ${js.maxDeliver}: ${how}; ${js.breakdown.succeeded ?? 0} succeeded.`)
+    if (js.discardedLeftovers) lines.push(`Discarded ${js.discardedLeftovers} leftover JetStream messages of an interrupted earlier run.`)
+  }
   lines.push('', 'Point Lazarus at the terminal DLQs with:', `LAZARUS_SOURCES=${result.lazarusSources}`)
+  if (js && !js.skipped) {
+    lines.push(
+      'and at NATS with:',
+      `LAZARUS_NATS_URL=${js.lazarusNatsUrl}`,
+      `then add the JetStream source ${js.stream} (Sources → Add source → JetStream): its failures wait for Lazarus in ${js.advisoryStream}.`,
+    )
+  }
   return lines.join('\n')
 }
 
 // =================================================================================================================
 // Command line
 
-const USAGE = `Usage: tsx lib/demo/seed.ts [--count N] [--prefix NAME] [--fast] [--timeout SECONDS]
+const USAGE = `Usage: npm run demo:seed -- [--count N] [--prefix NAME] [--fast] [--timeout SECONDS]
 
-Fills local RabbitMQ with demo dead letters for Lazarus and prints the LAZARUS_SOURCES line.
+Fills local RabbitMQ with demo dead letters for Lazarus and prints the LAZARUS_SOURCES line. When a NATS server with
+JetStream answers, also fails some messages of a demo stream (<PREFIX>_ORDERS on <prefix>.orders.>) for Lazarus'
+JetStream capture, and prints the LAZARUS_NATS_URL line and the source to add; otherwise says so in one line.
 
-  --count N          dead letters to produce (default 600; env DEMO_SEED_COUNT)
+  --count N          dead letters to produce (default 600; env DEMO_SEED_COUNT); a quarter as many JetStream messages
   --prefix NAME      first part of every queue and exchange name (default demo; env DEMO_SEED_PREFIX)
   --fast             millisecond retry delays instead of 5 s / 30 s, for tests (env DEMO_SEED_FAST=1)
   --timeout SECONDS  give up waiting after this long (default 120, or 30 with --fast; env DEMO_SEED_TIMEOUT)
 
-The broker comes from AMQP_URL (default amqp://guest:guest@127.0.0.1:5672).`
+The broker comes from AMQP_URL (default amqp://guest:guest@127.0.0.1:5672); NATS from LAZARUS_NATS_URL (default
+nats://127.0.0.1:4222) and the other LAZARUS_NATS_* settings, as Lazarus reads them.`
 
 function positiveInt(raw: string, what: string, max: number): number {
   const value = Number(raw)
   if (!Number.isInteger(value) || value < 1 || value > max) throw new SeedError(`${what} must be a whole number from 1 to ${max}, got "${raw}"`)
   return value
+}
+
+/**
+ * Lazarus' NATS settings from the environment, read as Lazarus reads them (only the LAZARUS_NATS_* variables, so that
+ * nothing else of the environment can stop the seed), with the local server when LAZARUS_NATS_URL is unset.
+ */
+function natsSettings(env: NodeJS.ProcessEnv): JetStreamSeedSettings {
+  let config
+  try {
+    config = parseConfig(Object.fromEntries(Object.entries(env).filter(([name]) => name.startsWith('LAZARUS_NATS_'))))
+  } catch (error) {
+    if (error instanceof ConfigError) throw new SeedError(error.message)
+    throw error
+  }
+  return { ...config, LAZARUS_NATS_URL: config.LAZARUS_NATS_URL ?? ['nats://127.0.0.1:4222'] }
 }
 
 /** argv wins over env; env over defaults. Returns null when help was asked for. */
@@ -1203,6 +1250,7 @@ export function parseSeedOptions(argv: readonly string[], env: NodeJS.ProcessEnv
     prefix,
     fast: values.fast ?? ['1', 'true'].includes(env.DEMO_SEED_FAST ?? ''),
     timeoutMs: timeout === undefined ? undefined : positiveInt(timeout, '--timeout', 3_600) * 1000,
+    nats: natsSettings(env),
   }
 }
 

@@ -13,7 +13,7 @@ import { deleteDemoTraps, TRAP_LABEL } from '@/lib/demo/traps'
 import { readBrokerSnapshot } from '@/lib/server/topology/broker-snapshot'
 import { diagnose } from '@/lib/server/topology/diagnose'
 import { emptyEvidence } from '@/lib/server/topology/topology-evidence'
-import { FINDING_KINDS, type FindingKind } from '@/lib/shared/schemas/topology'
+import { RABBITMQ_FINDING_KINDS, type FindingKind } from '@/lib/shared/schemas/topology'
 import { createTestVhost, type TestVhost } from '../helpers/topology-vhost'
 
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
@@ -190,7 +190,8 @@ describe('demo seed: failure modes', () => {
   })
 
   it('exits non-zero from the command line when the broker is unreachable', () => {
-    const run = spawnSync(path.join(ROOT, 'node_modules/.bin/tsx'), ['lib/demo/seed.ts', '--fast', '--count', '5'], {
+    // As `npm run demo:seed` runs it.
+    const run = spawnSync(process.execPath, ['--conditions=react-server', '--import', 'tsx', 'lib/demo/seed.ts', '--fast', '--count', '5'], {
       cwd: ROOT,
       env: { ...process.env, AMQP_URL: UNREACHABLE_URL },
       encoding: 'utf8',
@@ -277,7 +278,7 @@ describe('demo seed: a deliberate trap for each kind of finding the topology doc
     })
 
   it('finds exactly one finding of each trap kind, on that trap’s objects, and nothing in the demo apps', async () => {
-    expect(result.traps.map((t) => t.kind).sort()).toEqual(FINDING_KINDS.filter((k) => !NOT_FROM_DECLARATIONS.includes(k)).sort())
+    expect(result.traps.map((t) => t.kind).sort()).toEqual(RABBITMQ_FINDING_KINDS.filter((k) => !NOT_FROM_DECLARATIONS.includes(k)).sort())
     const diagnosis = await doctor()
     const found = diagnosis.findings.map((f) => [f.kind, f.objects.map((o) => o.name)] as const)
     expect(found.map(([kind]) => kind).sort()).toEqual(result.traps.map((t) => t.kind).sort())
