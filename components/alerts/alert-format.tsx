@@ -59,13 +59,16 @@ export function RuleSubject({ rule }: { rule: AlertRuleDto }) {
 export function EventSubject({ subject }: { subject: AlertEventDto['subject'] }) {
   const label = visibleText(subject.label)
   const href =
-    subject.id === null
+    // A resolution is about its whole rule, which has no page of its own.
+    subject.id === null || subject.type === 'rule'
       ? null
       : subject.type === 'source'
         ? `/messages?source=${encodeURIComponent(subject.id)}`
         : subject.type === 'finding'
           ? `/topology?finding=${encodeURIComponent(subject.id)}`
-          : `/groups/${encodeURIComponent(subject.id)}`
+          : subject.type === 'replay'
+            ? `/replays/${encodeURIComponent(subject.id)}`
+            : `/groups/${encodeURIComponent(subject.id)}`
   return (
     <span className="flex min-w-0 items-center gap-1.5">
       <span className="w-11 shrink-0 text-[11px] text-zinc-400">{subject.type}</span>
@@ -84,6 +87,7 @@ export function EventSubject({ subject }: { subject: AlertEventDto['subject'] })
 
 /** "3.6/min ≥ 2/min", with the measured rate in front; a new-group event has no rate. */
 export function RateVsThreshold({ event }: { event: Pick<AlertEventDto, 'ratePerMinute' | 'thresholdPerMinute' | 'state' | 'kind'> }) {
+  if (event.state === 'resolved') return <span className="text-zinc-500">quiet for its window</span>
   if (event.ratePerMinute === null) return <span className="text-zinc-500">{event.kind === 'new-group' ? 'new group' : event.kind === 'new-finding' ? 'new finding' : event.kind === 'replay-halted' ? 'halted' : '—'}</span>
   const over = event.state === 'firing'
   return (

@@ -23,6 +23,13 @@ const COLUMNS: DataColumn[] = [
   { width: 'w-20' },
 ]
 
+const STATE_TONES = { firing: 'red', recovered: 'zinc', resolved: 'green' } as const
+const STATE_TITLES: Record<AlertEventDto['state'], string> = {
+  firing: 'In breach, or new',
+  recovered: 'One subject is back under the threshold (recorded, not sent)',
+  resolved: 'The rule was quiet for its window: every webhook was told, PagerDuty incidents resolved',
+}
+
 function EventRow({ event }: { event: AlertEventDto }) {
   const [open, setOpen] = useState(false)
   return (
@@ -35,7 +42,9 @@ function EventRow({ event }: { event: AlertEventDto }) {
           </span>
         </td>
         <td>
-          <Badge tone={event.state === 'firing' ? 'red' : 'green'}>{event.state}</Badge>
+          <Badge tone={STATE_TONES[event.state]} title={STATE_TITLES[event.state]}>
+            {event.state}
+          </Badge>
         </td>
         <td>
           <AlertKindBadge kind={event.kind} />
@@ -89,7 +98,7 @@ export function AlertHistory() {
       </DataTable>
       {!query.isPending && !query.error && events.length === 0 && (
         <p className="px-3 py-3 text-zinc-500" data-testid="no-alert-events">
-          No alerts yet. Breaches and recoveries are recorded here as the rules are evaluated.
+          No alerts yet. Breaches, recoveries and resolutions are recorded here as the rules are evaluated.
         </p>
       )}
       <LoadMore pages={query} loaded={events.length} one="event" />

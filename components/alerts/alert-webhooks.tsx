@@ -4,14 +4,23 @@ import { useState } from 'react'
 import { Button } from '@/components/ui/button'
 import { DataTable, type DataColumn } from '@/components/ui/data-table'
 import { ConfirmDialog } from '@/components/ui/dialog'
-import { Field, Input } from '@/components/ui/fields'
+import { Field, Input, Select } from '@/components/ui/fields'
 import { RelativeTime } from '@/components/ui/time'
 import { ApiError, errorMessage } from '@/lib/client/api'
 import { visibleText } from '@/lib/client/format'
 import { useCreateWebhook, useDeleteWebhook } from '@/lib/client/use-alerts'
-import type { AlertWebhookDto } from '@/lib/shared/schemas/alert'
+import { PAGERDUTY_EVENTS_URL, WEBHOOK_FORMATS, type AlertWebhookDto, type WebhookFormat } from '@/lib/shared/schemas/alert'
 
-const COLUMNS: DataColumn[] = [{ header: 'URL' }, { header: 'Added', width: 'w-24' }, { width: 'w-24' }]
+const COLUMNS: DataColumn[] = [{ header: 'URL' }, { header: 'Format', width: 'w-24' }, { header: 'Added', width: 'w-24' }, { width: 'w-24' }]
+
+const FORMAT_LABELS: Record<WebhookFormat, string> = { generic: 'Generic', slack: 'Slack', teams: 'Teams', pagerduty: 'PagerDuty' }
+const FORMAT_OPTIONS = WEBHOOK_FORMATS.map((value) => ({ value, label: FORMAT_LABELS[value] }))
+const URL_PLACEHOLDERS: Record<WebhookFormat, string> = {
+  generic: 'https://hooks.example.com/lazarus',
+  slack: 'https://hooks.slack.com/services/…',
+  teams: 'https://…/workflows/…/triggers/manual/paths/invoke?…',
+  pagerduty: PAGERDUTY_EVENTS_URL,
+}
 
 function DeleteWebhookDialog({ webhook, onClose }: { webhook: AlertWebhookDto; onClose: () => void }) {
   const remove = useDeleteWebhook()
@@ -34,23 +43,42 @@ function DeleteWebhookDialog({ webhook, onClose }: { webhook: AlertWebhookDto; o
 
 function AddWebhookForm() {
   const create = useCreateWebhook()
+  const [format, setFormat] = useState<WebhookFormat>('generic')
   const [url, setUrl] = useState('')
+  const [routingKey, setRoutingKey] = useState('')
   const fields = create.error instanceof ApiError ? create.error.fieldErrors() : {}
-  const error = fields.url ?? (create.error ? errorMessage(create.error) : undefined)
+  const keyError = fields.routingKey
+  const error = fields.url ?? (create.error && !keyError ? errorMessage(create.error) : undefined)
+  const pagerDuty = format === 'pagerduty'
+  const ready = pagerDuty ? Boolean(routingKey.trim()) : Boolean(url.trim())
   return (
     <form
       aria-label="Add a webhook"
-      className="flex items-start gap-2"
+      className="flex flex-wrap items-start gap-2"
       noValidate
       onSubmit={(e) => {
         e.preventDefault()
-        create.mutate(url.trim(), { onSuccess: () => setUrl('') })
+        const input = pagerDuty ? { format, routingKey: routingKey.trim(), ...(url.trim() ? { url: url.trim() } : {}) } : { format, url: url.trim() }
+        create.mutate(input, {
+          onSuccess: () => {
+            setUrl('')
+            setRoutingKey('')
+          },
+        })
       }}
     >
-      <Field label="Webhook URL" error={error} className="min-w-0 flex-1">
-        <Input type="url" value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://hooks.slack.com/services/…" maxLength={2048} invalid={Boolean(error)} autoComplete="off" spellCheck={false} />
+      <Field label="Format" className="w-36 shrink-0">
+        <Select value={format} onChange={(e) => setFormat(e.target.value as WebhookFormat)} options={FORMAT_OPTIONS} className="w-full max-w-none" />
       </Field>
-      <Button type="submit" variant="primary" className="mt-[19px]" disabled={create.isPending || !url.trim()}>
+      <Field label={pagerDuty ? 'Events API URL (optional)' : 'Webhook URL'} error={error} className="min-w-48 flex-1">
+        <Input type="url" value={url} onChange={(e) => setUrl(e.target.value)} placeholder={URL_PLACEHOLDERS[format]} maxLength={2048} invalid={Boolean(error)} autoComplete="off" spellCheck={false} />
+      </Field>
+      {pagerDuty && (
+        <Field label="Routing key" error={keyError} className="min-w-48 flex-1">
+          <Input type="password" value={routingKey} onChange={(e) => setRoutingKey(e.target.value)} placeholder="Integration key of an Events API v2 integration" maxLength={64} invalid={Boolean(keyError)} autoComplete="off" spellCheck={false} />
+        </Field>
+      )}
+      <Button type="submit" variant="primary" className="mt-[19px]" disabled={create.isPending || !ready}>
         {create.isPending ? 'Adding…' : 'Add webhook'}
       </Button>
     </form>
@@ -68,8 +96,18 @@ export function AlertWebhooks({ webhooks, loading }: { webhooks: AlertWebhookDto
           const url = visibleText(w.url)
           return (
             <tr key={w.id} data-webhook-id={w.id}>
-              <td className="truncate font-mono text-xs" title={url}>
-                {url}
+              <td className="text-xs" title={url}>
+                <span className="flex min-w-0 items-center gap-2">
+                  <span className="min-w-0 truncate font-mono">{url}</span>
+                  {w.routingKeyHint && (
+                    <span className="shrink-0 font-mono text-zinc-500" title="Routing key: only its last four characters are ever shown" data-testid="routing-key-hint">
+                      key {w.routingKeyHint}
+                    </span>
+                  )}
+                </span>
+              </td>
+              <td className="truncate text-xs text-zinc-700" data-testid="webhook-format">
+                {FORMAT_LABELS[w.format]}
               </td>
               <td className="truncate text-xs text-zinc-600">
                 <RelativeTime iso={w.createdAt} />
@@ -91,7 +129,8 @@ export function AlertWebhooks({ webhooks, loading }: { webhooks: AlertWebhookDto
       <div className="border-t border-zinc-100 p-3">
         <AddWebhookForm />
         <p className="mt-2 text-xs text-zinc-500">
-          Each alert is POSTed as JSON <code className="font-mono">{'{"text", "alert"}'}</code>; <code className="font-mono">text</code> is what Slack and compatible receivers show.
+          Generic webhooks get JSON <code className="font-mono">{'{"text", "alert", "alerts"}'}</code>; Slack a Block Kit message; Teams an Adaptive Card; PagerDuty an
+          Events API v2 event that triggers, then resolves once the rule is quiet. One post per rule and round, capped per webhook and minute.
         </p>
       </div>
       {deleting && <DeleteWebhookDialog webhook={deleting} onClose={() => setDeleting(null)} />}

@@ -50,7 +50,8 @@ export function AlertsPage() {
                 {isAdmin && <AddRuleForm />}
                 <p className="mt-2 text-xs text-zinc-500">
                   Rates are dead letters per minute by failure time, averaged over the window. A breach is sent once; a new breach within the cool-down of the last notice is
-                  recorded but not sent; recoveries are recorded, never sent. Muted groups never alert.
+                  recorded but not sent; recoveries are recorded, not sent. A rule quiet for its window after a sent breach resolves, and that is sent (PagerDuty
+                  pages close themselves). Muted groups never alert.
                 </p>
               </div>
             </Section>

@@ -3,7 +3,7 @@
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import type { z } from 'zod'
 import { alertKeys } from '@/lib/shared/query-keys'
-import type { AlertEventListDto, AlertRuleDto, AlertsOverviewDto, AlertWebhookDto, createAlertRuleSchema } from '@/lib/shared/schemas/alert'
+import type { AlertEventListDto, AlertRuleDto, AlertsOverviewDto, AlertWebhookDto, createAlertRuleSchema, createWebhookSchema } from '@/lib/shared/schemas/alert'
 import { apiGet, apiSend, toQueryString } from './api'
 
 /** The body of POST /api/alerts/rules as the request spells it (window and cool-down may be left to their defaults). */
@@ -75,7 +75,7 @@ export function useDeleteAlertRule() {
 export function useCreateWebhook() {
   const invalidate = useInvalidateAlerts()
   return useMutation({
-    mutationFn: (url: string) => apiSend<AlertWebhookDto>('POST', '/api/alerts/webhooks', { url }),
+    mutationFn: (input: z.input<typeof createWebhookSchema>) => apiSend<AlertWebhookDto>('POST', '/api/alerts/webhooks', input),
     onSuccess: () => void invalidate(),
   })
 }

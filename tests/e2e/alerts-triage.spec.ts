@@ -22,6 +22,8 @@ const DLQ = sourceQueue()
 const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
 const TRIAGE_ERROR = `com.acme.e2e.Triage${RUN}Exception`
 const STORM_ERROR = `com.acme.e2e.Storm${RUN}Exception`
+const PAGE_ERROR = `com.acme.e2e.Page${RUN}Exception`
+const ROUTING_KEY = `R0uting${RUN}K3yForEventsV2x`
 const TICKET = `https://tracker.example.com/browse/OPS-${RUN}`
 const NOTE = `Stock service team is on it (${RUN}).\nReplay after the 14:00 deploy.`
 // A breach needs threshold × window = 10 letters inside the window; the triage test's 2 letters stay well below.
@@ -282,6 +284,82 @@ test('alerts: one webhook notice per breach, shown in the banner, the firing lis
     await removeDialog.getByRole('button', { name: 'Remove webhook' }).click()
     await expect(webhooks.locator('tbody tr')).toHaveCount(0)
     expect(received).toHaveLength(1)
+  } finally {
+    // Leave no rule or webhook behind for the other specs, whatever happened above.
+    const overview = await (await request.get('/api/alerts')).json()
+    for (const r of overview.rules ?? []) await request.delete(`/api/alerts/rules/${r.id}`)
+    for (const w of overview.webhooks ?? []) await request.delete(`/api/alerts/webhooks/${w.id}`)
+    await new Promise<void>((resolve) => receiver.close(() => resolve()))
+  }
+})
+
+/*
+ * Paging, after the walk above (the empty-state test needs an empty history): an admin adds a PagerDuty webhook in the
+ * form (format, routing key) and the table shows the key's last four characters only; a one-minute rule pages through
+ * it, and once the source has been quiet for the window the rule resolves by itself: the receiver gets `resolve` with
+ * the trigger's dedup key and the history shows the resolution.
+ */
+test('a PagerDuty webhook pages once, and the page resolves itself when the rule is quiet', async ({ page, request }) => {
+  test.setTimeout(180_000)
+  type PagerDutyEvent = { routing_key: string; event_action: 'trigger' | 'resolve'; dedup_key: string; payload?: { summary: string; severity: string } }
+  const received: PagerDutyEvent[] = []
+  const receiver: Server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      received.push(JSON.parse(Buffer.concat(chunks).toString('utf8')))
+      res.writeHead(202, { 'content-type': 'application/json' }).end('{"status":"success"}')
+    })
+  })
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+  const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/v2/enqueue`
+
+  try {
+    await page.goto('/alerts')
+    await expect(page.getByTestId('no-webhooks')).toBeVisible()
+    const form = page.getByRole('form', { name: 'Add a webhook' })
+    // Chosen again until it holds: a choice made before the page hydrates is reset by React.
+    await expect(async () => {
+      await form.getByLabel('Format').selectOption({ label: 'PagerDuty' })
+      await expect(form.getByLabel('Routing key')).toBeVisible({ timeout: 1_000 })
+    }).toPass()
+    await expect(form.getByLabel('Events API URL (optional)')).toHaveAttribute('placeholder', 'https://events.pagerduty.com/v2/enqueue')
+    // The routing key is required, and checked at the field.
+    await form.getByLabel('Routing key').fill('short')
+    await form.getByLabel('Events API URL (optional)').fill(url)
+    await form.getByRole('button', { name: 'Add webhook' }).click()
+    await expect(form.getByRole('alert')).toContainText('Events API v2 integration key')
+    await shots(page, 'alerts-paging-form-invalid')
+    await form.getByLabel('Routing key').fill(ROUTING_KEY)
+    await form.getByRole('button', { name: 'Add webhook' }).click()
+    const webhooks = page.getByRole('table', { name: 'Webhooks' })
+    await expect(webhooks.locator('tbody tr')).toHaveCount(1)
+    await expect(webhooks.getByTestId('webhook-format')).toHaveText('PagerDuty')
+    await expect(webhooks.getByTestId('routing-key-hint')).toHaveText(`key ••••${ROUTING_KEY.slice(-4)}`)
+    await expect(page.locator('body')).not.toContainText(ROUTING_KEY)
+
+    const sources = await (await request.get('/api/sources')).json()
+    const sourceId = sources.sources.find((s: { queue: string }) => s.queue === DLQ).id
+    const created = await request.post('/api/alerts/rules', { data: { kind: 'source-rate', sourceId, thresholdPerMinute: 2, windowMinutes: 1, cooldownMinutes: 0 } })
+    expect(created.status()).toBe(201)
+
+    await publish(Array.from({ length: 6 }, (_, i) => letter(PAGE_ERROR, i + 1)))
+    await expect.poll(() => received.map((e) => e.event_action), { timeout: 45_000 }).toEqual(['trigger'])
+    expect(received[0]).toMatchObject({ routing_key: ROUTING_KEY, payload: { severity: 'error' } })
+    expect(received[0].payload?.summary).toContain(DLQ)
+
+    // Quiet for the one-minute window: the rule resolves, once, with the trigger's dedup key.
+    await expect.poll(() => received.map((e) => e.event_action), { timeout: 120_000, intervals: [1_000] }).toEqual(['trigger', 'resolve'])
+    expect(received[1]).toEqual({ routing_key: ROUTING_KEY, event_action: 'resolve', dedup_key: received[0].dedup_key })
+
+    await page.reload()
+    const history = page.getByRole('table', { name: 'Alert history' })
+    const resolved = history.locator('tbody tr[data-state="resolved"]')
+    await expect(resolved).toHaveCount(1)
+    await expect(resolved).toContainText(`dead letters of ${DLQ} over 2/min`)
+    await expect(resolved.getByTestId('delivery')).toContainText('202')
+    await expect(page.getByTestId('alert-banner')).toHaveCount(0)
+    await shots(page, 'alerts-paging-resolved')
   } finally {
     // Leave no rule or webhook behind for the other specs, whatever happened above.
     const overview = await (await request.get('/api/alerts')).json()

@@ -63,8 +63,9 @@ describe('alert digests', () => {
   })
 
   it('a refused digest is retried as one POST, and a single breach is sent as before', async () => {
+    await evaluate(40 * MINUTE) // the storm is over: recoveries are recorded, the rule's resolution is sent
+    expect(receiver.bodies.at(-1).alert.state).toBe('resolved')
     receiver.answer = 503
-    await evaluate(40 * MINUTE) // the storm is over: recoveries are recorded, never sent
     const sent = receiver.bodies.length
     await breach(80 * MINUTE, 3, 'Squall')
     await evaluate(80 * MINUTE)

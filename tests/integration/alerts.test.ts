@@ -64,22 +64,26 @@ describe('inflow alerts', () => {
     expect(overview.rules[0].firing).toBe(1)
   })
 
-  it('a recovery is recorded but not reported as a breach, and a new breach inside the cool-down stays quiet', async () => {
-    await evaluate(20) // nothing in the last 5 minutes
-    expect(receiver.bodies).toHaveLength(1)
+  it('a recovery is recorded, the quiet rule resolves once (sent), and a new breach inside the cool-down stays quiet', async () => {
+    await evaluate(20) // nothing in the last 5 minutes: the source recovers and the rule resolves
+    expect(receiver.bodies).toHaveLength(2)
+    expect(receiver.bodies[1].alert).toMatchObject({ state: 'resolved', subject: { type: 'rule' } })
+    expect(receiver.bodies[1].text).toMatch(/^Resolved: dead letters of orders\.dlq over 10\/min: quiet for 5 min\./)
+    await evaluate(21)
     await store(24, 80)
     await evaluate(25) // breach again, 20 minutes after the notification: inside the 30-minute cool-down
-    expect(receiver.bodies).toHaveLength(1)
+    expect(receiver.bodies).toHaveLength(2)
     const history = await (await eventsRoute.GET(new Request('http://lazarus.test/api/alerts/events', { headers: ADMIN_AUTH }), { params: Promise.resolve({}) })).json()
-    expect(history.events.map((e: any) => [e.state, e.notified])).toEqual([['firing', false], ['recovered', false], ['firing', true]])
+    expect(history.events.map((e: any) => [e.state, e.notified])).toEqual([['firing', false], ['resolved', true], ['recovered', false], ['firing', true]])
   })
 
-  it('after the cool-down a new breach is sent again', async () => {
-    await evaluate(40) // recovers
+  it('after the cool-down a new breach is sent again; a firing nobody was told of resolves silently', async () => {
+    await evaluate(40) // recovers; the quiet breach of minute 25 opened no incident, so nothing resolves
+    expect(receiver.bodies).toHaveLength(2)
     await store(44, 80)
     await evaluate(45)
-    expect(receiver.bodies).toHaveLength(2)
-    expect(receiver.bodies[1].alert.state).toBe('firing')
+    expect(receiver.bodies).toHaveLength(3)
+    expect(receiver.bodies[2].alert.state).toBe('firing')
   })
 
   it('a new error group is announced once', async () => {
@@ -96,6 +100,7 @@ describe('inflow alerts', () => {
   it('a disabled rule never fires; bad rules are refused with a message', async () => {
     const overview = await (await alertsRoute.GET(new Request('http://lazarus.test/api/alerts', { headers: ADMIN_AUTH }), { params: Promise.resolve({}) })).json()
     const sourceRule = overview.rules.find((r: any) => r.kind === 'source-rate')
+    await evaluate(70) // both rules are quiet by now and resolve
     const patched = await ruleRoute.PATCH(new Request('http://x', { method: 'PATCH', body: JSON.stringify({ enabled: false }), headers: ADMIN_AUTH }), { params: Promise.resolve({ id: sourceRule.id }) })
     expect((await patched.json()).enabled).toBe(false)
     const before = receiver.bodies.length

@@ -4,8 +4,8 @@ import {
   selectWebhooks, setAlertRuleEnabled, type NewAlertRule,
 } from '@/lib/server/alerts/alerts-store'
 import {
-  alertStates, claimDueEvents, enabledRules, enabledWebhookUrls, groupRates, insertAlertEvent, markFiring, markRecovered, recordDelivery, sourceRates,
-  takeNewGroups, takeNewHalts, tryLockEvaluation, type Measured,
+  alertStates, claimDueEvents, enabledRules, enabledWebhooks, groupRates, insertAlertEvent, markFiring, markRecovered, recordDelivery, sourceRates,
+  takeNewGroups, takeNewHalts, takeWebhookPost, tryLockEvaluation, type Measured,
 } from '@/lib/server/engines/alert-evaluator/alert-store'
 import { createEngineDb, type EngineDb } from '../helpers/engine-db'
 import { insertSource, storeRows } from '../helpers/store-seed'
@@ -70,7 +70,13 @@ describe('webhooks', () => {
     expect(await db.sql.transaction((tx) => insertWebhookWithin({ sql: tx, url: 'https://hooks.example/c', max: 2 }))).toBeNull()
     expect((await selectWebhooks({ sql: db.sql })).map((w) => w.url)).toEqual(['https://hooks.example/a', 'https://hooks.example/b'])
     await db.sql.query(`UPDATE alert_webhooks SET enabled = false WHERE url = 'https://hooks.example/b'`)
-    expect(await enabledWebhookUrls({ sql: db.sql })).toEqual(['https://hooks.example/a'])
+    expect(await enabledWebhooks({ sql: db.sql })).toEqual([{ id: added!.id, url: 'https://hooks.example/a', format: 'generic', routing_key: null }])
+    // The per-webhook rate cap: `max` POSTs per clock minute, then none until the next minute.
+    const minute = new Date('2026-12-07T10:00:00Z')
+    const takes = []
+    for (let i = 0; i < 4; i++) takes.push(await takeWebhookPost({ sql: db.sql, webhookId: added!.id, now: new Date(minute.getTime() + i * 1_000), max: 3 }))
+    expect(takes).toEqual([true, true, true, false])
+    expect(await takeWebhookPost({ sql: db.sql, webhookId: added!.id, now: new Date(minute.getTime() + 60_000), max: 3 })).toBe(true)
     expect(await deleteWebhookRow({ sql: db.sql, id: added!.id })).toBe('https://hooks.example/a')
     expect(await deleteWebhookRow({ sql: db.sql, id: added!.id })).toBeNull()
   })

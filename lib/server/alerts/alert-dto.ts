@@ -2,7 +2,7 @@ import 'server-only'
 import type { AlertEventDto } from '@/lib/shared/schemas/alert'
 
 export type AlertEventRow = {
-  id: string; rule_id: string | null; kind: string; state: 'firing' | 'recovered'; subject_type: 'source' | 'group' | 'finding' | 'replay'; subject_id: string | null
+  id: string; rule_id: string | null; kind: string; state: AlertEventDto['state']; subject_type: AlertEventDto['subject']['type']; subject_id: string | null
   subject_label: string; rate_per_minute: string | number | null; threshold_per_minute: string | number | null; text: string; notified: boolean
   delivery: AlertEventDto['delivery']; at: Date
 }

@@ -102,12 +102,21 @@ export async function deleteAlertRuleRow({ sql, id }: { sql: Sql; id: string }):
   return (await sql.execute('DELETE FROM alert_rules WHERE id = $1::bigint', [id])) > 0
 }
 
-type WebhookRow = { id: string; url: string; enabled: boolean; created_at: Date }
+type WebhookRow = { id: string; url: string; enabled: boolean; created_at: Date; format: AlertWebhookDto['format']; routing_key: string | null }
+const WEBHOOK_COLUMNS = 'id::text, url, enabled, created_at, format, routing_key'
 
-const toWebhookDto = (row: WebhookRow): AlertWebhookDto => ({ id: row.id, url: row.url, enabled: row.enabled, createdAt: new Date(row.created_at).toISOString() })
+// The routing key is a secret (anyone holding it can open and close incidents): only its end is ever shown back.
+const toWebhookDto = (row: WebhookRow): AlertWebhookDto => ({
+  id: row.id,
+  url: row.url,
+  enabled: row.enabled,
+  createdAt: new Date(row.created_at).toISOString(),
+  format: row.format,
+  routingKeyHint: row.routing_key === null ? null : `••••${row.routing_key.slice(-4)}`,
+})
 
 export async function selectWebhooks({ sql }: { sql: Sql }): Promise<AlertWebhookDto[]> {
-  const { rows } = await sql.query<WebhookRow>('SELECT id::text, url, enabled, created_at FROM alert_webhooks ORDER BY alert_webhooks.id')
+  const { rows } = await sql.query<WebhookRow>(`SELECT ${WEBHOOK_COLUMNS} FROM alert_webhooks ORDER BY alert_webhooks.id`)
   return rows.map(toWebhookDto)
 }
 
@@ -115,11 +124,20 @@ export async function selectWebhooks({ sql }: { sql: Sql }): Promise<AlertWebhoo
  * Adds a webhook unless `max` are configured already (then null). Takes a self-conflicting lock on the table until
  * the transaction ends (call it inside one): two concurrent adds cannot both see room for one more.
  */
-export async function insertWebhookWithin({ sql, url, max }: { sql: Sql; url: string; max: number }): Promise<AlertWebhookDto | null> {
+export async function insertWebhookWithin({ sql, url, format = 'generic', routingKey = null, max }: {
+  sql: Sql
+  url: string
+  format?: AlertWebhookDto['format']
+  routingKey?: string | null
+  max: number
+}): Promise<AlertWebhookDto | null> {
   await sql.query('LOCK TABLE alert_webhooks IN SHARE ROW EXCLUSIVE MODE')
   const { rows: count } = await sql.query<{ n: number }>('SELECT count(*)::int AS n FROM alert_webhooks')
   if (count[0].n >= max) return null
-  const { rows } = await sql.query<WebhookRow>('INSERT INTO alert_webhooks (url) VALUES ($1) RETURNING id::text, url, enabled, created_at', [url])
+  const { rows } = await sql.query<WebhookRow>(
+    `INSERT INTO alert_webhooks (url, format, routing_key) VALUES ($1, $2, $3) RETURNING ${WEBHOOK_COLUMNS}`,
+    [url, format, routingKey],
+  )
   return toWebhookDto(rows[0])
 }
 

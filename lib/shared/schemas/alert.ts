@@ -3,6 +3,16 @@ import { idSchema as id, isInt8Id, text } from './fields'
 import { FINDING_SEVERITIES, type FindingSeverity } from './topology'
 
 export const ALERT_KINDS = ['source-rate', 'group-rate', 'new-group', 'new-finding', 'replay-halted'] as const
+/**
+ * `recovered`: one subject of a rate rule is back under its threshold (recorded, not sent). `resolved`: the whole rule
+ * has been quiet for its window after a notified firing; sent to every webhook, so pages close themselves.
+ */
+export const ALERT_EVENT_STATES = ['firing', 'recovered', 'resolved'] as const
+/** What a webhook receives (docs/ARCHITECTURE.md#alerts): `generic` is `{text, alert, alerts}`, the format before there was a choice. */
+export const WEBHOOK_FORMATS = ['generic', 'slack', 'teams', 'pagerduty'] as const
+export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number]
+/** PagerDuty's Events API v2 endpoint, the URL of a `pagerduty` webhook unless another is given. */
+export const PAGERDUTY_EVENTS_URL = 'https://events.pagerduty.com/v2/enqueue'
 
 // POST /api/alerts/rules
 export const createAlertRuleSchema = z
@@ -37,9 +47,23 @@ export type CreateAlertRuleInput = z.infer<typeof createAlertRuleSchema>
 export const updateAlertRuleSchema = z.object({ enabled: z.boolean() }).strict()
 
 // POST /api/alerts/webhooks
+const webhookUrl = text().trim().url('must be a URL').refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL').max(2048)
 export const createWebhookSchema = z
-  .object({ url: text().trim().url('must be a URL').refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL').max(2048) })
+  .object({
+    format: z.enum(WEBHOOK_FORMATS).default('generic'),
+    /** Optional for `pagerduty` only (PAGERDUTY_EVENTS_URL). */
+    url: webhookUrl.optional(),
+    /** `pagerduty` only, and required there: the Events API v2 integration key of a PagerDuty service. */
+    routingKey: text().trim().regex(/^[A-Za-z0-9_-]{20,64}$/, 'must be an Events API v2 integration key (20–64 letters and digits)').optional(),
+  })
   .strict()
+  .superRefine((input, ctx) => {
+    if (input.format !== 'pagerduty' && !input.url) ctx.addIssue({ code: 'custom', path: ['url'], message: 'is required' })
+    if (input.format === 'pagerduty' && !input.routingKey) ctx.addIssue({ code: 'custom', path: ['routingKey'], message: 'is required for a PagerDuty webhook' })
+    if (input.format !== 'pagerduty' && input.routingKey) ctx.addIssue({ code: 'custom', path: ['routingKey'], message: 'is for PagerDuty webhooks only' })
+  })
+  .transform(({ format, url, routingKey }) => ({ format, url: url ?? PAGERDUTY_EVENTS_URL, routingKey: format === 'pagerduty' ? (routingKey ?? null) : null }))
+export type CreateWebhookInput = z.infer<typeof createWebhookSchema>
 
 export const listAlertEventsQuerySchema = z
   .object({
@@ -68,18 +92,27 @@ export type AlertRuleDto = {
   firing: number
 }
 
-export type AlertWebhookDto = { id: string; url: string; enabled: boolean; createdAt: string }
+export type AlertWebhookDto = {
+  id: string
+  url: string
+  enabled: boolean
+  createdAt: string
+  format: WebhookFormat
+  /** A PagerDuty webhook's routing key as shown back: its last four characters (`••••abcd`); null for other formats. */
+  routingKeyHint: string | null
+}
 
 export type AlertEventDto = {
   id: string
   ruleId: string | null
   kind: string
-  state: 'firing' | 'recovered'
-  subject: { type: 'source' | 'group' | 'finding' | 'replay'; id: string | null; label: string }
+  state: (typeof ALERT_EVENT_STATES)[number]
+  /** `rule`: a resolution, which is about the whole rule. */
+  subject: { type: 'source' | 'group' | 'finding' | 'replay' | 'rule'; id: string | null; label: string }
   ratePerMinute: number | null
   thresholdPerMinute: number | null
   text: string
-  /** False when a cool-down suppressed the notification, or for recoveries (recorded, not sent). */
+  /** False when a cool-down suppressed the notification, or for recoveries (recorded, not sent); resolutions are sent. */
   notified: boolean
   delivery: { url: string; ok: boolean; status: number | null; error: string | null }[]
   at: string

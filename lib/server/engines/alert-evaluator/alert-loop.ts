@@ -19,7 +19,9 @@ import { evaluateAlerts } from './evaluate-alerts'
  *    again: webhooks get each alert at least once, and never again once their acceptance is recorded.
  * 3. A webhook that is down or refuses keeps the event due: retried at 30 s, 1, 2, 4, 8, then every 10 minutes, for
  *    an hour.
- * 4. A failed evaluation is logged and tried again at the next interval; the loop holds nothing in memory.
+ *    A webhook over its per-minute cap keeps it due until the next minute (storm control).
+ * 4. A rule's resolution is recorded by the evaluation that closes the rule's incident, in its transaction: once.
+ * 5. A failed evaluation is logged and tried again at the next interval; the loop holds nothing in memory.
  */
 
 export type AlertLoop = TimedLoop

@@ -1,7 +1,7 @@
 import 'server-only'
 import type { Sql } from '@/lib/server/platform/db/sql'
 import { ALERT_EVENT_COLUMNS, alertEventColumns, type AlertEventRow } from '@/lib/server/alerts/alert-dto'
-import type { AlertEventDto, AlertRuleDto } from '@/lib/shared/schemas/alert'
+import type { AlertEventDto, AlertRuleDto, WebhookFormat } from '@/lib/shared/schemas/alert'
 import type { FindingSeverity } from '@/lib/shared/schemas/topology'
 import { MAX_WEBHOOKS } from '@/lib/shared/schemas/webhook-settings'
 
@@ -18,11 +18,11 @@ export type AlertRule = {
   window_minutes: number; cooldown_minutes: number
 }
 /** A rule's subject (a source, a group) with its arrival rate per minute over the rule's window. */
-export type Measured = { key: string; type: 'source' | 'group' | 'finding' | 'replay'; id: string; label: string; rate: number }
+export type Measured = { key: string; type: AlertEventDto['subject']['type']; id: string; label: string; rate: number }
 export type AlertState = { subject_key: string; firing: boolean; last_notified: Date | null }
 export type NewGroup = { id: string; title: string; sources: string[]; signature: string }
 export type NewAlertEvent = {
-  ruleId: string; kind: string; state: 'firing' | 'recovered'; subject: Measured; rate: number | null; threshold: number | null; notify: boolean; text: string
+  ruleId: string; kind: string; state: AlertEventDto['state']; subject: Measured; rate: number | null; threshold: number | null; notify: boolean; text: string
 }
 
 /** In the evaluation's transaction: false when another process is evaluating (the lock is held until commit). */
@@ -139,10 +139,89 @@ export async function claimDueEvents({ sql, now, claimUntil, limit }: { sql: Sql
   return rows
 }
 
-export async function enabledWebhookUrls({ sql }: { sql: Sql }): Promise<string[]> {
+export type EnabledWebhook = { id: string; url: string; format: WebhookFormat; routing_key: string | null }
+
+export async function enabledWebhooks({ sql }: { sql: Sql }): Promise<EnabledWebhook[]> {
   // Capped here too: a database from before the cap may hold more, and each one multiplies every alert and its retries.
-  const { rows } = await sql.query<{ url: string }>(`SELECT url FROM alert_webhooks WHERE enabled ORDER BY id LIMIT ${MAX_WEBHOOKS}`)
-  return rows.map((r) => r.url)
+  const { rows } = await sql.query<EnabledWebhook>(`SELECT id::text, url, format, routing_key FROM alert_webhooks WHERE enabled ORDER BY id LIMIT ${MAX_WEBHOOKS}`)
+  return rows
+}
+
+/**
+ * Takes one of a webhook's `max` POSTs of `now`'s clock minute; false when they are all taken. Counted in the
+ * database, so every process shares the cap (the row lock of the upsert orders concurrent takers).
+ */
+export async function takeWebhookPost({ sql, webhookId, now, max }: { sql: Sql; webhookId: string; now: Date; max: number }): Promise<boolean> {
+  const { rows } = await sql.query(
+    `INSERT INTO alert_webhook_sends (webhook_id, minute, posts) VALUES ($1::bigint, date_trunc('minute', $2::timestamptz), 1)
+     ON CONFLICT (webhook_id, minute) DO UPDATE SET posts = alert_webhook_sends.posts + 1 WHERE alert_webhook_sends.posts < $3
+     RETURNING posts`,
+    [webhookId, now, max],
+  )
+  return rows.length > 0
+}
+
+/** Forgets the counts of minutes long past. */
+export async function pruneWebhookPosts({ sql, now }: { sql: Sql; now: Date }): Promise<void> {
+  await sql.query(`DELETE FROM alert_webhook_sends WHERE minute < $1::timestamptz - interval '1 hour'`, [now])
+}
+
+/** How many messages each group holds and its top stack frames, for the chat and paging formats. */
+export async function groupFacts({ sql, ids }: { sql: Sql; ids: string[] }): Promise<Map<string, { count: number; topFrames: string[] }>> {
+  if (ids.length === 0) return new Map()
+  const { rows } = await sql.query<{ id: string; count: number; top_frames: string[] }>(
+    'SELECT id::text, count::float8 AS count, top_frames FROM error_groups WHERE id = ANY($1::bigint[])',
+    [ids],
+  )
+  return new Map(rows.map((r) => [r.id, { count: r.count, topFrames: r.top_frames }]))
+}
+
+/** The group of each rule that is about one group (PagerDuty's dedup key names it). */
+export async function ruleGroups({ sql, ruleIds }: { sql: Sql; ruleIds: string[] }): Promise<Map<string, string>> {
+  if (ruleIds.length === 0) return new Map()
+  const { rows } = await sql.query<{ id: string; group_id: string }>('SELECT id::text, group_id::text FROM alert_rules WHERE id = ANY($1::bigint[]) AND group_id IS NOT NULL', [ruleIds])
+  return new Map(rows.map((r) => [r.id, r.group_id]))
+}
+
+/**
+ * Records a rule's firing at `now`; a notified one opens the rule's incident unless one is open. The resolution
+ * (takeQuietIncidents) waits for the rule's window after the latest firing.
+ */
+export async function markRuleFired({ sql, ruleId, now, notified }: { sql: Sql; ruleId: string; now: Date; notified: boolean }): Promise<void> {
+  await sql.query(
+    `UPDATE alert_rules SET last_fired_at = $2, incident_opened_at = CASE WHEN $3 THEN coalesce(incident_opened_at, $2) ELSE incident_opened_at END WHERE id = $1::bigint`,
+    [ruleId, now, notified],
+  )
+}
+
+export type QuietRule = {
+  id: string; kind: AlertRuleDto['kind']; window_minutes: number; threshold: number | null; min_severity: FindingSeverity | null
+  queue: string | null; group_id: string | null; title: string | null; opened_at: Date
+}
+
+/**
+ * Closes the incident of every rule that has one open, has no subject in breach and has not fired for its window,
+ * returning those rules. The close is the UPDATE itself (`incident_opened_at` set → NULL), in the evaluation's
+ * transaction: a rule resolves once, whichever process or evaluation sees it quiet first. Disabled rules resolve
+ * too (disabling clears their breach states); a deleted rule's incident goes with it.
+ */
+export async function takeQuietIncidents({ sql, now }: { sql: Sql; now: Date }): Promise<QuietRule[]> {
+  const { rows } = await sql.query<QuietRule>(
+    `WITH quiet AS (
+       SELECT r.id, r.incident_opened_at FROM alert_rules r
+       WHERE r.incident_opened_at IS NOT NULL
+         AND coalesce(r.last_fired_at, r.incident_opened_at) <= $1::timestamptz - make_interval(mins => r.window_minutes)
+         AND NOT EXISTS (SELECT 1 FROM alert_states st WHERE st.rule_id = r.id AND st.firing)
+       ORDER BY r.id FOR UPDATE OF r
+     ), closed AS (
+       UPDATE alert_rules r SET incident_opened_at = NULL FROM quiet WHERE r.id = quiet.id
+       RETURNING r.id, r.kind, r.window_minutes, r.threshold_per_minute, r.min_severity, r.source_id, r.group_id, quiet.incident_opened_at AS opened_at
+     )
+     SELECT c.id::text, c.kind, c.window_minutes, c.threshold_per_minute::float8 AS threshold, c.min_severity, s.queue, c.group_id::text, g.title, c.opened_at
+     FROM closed c LEFT JOIN sources s ON s.id = c.source_id LEFT JOIN error_groups g ON g.id = c.group_id ORDER BY c.id`,
+    [now],
+  )
+  return rows
 }
 
 /** Records an event's deliveries so far; `next` null: nothing left to retry. */

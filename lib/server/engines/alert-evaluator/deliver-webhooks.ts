@@ -18,20 +18,15 @@ export async function deliverWebhooks({ urls, text, alert, alerts = [alert], pol
   policy: WebhookPolicy
   timeoutMs?: number
 }): Promise<Delivery[]> {
-  return Promise.all(
-    urls.map(async (url): Promise<Delivery> => {
-      try {
-        const response = await postWebhook({
-          url,
-          policy,
-          headers: { 'content-type': 'application/json', 'user-agent': 'lazarus-alerts' },
-          body: JSON.stringify({ text, alert, alerts }),
-          timeoutMs,
-        })
-        return { url, ok: response.ok, status: response.status, error: response.ok ? null : `HTTP ${response.status}` }
-      } catch (error) {
-        return { url, ok: false, status: null, error: (error as Error).message }
-      }
-    }),
-  )
+  return Promise.all(urls.map((url) => sendWebhook({ url, body: JSON.stringify({ text, alert, alerts }), policy, timeoutMs })))
+}
+
+/** POSTs one JSON body to one webhook; never throws: a refusal, a timeout or a non-2xx answer is a failed delivery. */
+export async function sendWebhook({ url, body, policy, timeoutMs = 5_000 }: { url: string; body: string; policy: WebhookPolicy; timeoutMs?: number }): Promise<Delivery> {
+  try {
+    const response = await postWebhook({ url, policy, headers: { 'content-type': 'application/json', 'user-agent': 'lazarus-alerts' }, body, timeoutMs })
+    return { url, ok: response.ok, status: response.status, error: response.ok ? null : `HTTP ${response.status}` }
+  } catch (error) {
+    return { url, ok: false, status: null, error: (error as Error).message }
+  }
 }

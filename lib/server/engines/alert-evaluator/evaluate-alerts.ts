@@ -12,17 +12,19 @@ import {
   insertAlertEvent,
   markFiring,
   markRecovered,
+  markRuleFired,
   markRulesEvaluated,
   sourceRates,
   takeNewGroups,
   takeNewHalts,
+  takeQuietIncidents,
   tryLockEvaluation,
   type AlertRule,
   type Measured,
   type NewAlertEvent,
+  type QuietRule,
 } from './alert-store'
 import { deliverPendingAlerts } from './deliver-pending-alerts'
-import { deliverWebhooks } from './deliver-webhooks'
 
 export type EvaluateAlertsOptions = {
   /** The evaluator uses db.background, the pool without statement timeouts. */
@@ -30,7 +32,8 @@ export type EvaluateAlertsOptions = {
   now?: Date
   /** Base URL for links in the text (LAZARUS_PUBLIC_URL); without it the text carries no link. */
   publicUrl?: string
-  deliver?: typeof deliverWebhooks
+  /** LAZARUS_WEBHOOK_MAX_PER_MINUTE (default: the configuration's). */
+  maxPostsPerMinute?: number
 }
 
 export type EvaluateAlertsResult = { evaluated: boolean; events: AlertEventDto[] }
@@ -38,10 +41,12 @@ export type EvaluateAlertsResult = { evaluated: boolean; events: AlertEventDto[]
 /**
  * Compares arrival rates with the alert rules, records breaches and recoveries, and notifies the webhooks once per
  * breach: a subject already in breach is not re-notified, and a new breach within the rule's cool-down of the
- * last notification is recorded but not sent. Recoveries are recorded, never sent as alerts. Rates are per minute,
- * averaged over the rule's window, by failure time (so a backlog drained late does not look like a storm).
+ * last notification is recorded but not sent. A subject's recovery is recorded, not sent. A rule whose notified
+ * firing opened an incident resolves once it has had nothing in breach and nothing new for its window: the
+ * resolution is recorded and sent to every webhook (PagerDuty: `resolve`), so pages close themselves. Rates are per
+ * minute, averaged over the rule's window, by failure time (so a backlog drained late does not look like a storm).
  */
-export async function evaluateAlerts({ db, now = new Date(), publicUrl, deliver = deliverWebhooks }: EvaluateAlertsOptions): Promise<EvaluateAlertsResult> {
+export async function evaluateAlerts({ db, now = new Date(), publicUrl, maxPostsPerMinute }: EvaluateAlertsOptions): Promise<EvaluateAlertsResult> {
   const stored = await db.background.transaction(async (tx) => {
     if (!(await tryLockEvaluation({ sql: tx }))) return null
     const rules = await enabledRules({ sql: tx })
@@ -56,6 +61,11 @@ export async function evaluateAlerts({ db, now = new Date(), publicUrl, deliver 
     pending.push(...(await newHalts({ sql: tx, rules: rules.filter((r) => r.kind === 'replay-halted'), publicUrl })))
     const events: AlertEventRow[] = []
     for (const event of pending) events.push(await insertAlertEvent({ sql: tx, event, now }))
+    const fired = new Map<string, boolean>()
+    for (const e of events) if (e.state === 'firing' && e.rule_id !== null) fired.set(e.rule_id, (fired.get(e.rule_id) ?? false) || e.notified)
+    for (const [ruleId, notified] of fired) await markRuleFired({ sql: tx, ruleId, now, notified })
+    // After the firings are recorded: a rule that fired in this evaluation is not quiet.
+    for (const rule of await takeQuietIncidents({ sql: tx, now })) events.push(await insertAlertEvent({ sql: tx, event: resolution(rule, publicUrl), now }))
     await markRulesEvaluated({ sql: tx, now })
     return events
   })
@@ -63,7 +73,7 @@ export async function evaluateAlerts({ db, now = new Date(), publicUrl, deliver 
 
   // Sent after the commit (a webhook that hangs must not hold the evaluation's locks), together with any earlier alert
   // still due: recorded events are delivered at least once, so a crash or a receiver that was down loses nothing.
-  const delivered = await deliverPendingAlerts({ db, now, deliver })
+  const delivered = await deliverPendingAlerts({ db, now, publicUrl, maxPostsPerMinute })
   const events = stored.map((row): AlertEventDto => {
     const dto = toAlertEventDto(row)
     const delivery = delivered.get(row.id)
@@ -147,6 +157,23 @@ async function newHalts({ sql: tx, rules, publicUrl }: { sql: Sql; rules: AlertR
     }
   }
   return pending
+}
+
+/** What a rule is about, in a sentence's words ("“OrderException” over 5/min", "new error groups"). */
+function ruleSubject(rule: QuietRule): string {
+  if (rule.kind === 'source-rate') return `dead letters of ${rule.queue ?? 'every source'} over ${rule.threshold}/min`
+  if (rule.kind === 'group-rate') return `${rule.title === null ? 'any error group' : `“${rule.title}”`} over ${rule.threshold}/min`
+  if (rule.kind === 'new-group') return 'new error groups'
+  if (rule.kind === 'new-finding') return `new topology findings (${rule.min_severity ?? 'warning'} or worse)`
+  return 'halted staged replays'
+}
+
+function resolution(rule: QuietRule, publicUrl?: string): NewAlertEvent {
+  const label = ruleSubject(rule)
+  return {
+    ruleId: rule.id, kind: rule.kind, state: 'resolved', subject: { key: `rule:${rule.id}`, type: 'rule', id: rule.id, label, rate: 0 }, rate: null, threshold: rule.threshold, notify: true,
+    text: `Resolved: ${ruleSubject(rule)}: quiet for ${rule.window_minutes} min.${link(publicUrl, '/alerts')}`,
+  }
 }
 
 function breachText(rule: AlertRule, subject: Measured, publicUrl?: string): string {
