@@ -421,6 +421,15 @@ export const MID_TERM = 'device_fingerprint'
  * the rest spread over a long tail of tenant-0000 … tenant-1999 (the first ones large, the last ones ~100 rows), and
  * TENANT_RARE on the same ~10 rows as RARE_TERM.
  */
+/**
+ * A field of the JSON body only 1 in BODY_FIELD_EVERY messages has (issue 28, "Body fields"): `"escalation": {"level":
+ * BODY_FIELD_VALUE, "ticket": "INC-<row>"}`, so `b./escalation/level=p1` matches 1 % of all rows and
+ * `b./escalation/ticket=INC-<row>` one.
+ */
+export const BODY_FIELD_EVERY = 100
+export const BODY_FIELD_POINTER = '/escalation/level'
+export const BODY_FIELD_VALUE = 'p1'
+
 export const TENANT_COMMON = 'acme'
 export const TENANT_RARE = 'zephyr-labs'
 export const TENANT_COMMON_SHARE = 0.35

@@ -9,7 +9,7 @@
  * default, and indexes on dead_letters and dead_letter_states (whatever they are) are dropped for the load and rebuilt after it.
  */
 import pg from 'pg'
-import { BODY_TERM, buildGroups, RARE_EVERY, RARE_TERM, SOURCES, TENANT_COMMON, TENANT_COMMON_SHARE, TENANT_RARE, TENANT_TAIL, toFormat, WORDS, type GroupSpec } from './api-catalog'
+import { BODY_FIELD_EVERY, BODY_FIELD_VALUE, BODY_TERM, buildGroups, RARE_EVERY, RARE_TERM, SOURCES, TENANT_COMMON, TENANT_COMMON_SHARE, TENANT_RARE, TENANT_TAIL, toFormat, WORDS, type GroupSpec } from './api-catalog'
 
 export type LoadResult = { groups: GroupSpec[]; groupIds: Map<number, string>; phases: [string, number][]; filled: string[] }
 
@@ -110,7 +110,7 @@ FROM (
     extract(epoch FROM b.failed_at)::bigint AS failed_epoch,
     format('{"messageId":%s,"type":%s,"occurredAt":%s,"entityId":%s,"customer":{"id":%s,"name":%s,"email":%s,"locale":%s},'
       '"amount":{"value":%s,"currency":%s},"lines":[{"sku":%s,"qty":%s,"unitPrice":%s},{"sku":%s,"qty":%s,"unitPrice":%s}],'
-      '"channel":%s,"source":{"service":%s,"version":%s},"notes":',
+      '%s"channel":%s,"source":{"service":%s,"version":%s},"notes":',
       to_json(b.req_uuid), to_json(b.message_type), to_json(to_char(b.failed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')),
       to_json(b.entity_prefix || b.entity_no), to_json('c-' || b.customer_no),
       to_json(CASE WHEN b.rare THEN 'Amelie ${BODY_TERM[0].toUpperCase()}${BODY_TERM.slice(1)}' ELSE b.first_name || ' ' || b.last_name END),
@@ -119,6 +119,7 @@ FROM (
       round((b.r_amount * 480 + 5)::numeric, 2), to_json((ARRAY['EUR','EUR','EUR','GBP','CHF','PLN'])[1 + b.v_int % 6]),
       to_json('SKU-' || (10000 + b.v_int % 9000)), 1 + b.v_small % 4, round((b.r_amount * 90 + 1)::numeric, 2),
       to_json('SKU-' || (10000 + (b.v_int * 7) % 9000)), 1 + b.v_small % 3, round((b.r_amount * 35 + 1)::numeric, 2),
+      CASE WHEN b.escalation_ticket IS NOT NULL THEN format('"escalation":{"level":%s,"ticket":%s},', to_json('${BODY_FIELD_VALUE}'::text), to_json(b.escalation_ticket)) ELSE '' END,
       to_json((ARRAY['web','app','marketplace','pos','api'])[1 + b.v_int % 5]), to_json(b.service), to_json(b.version)
     ) AS body_head,
     t.txt
@@ -144,6 +145,8 @@ FROM (
         (1 + floor(random() * 24))::int AS host_no,
         floor(random() * 90)::int AS ingest_delay_s,
         (p.n % $5::int = 1) AS rare,
+        -- The body field only 1 in BODY_FIELD_EVERY bodies has (issue 28, "Body fields").
+        CASE WHEN p.n % ${BODY_FIELD_EVERY} = 37 THEN 'INC-' || p.n END AS escalation_ticket,
         CASE WHEN p.n % $5::int = 1 THEN '${TENANT_RARE}' WHEN random() < ${TENANT_COMMON_SHARE} THEN '${TENANT_COMMON}'
           ELSE 'tenant-' || lpad(floor(power(random(), 3) * ${TENANT_TAIL})::int::text, 4, '0') END AS tenant
       FROM bench.plan p
@@ -374,13 +377,16 @@ export async function loadDataset(url: string, rows: number, options: { jobs?: n
     )
     for (const index of searchIndexes) await client.query(`DROP INDEX ${index.name}`)
     await client.query(`SET max_parallel_workers_per_gather = 2; SET maintenance_work_mem = '512MB'`)
-    const { rows: [{ terms }] } = await client.query<{ terms: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_name = 'dead_letter_search' AND column_name = 'terms') AS terms`,
+    const { rows: [{ terms, bodyTerms }] } = await client.query<{ terms: boolean; bodyTerms: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_name = 'dead_letter_search' AND column_name = 'terms') AS terms,
+         EXISTS (SELECT 1 FROM pg_proc WHERE proname = 'dead_letter_terms_v2') AS "bodyTerms"`,
     )
+    // With body field terms (migration 20261215000000_body_field_terms) where the schema has them, as the indexer writes.
+    const termsOf = bodyTerms ? 'dead_letter_terms_v2(headers, properties, body, body_encoding, body_size)' : 'dead_letter_terms_v1(headers, properties)'
     // In id ranges on `jobs` connections, as the rows were stored: one statement would use one core for the whole table.
     const fill = terms
       ? `INSERT INTO dead_letter_search (dead_letter_id, text, terms)
-         SELECT id, dead_letter_search_text_v2(error_type, error_message, entity_key, body_preview), dead_letter_terms_v1(headers, properties)
+         SELECT id, dead_letter_search_text_v2(error_type, error_message, entity_key, body_preview), ${termsOf}
          FROM dead_letters WHERE id BETWEEN $1 AND $2`
       : `INSERT INTO dead_letter_search (dead_letter_id, text)
          SELECT id, dead_letter_search_text_v2(error_type, error_message, entity_key, body_preview) FROM dead_letters WHERE id BETWEEN $1 AND $2`
@@ -403,7 +409,7 @@ export async function loadDataset(url: string, rows: number, options: { jobs?: n
     }
     await Promise.all(Array.from({ length: jobs }, fillWorker))
     for (const index of searchIndexes) await client.query(index.def)
-    phases.push([`search index (dead_letter_search${terms ? ' with header terms' : ''} and ${searchIndexes.length} GIN indexes)`, ms(t)])
+    phases.push([`search index (dead_letter_search${terms ? (bodyTerms ? ' with header and body terms' : ' with header terms') : ''} and ${searchIndexes.length} GIN indexes)`, ms(t)])
 
     // Counters exactly as ingestion would have left them, derived from the rows themselves.
     t = performance.now()

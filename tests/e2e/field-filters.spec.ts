@@ -38,8 +38,8 @@ test('adds a header filter, keeps it in the URL, and saves it as a view', async 
   await page.goto(`/messages?q=${RUN}`)
   await expect(rows).toHaveCount(3)
 
-  await page.getByRole('button', { name: '+ Header filter' }).click()
-  const form = page.getByRole('form', { name: 'Add a header, property or x-death filter' })
+  await page.getByRole('button', { name: '+ Field filter' }).click()
+  const form = page.getByRole('form', { name: 'Add a header, property, body field or x-death filter' })
   await form.getByRole('textbox', { name: 'Header name' }).fill('tenant')
   // An empty value is refused in place.
   await form.getByRole('button', { name: 'Add' }).click()
@@ -73,7 +73,7 @@ test('adds a header filter, keeps it in the URL, and saves it as a view', async 
   await expect(rows).toHaveCount(2)
 
   // A property filter from the same form narrows further; removing the header chip widens again.
-  await page.getByRole('button', { name: '+ Header filter' }).click()
+  await page.getByRole('button', { name: '+ Field filter' }).click()
   await form.getByRole('combobox', { name: 'Filter on' }).selectOption('property')
   await form.getByRole('combobox', { name: 'Property' }).selectOption('correlationId')
   await form.getByRole('textbox', { name: 'Value' }).fill(`${RUN}-corr-2`)

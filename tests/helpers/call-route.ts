@@ -32,3 +32,14 @@ export async function callRoute(
   if (typeof handler !== 'function') throw new Error(`the route module exports no ${method} handler`)
   return (handler as RouteHandler)(anonymous ? request : withAuth(request), { params: Promise.resolve(params) })
 }
+
+/** Calls a route as a signed-in caller (their Authorization header) with an optional JSON body: its status and text. */
+export async function callAs(who: { authorization: string }, module: RouteModule, method: 'GET' | 'POST', url: string, body?: unknown): Promise<{ status: number; text: string }> {
+  const response = await callRoute(
+    module,
+    method,
+    new Request(url, { method, headers: { authorization: who.authorization, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }),
+    {},
+  )
+  return { status: response.status, text: await response.text() }
+}

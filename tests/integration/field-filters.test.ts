@@ -5,7 +5,7 @@ import * as exportRoute from '@/app/api/export/route'
 import * as resolve from '@/app/api/messages/resolve/route'
 import { storeBatch } from '@/lib/server/engines/drainer/store-batch'
 import { createTestUser, type TestUser } from '../helpers/auth'
-import { callRoute, type RouteModule } from '../helpers/call-route'
+import { callAs, type RouteModule } from '../helpers/call-route'
 import { ingestRow } from '../helpers/ingest-row'
 import { createTestDb, type TestDb } from '../helpers/test-db'
 
@@ -44,15 +44,7 @@ describe('header, property and x-death filters', () => {
   const ids: Record<string, string> = {}
   const name = (id: string) => Object.entries(ids).find(([, v]) => v === id)?.[0]
 
-  async function call(who: TestUser, module: RouteModule, method: 'GET' | 'POST', path: string, body?: unknown) {
-    const response = await callRoute(
-      module,
-      method,
-      new Request(ORIGIN + path, { method, headers: { authorization: who.authorization, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }),
-      {},
-    )
-    return { status: response.status, text: await response.text() }
-  }
+  const call = (who: TestUser, module: RouteModule, method: 'GET' | 'POST', path: string, body?: unknown) => callAs(who, module, method, ORIGIN + path, body)
   /** The names of the rows the list shows for `query`, sorted. */
   async function list(query: string, who: TestUser = admin): Promise<string[]> {
     const response = await call(who, messages, 'GET', `/api/messages?${query}`)

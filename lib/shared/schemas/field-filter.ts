@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { pointerProblem } from '@/lib/shared/json-pointer'
 import { text } from './fields'
 
 /*
@@ -7,7 +8,8 @@ import { text } from './fields'
  *
  *   h.tenant=acme          header `tenant` is acme        p.correlationId=abc   property equals
  *   h.tenant^=ac           header `tenant` starts with ac p.type^=order.        property starts with
- *   h.tenant?=true|false   header `tenant` is present or absent (also p.…?=)
+ *   h.tenant?=true|false   header `tenant` is present or absent (also p.…?= and b.…?=)
+ *   b./order/customer=42   the JSON body's field at that RFC 6901 pointer is 42 (b./type^=refund.: starts with)
  *   death.count>=5         an x-death entry counted at least 5 times (death.count<=5: at most)
  *   death.reason=expired   an x-death entry with that reason; death.queue=orders: with that queue
  *
@@ -25,6 +27,11 @@ export const FILTER_PROPERTIES = ['messageId', 'correlationId', 'type', 'appId',
 export const MAX_FIELD_FILTERS = 20
 
 const value = text().min(1, 'needs a value').max(1024)
+/** A body field's RFC 6901 pointer (lib/shared/json-pointer.ts). */
+const pointer = text().superRefine((name, ctx) => {
+  const problem = pointerProblem(name)
+  if (problem) ctx.addIssue({ code: 'custom', message: problem })
+})
 const count = z.string().regex(/^[0-9]{1,9}$/, 'must be a whole number')
 
 export const fieldConditionSchema = z.union([
@@ -32,18 +39,21 @@ export const fieldConditionSchema = z.union([
   z.object({ on: z.literal('header'), name: text().min(1).max(255), op: z.enum(['exists', 'missing']) }).strict(),
   z.object({ on: z.literal('property'), name: z.enum(FILTER_PROPERTIES), op: z.enum(['eq', 'prefix']), value }).strict(),
   z.object({ on: z.literal('property'), name: z.enum(FILTER_PROPERTIES), op: z.enum(['exists', 'missing']) }).strict(),
+  z.object({ on: z.literal('body'), name: pointer, op: z.enum(['eq', 'prefix']), value }).strict(),
+  z.object({ on: z.literal('body'), name: pointer, op: z.enum(['exists', 'missing']) }).strict(),
   z.object({ on: z.literal('death'), name: z.literal('count'), op: z.enum(['gte', 'lte']), value: count }).strict(),
   z.object({ on: z.literal('death'), name: z.enum(['reason', 'queue']), op: z.literal('eq'), value }).strict(),
 ])
 export type FieldCondition = z.infer<typeof fieldConditionSchema>
 
-export const fieldConditionsSchema = z.array(fieldConditionSchema).max(MAX_FIELD_FILTERS, `at most ${MAX_FIELD_FILTERS} header, property and x-death filters`)
+export const fieldConditionsSchema = z.array(fieldConditionSchema).max(MAX_FIELD_FILTERS, `at most ${MAX_FIELD_FILTERS} header, property, body field and x-death filters`)
 
-const SCOPES = { h: 'header', p: 'property', death: 'death' } as const
+const SCOPES = { h: 'header', p: 'property', b: 'body', death: 'death' } as const
+const SCOPE_PREFIX = { header: 'h', property: 'p', body: 'b', death: 'death' } as const
 const SUFFIX_OPS = { '^': 'prefix', '>': 'gte', '<': 'lte' } as const
 
-/** Whether a query parameter's name is a field filter (`h.…`, `p.…`, `death.…`). */
-export const isFieldFilterParam = (name: string) => /^(h|p|death)\../.test(name)
+/** Whether a query parameter's name is a field filter (`h.…`, `p.…`, `b.…`, `death.…`). */
+export const isFieldFilterParam = (name: string) => /^(h|p|b|death)\../.test(name)
 
 /**
  * A field filter parameter as a condition, for the schema to check (an unknown property or a bad value fails there,
@@ -66,8 +76,7 @@ export function parseFieldFilter(name: string, raw: string): Record<string, unkn
 
 /** A condition as its query parameter: the inverse of parseFieldFilter. */
 export function fieldFilterParam(condition: FieldCondition): [name: string, value: string] {
-  const scope = condition.on === 'header' ? 'h' : condition.on === 'property' ? 'p' : 'death'
-  const key = `${scope}.${condition.name}`
+  const key = `${SCOPE_PREFIX[condition.on]}.${condition.name}`
   switch (condition.op) {
     case 'eq':
       return [key, condition.value]
@@ -86,8 +95,7 @@ export function fieldFilterParam(condition: FieldCondition): [name: string, valu
 
 /** A condition as people read it: `h.tenant = acme`, `death.count ≥ 5`, `p.type starts with order.`. */
 export function describeFieldFilter(condition: FieldCondition): string {
-  const scope = condition.on === 'header' ? 'h' : condition.on === 'property' ? 'p' : 'death'
-  const key = `${scope}.${condition.name}`
+  const key = `${SCOPE_PREFIX[condition.on]}.${condition.name}`
   switch (condition.op) {
     case 'eq':
       return `${key} = ${condition.value}`

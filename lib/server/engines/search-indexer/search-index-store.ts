@@ -25,12 +25,13 @@ export async function indexSearchBacklog({ sql, ranges = 8 }: IndexSearchBacklog
     )
     if (taken.length === 0) return { ranges: 0, rows: 0, more: false }
     // Ranges can overlap: a drainer writes two batches at once, so their ids interleave. Each row is indexed once.
-    // With its text go its header and property equality terms (dead_letter_terms_v1, migration
-    // 20261208000000_header_terms), which the filters h.<name>=… and p.<name>=… look up.
+    // With its text go its header, property and JSON body equality terms (dead_letter_terms_v2, migrations
+    // 20261208000000_header_terms and 20261215000000_body_field_terms), which the filters h.<name>=…, p.<name>=… and
+    // b.<pointer>=… look up.
     const indexed = await tx.execute(
       `INSERT INTO dead_letter_search (dead_letter_id, text, terms)
        SELECT DISTINCT ON (d.id) d.id, dead_letter_search_text_v2(d.error_type, d.error_message, d.entity_key, d.body_preview),
-         dead_letter_terms_v1(d.headers, d.properties)
+         dead_letter_terms_v2(d.headers, d.properties, d.body, d.body_encoding, d.body_size)
        FROM unnest($1::bigint[], $2::bigint[]) AS r(first_id, last_id)
        JOIN dead_letters d ON d.id BETWEEN r.first_id AND r.last_id
        ORDER BY d.id
