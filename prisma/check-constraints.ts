@@ -1,6 +1,6 @@
 import { ROLES } from '@/lib/shared/roles'
 import { REPLAY_JOB_STATUSES } from '@/lib/shared/replay-job-machine'
-import { ALERT_KINDS } from '@/lib/shared/schemas/alert'
+import { ALERT_EVENT_STATES, ALERT_KINDS, WEBHOOK_FORMATS } from '@/lib/shared/schemas/alert'
 import { REDACTION_RULE_KINDS } from '@/lib/shared/schemas/redaction'
 import { FINDING_SEVERITIES } from '@/lib/shared/schemas/topology'
 
@@ -48,7 +48,9 @@ export const CHECK_CONSTRAINTS: Record<string, CheckConstraint> = {
   alert_rules_min_severity_check: inList('alert_rules', 'min_severity', FINDING_SEVERITIES, 'FINDING_SEVERITIES (lib/shared/schemas/topology.ts)'),
   alert_rules_window_minutes_check: { table: 'alert_rules', check: 'CHECK (((window_minutes >= 1) AND (window_minutes <= 1440)))' },
   alert_rules_cooldown_minutes_check: { table: 'alert_rules', check: 'CHECK (((cooldown_minutes >= 0) AND (cooldown_minutes <= 10080)))' },
-  alert_events_state_check: inList('alert_events', 'state', ['firing', 'recovered']),
+  alert_events_state_check: inList('alert_events', 'state', ALERT_EVENT_STATES, 'ALERT_EVENT_STATES (lib/shared/schemas/alert.ts)'),
+  alert_webhooks_format_check: inList('alert_webhooks', 'format', WEBHOOK_FORMATS, 'WEBHOOK_FORMATS (lib/shared/schemas/alert.ts)'),
+  alert_webhooks_routing_key_check: { table: 'alert_webhooks', check: "CHECK (((format = 'pagerduty'::text) = (routing_key IS NOT NULL)))" },
   alert_cursor_id_check: singleRow('alert_cursor'),
   users_auth_source_check: inList('users', 'auth_source', ['local', 'oidc', 'proxy']),
   role_bindings_role_check: inList('role_bindings', 'role', ROLES, 'ROLES (lib/shared/roles.ts)'),
@@ -62,6 +64,7 @@ export const CHECK_CONSTRAINTS: Record<string, CheckConstraint> = {
   webhook_settings_id_check: singleRow('webhook_settings'),
   replay_target_settings_id_check: singleRow('replay_target_settings'),
   replay_confirm_settings_id_check: singleRow('replay_confirm_settings'),
+  trace_settings_id_check: singleRow('trace_settings'),
   replay_confirm_settings_large_job_messages_check: { table: 'replay_confirm_settings', check: 'CHECK ((large_job_messages >= 1))' },
   replay_confirm_settings_staged_from_messages_check: { table: 'replay_confirm_settings', check: 'CHECK ((staged_from_messages > 0))' },
   replay_approval_settings_id_check: singleRow('replay_approval_settings'),

@@ -8,6 +8,7 @@ import { MessageFilters } from '@/components/messages/message-filters'
 import { MessageList } from '@/components/messages/message-list'
 import { PauseLink } from '@/components/pauses/pause-link'
 import { ReplayActions } from '@/components/replays/replay-actions'
+import { GroupTraces } from '@/components/traces/group-traces'
 import { renderSelectionActions } from '@/components/replays/selection-actions'
 import { StatusBadge } from '@/components/ui/badge'
 import { BarList } from '@/components/ui/bar-list'
@@ -154,6 +155,7 @@ export function GroupDetail({ id }: { id: string }) {
         </Panel>
       </div>
       {data.breakdownSampled && <p className="text-xs text-zinc-500">Breakdowns are computed from a sample of this group&apos;s most recent messages.</p>}
+      <GroupTraces id={id} />
       <section className="space-y-2" aria-label="Messages of this group">
         <div className="flex items-center justify-between gap-2">
           <h2 className="text-xs font-semibold tracking-wide text-zinc-500 uppercase">Messages</h2>
@@ -161,7 +163,7 @@ export function GroupDetail({ id }: { id: string }) {
             Open in Messages →
           </Link>
         </div>
-        <MessageFilters values={filterValues} fields={fields} update={update} fixed={FIXED} />
+        <MessageFilters values={filterValues} fields={fields} update={update} fixed={FIXED} sampleGroup={id} />
         <MessageList params={listParams} renderActions={renderSelectionActions} />
       </section>
     </div>

@@ -5,6 +5,7 @@ import { ExportMenu } from '@/components/export/export-menu'
 import Link from 'next/link'
 import type { ReactNode } from 'react'
 import { PauseLink } from '@/components/pauses/pause-link'
+import { TraceField } from '@/components/traces/trace-link'
 import { FailedAgainNotice, MessageReplays, ReplayedField } from '@/components/replays/message-replays'
 import { ReplayActions } from '@/components/replays/replay-actions'
 import { Badge, KindBadge, StatusBadge } from '@/components/ui/badge'
@@ -53,6 +54,7 @@ function derivedFields(m: MessageDetailDto): [string, ReactNode][] {
     ['Service', clamped(m.service)],
     ['Service version', clamped(m.serviceVersion)],
     ['Entity', entity && <Link key="e" href={`/messages?entity=${encodeURIComponent(m.entityKey!)}`} className="hover:underline" title={entity}>{entity.length > 160 ? `${entity.slice(0, 160)}…` : entity}</Link>],
+    ['Trace', m.trace && <TraceField key="t" trace={m.trace} />],
     ['Attempts', m.attempts === null ? null : formatCount(m.attempts)],
     ['Death reason', clamped(m.deathReason)],
     ['Origin exchange', m.source.broker === 'jetstream' ? <span key="oe" className="text-zinc-400">none: JetStream</span> : m.origin.exchange === '' ? '(default)' : clamped(m.origin.exchange)],

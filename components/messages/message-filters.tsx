@@ -48,7 +48,7 @@ function Chip({ label, value, onClear, href }: { label: string; value: string; o
   const text = visibleText(value)
   return (
     <span className="inline-flex h-7 max-w-72 items-center gap-1 rounded-md border border-zinc-300 bg-white pl-2 text-xs">
-      <span className="text-zinc-500">{label}</span>
+      <span className="shrink-0 text-zinc-500">{label}</span>
       {href ? (
         <Link href={href} className="truncate font-mono text-zinc-800 hover:underline" title={text}>
           {text}
@@ -75,12 +75,15 @@ export function MessageFilters({
   update,
   fixed = [],
   savedViews = false,
+  sampleGroup,
 }: {
   values: Values
   fields?: Record<string, string>
   update: Update
   fixed?: readonly MessageFilterKey[]
   savedViews?: boolean
+  /** A group page's group, whose recent JSON bodies the body field filter offers pointers from. */
+  sampleGroup?: string
 }) {
   const offer = (key: MessageFilterKey) => !fixed.includes(key)
   const time = useTimeFormat()
@@ -116,8 +119,9 @@ export function MessageFilters({
           <TextFilter label="Subject" className="w-36" value={values.subject ?? ''} onCommit={(v) => update({ subject: v || null })} />
         </>
       )}
-      <FieldFilters fields={fields} update={update} />
+      <FieldFilters fields={fields} update={update} sample={{ group: sampleGroup ?? values.group, source: values.source }} />
       {offer('group') && values.group && <Chip label="group" value={`#${values.group}`} href={`/groups/${values.group}`} onClear={() => update({ group: null })} />}
+      {values.traceId && <Chip label="trace" value={values.traceId} onClear={() => update({ traceId: null })} />}
       {offer('from') && values.from && <Chip label="from" value={`${time.absolute(values.from)} ${time.zoneLabel(values.from)}`} onClear={() => update({ from: null })} />}
       {offer('to') && values.to && <Chip label="to" value={`${time.absolute(values.to)} ${time.zoneLabel(values.to)}`} onClear={() => update({ to: null })} />}
       {active.length > 0 && (

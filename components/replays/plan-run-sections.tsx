@@ -40,6 +40,16 @@ export function DeliverySection({ plan, choices, choose, rateInvalid }: ChoicePr
               ? 'These messages carry no entity keys: nothing to pause.'
               : `${plural(plan.entities.count, 'entity', 'entities')}${plan.entities.orderSensitive ? `, ${formatCount(plan.entities.orderSensitive)} on order-sensitive sources` : ''}. Their new messages are held while the old ones replay, then released in order.`}
           </p>
+          <label className="mt-2 flex items-center gap-2">
+            <Checkbox checked={choices.newTrace} onChange={(e) => choose({ type: 'new-trace', newTrace: e.target.checked })} aria-describedby="new-trace-hint" />
+            <span className="font-medium">Start a new trace</span>
+          </label>
+          <p id="new-trace-hint" className="mt-0.5 text-xs text-zinc-500">
+            {choices.newTrace
+              ? 'Each copy gets a fresh traceparent; its old trace headers are dropped.'
+              : 'Each copy keeps its traceparent.'}{' '}
+            Either way it carries <code>x-lazarus-origin-trace</code>, the trace it failed in.
+          </p>
         </div>
       </div>
       {plan.entities.sources.length > 0 && (

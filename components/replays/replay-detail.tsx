@@ -192,6 +192,12 @@ function PlanSummary({ job }: { job: ReplayJobDetailDto }) {
       </dd>
       <dt className="text-zinc-500">Rate limit</dt>
       <dd className="tabular-nums">{formatCount(job.ratePerSecond)}/s</dd>
+      {job.newTrace && (
+        <>
+          <dt className="text-zinc-500">Trace</dt>
+          <dd data-testid="job-new-trace">a new trace per copy</dd>
+        </>
+      )}
     </dl>
   )
 }

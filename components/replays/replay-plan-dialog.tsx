@@ -35,7 +35,12 @@ export function ReplayPlanDialog({ selection, subject, onClose }: ReplayPlanDial
 
   const confirm = () => {
     if (!canConfirm) return
-    const body: ReplayRequest = { ...state.request, ...(confirmCount !== null && { confirmCount }), ...(startAt && { startAt: startAt.toISOString() }) }
+    const body: ReplayRequest = {
+      ...state.request,
+      ...(confirmCount !== null && { confirmCount }),
+      ...(startAt && { startAt: startAt.toISOString() }),
+      ...(choices.newTrace && { newTrace: true }),
+    }
     create.mutate(body, { onSuccess: (job) => router.push(`/replays/${job.id}`) })
   }
 

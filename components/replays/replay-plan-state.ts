@@ -24,6 +24,8 @@ export type PlanChoices = {
   /** null: the plan's default (on for order-sensitive sources). */
   pauseEntities: boolean | null
   onlyNewest: boolean
+  /** Copies start a new trace (sent only when the job is created: the plan does not depend on it). */
+  newTrace: boolean
   /** Staging switched on or off; null follows the plan's offer (stagingSuggested). */
   stagedChoice: boolean | null
   stagingDraft: StagingDraft
@@ -41,6 +43,7 @@ export const INITIAL_CHOICES: PlanChoices = {
   rateText: null,
   pauseEntities: null,
   onlyNewest: false,
+  newTrace: false,
   stagedChoice: null,
   stagingDraft: EMPTY_STAGING_DRAFT,
   startText: '',
@@ -55,6 +58,7 @@ export type PlanChoice =
   | { type: 'rate'; text: string }
   | { type: 'pause-entities'; pause: boolean }
   | { type: 'only-newest'; onlyNewest: boolean }
+  | { type: 'new-trace'; newTrace: boolean }
   | { type: 'staged'; staged: boolean }
   | { type: 'staging-draft'; draft: StagingDraft }
   | { type: 'start'; text: string }
@@ -74,6 +78,8 @@ export function planChoicesReducer(state: PlanChoices, action: PlanChoice): Plan
       return { ...state, pauseEntities: action.pause }
     case 'only-newest':
       return { ...state, onlyNewest: action.onlyNewest }
+    case 'new-trace':
+      return { ...state, newTrace: action.newTrace }
     case 'staged':
       return { ...state, stagedChoice: action.staged }
     case 'staging-draft':

@@ -8,6 +8,7 @@ import { RedactionSettings } from './redaction-settings'
 import { ReplayApprovalSettings } from './replay-approval-settings'
 import { ReplayConfirmSettings } from './replay-confirm-settings'
 import { RetentionPanel } from './retention-panel'
+import { TraceSettings } from './trace-settings'
 
 /** /settings: one section per concern. Redaction applies to every export and every "Copy as ticket". */
 export function SettingsPage() {
@@ -65,6 +66,12 @@ export function SettingsPage() {
           <ReplayConfirmSettings />
           <ReplayApprovalSettings />
         </div>
+      </section>
+      <section aria-labelledby="traces-heading" className="space-y-2">
+        <h2 id="traces-heading" className="text-sm font-semibold text-zinc-900">
+          Traces
+        </h2>
+        <TraceSettings />
       </section>
     </div>
   )

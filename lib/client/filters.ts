@@ -15,7 +15,7 @@ export const TIME_RANGES = [
 ] as const
 
 export const GROUP_FILTER_KEYS = ['view', 'source', 'status', 'failureKind', 'service', 'range', 'from', 'to', 'sort'] as const
-export const MESSAGE_FILTER_KEYS = ['group', 'source', 'status', 'failureKind', 'service', 'serviceVersion', 'entity', 'stream', 'subject', 'q', 'range', 'from', 'to'] as const
+export const MESSAGE_FILTER_KEYS = ['group', 'source', 'status', 'failureKind', 'service', 'serviceVersion', 'entity', 'stream', 'subject', 'q', 'traceId', 'range', 'from', 'to'] as const
 
 export type MessageFilterKey = (typeof MESSAGE_FILTER_KEYS)[number]
 

@@ -10,6 +10,7 @@ export const groupKeys = {
   list: (params: QueryParams) => [...groupKeys.lists(), params] as const,
   details: () => [...groupKeys.all, 'detail'] as const,
   detail: (id: string, range: string) => [...groupKeys.details(), id, range] as const,
+  traces: (id: string) => [...groupKeys.all, 'traces', id] as const,
 }
 
 export const messageKeys = {
@@ -19,6 +20,8 @@ export const messageKeys = {
   count: (params: QueryParams) => [...messageKeys.all, 'count', params] as const,
   detail: (id: string) => [...messageKeys.all, 'detail', id] as const,
   revisions: (id: string) => [...messageKeys.all, 'revisions', id] as const,
+  /** The pointers seen in recent JSON bodies (of a group or source), for the body field filter's autocompletion. */
+  bodyFields: (params: QueryParams) => [...messageKeys.all, 'body-fields', params] as const,
 }
 
 export const sourceKeys = {
@@ -71,6 +74,7 @@ export const settingsKeys = {
   retention: () => [...settingsKeys.all, 'retention'] as const,
   replayConfirm: () => [...settingsKeys.all, 'replay-confirm'] as const,
   replayApproval: () => [...settingsKeys.all, 'replay-approval'] as const,
+  traces: () => [...settingsKeys.all, 'traces'] as const,
   allowList: (path: string) => [...settingsKeys.all, path] as const,
 }
 

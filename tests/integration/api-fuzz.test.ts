@@ -263,6 +263,7 @@ const BASELINES: Record<string, Baseline> = {
     body: { PATCH: () => [{ status: 'acknowledged', note: 'looking', ticketUrl: 'https://tracker.example.com/LZ-1' }] },
   },
   '/api/groups/[id]/ticket': { params: (f) => [{ id: f.groupId }] },
+  '/api/groups/[id]/traces': { params: (f) => [{ id: f.groupId }] },
   '/api/messages': { query: (f) => [{ ...filter(f), cursor: b64(`2030-01-01T00:00:00.000Z|${f.messageId}`), limit: '10' }, { q: 'stock', limit: '1' }] },
   '/api/messages/count': { query: (f) => [filter(f)] },
   '/api/messages/[id]': { params: (f) => [{ id: f.messageId }] },
@@ -297,6 +298,7 @@ const BASELINES: Record<string, Baseline> = {
   '/api/settings/redaction/preview': { body: { POST: () => [{ sample: 'password=hunter2 jane@example.com', rules: [{ kind: 'pattern', value: 'hunter[0-9]', enabled: true, description: 'd' }] }] } },
   '/api/settings/replay-targets': { body: { PUT: () => [{ customTargetPatterns: ['orders.*', 'billing.retry'] }] } },
   '/api/settings/webhooks': { body: { PUT: () => [{ allowedHosts: ['hooks.internal', '10.0.0.0/8', '192.168.1.5'] }] } },
+  '/api/settings/traces': { body: { PUT: () => [{ urlTemplate: 'https://tempo.example.com/trace/{traceId}?span={spanId}' }, { urlTemplate: null }] } },
   '/api/sources': {
     body: {
       POST: () => [{ vhost: '/', queue: `fuzz-${UNIQUE}.dlq`, entityKey: { kind: 'jsonPointer', pointer: '/orderId' }, orderSensitive: false, defaultTarget: { type: 'custom', exchange: 'x', routingKey: 'k' }, enabled: false, confirmNotWorkQueue: true }],

@@ -30,6 +30,7 @@ const ALLOWANCES: Allowances = {
     dead_letters_entity_idx: 'partial: WHERE entity_key IS NOT NULL',
     dead_letters_lineage_idx: 'partial: WHERE lineage_origin_id IS NOT NULL',
     dead_letters_held_from_idx: 'partial: WHERE held_from IS NOT NULL',
+    dead_letters_trace_idx: 'partial: WHERE trace_id IS NOT NULL',
     dead_letter_states_status_idx: "partial: WHERE status <> 'dead'",
     dead_letter_states_retention_idx: "partial: WHERE status IN ('replayed', 'resolved')",
     dead_letter_states_held_idx: "partial: WHERE status = 'held'",

@@ -64,6 +64,28 @@ describe('storeBatch', () => {
     expect(source[0].last_drain_at).not.toBeNull()
   })
 
+  it('stores a batch larger than one statement\'s 65,535 parameters (LAZARUS_DRAIN_BATCH allows 5,000) in one transaction, counters once per group and minute', async () => {
+    const sourceId = await insertSource(db.sql, { queue: 'big.dlq' })
+    const minute = new Date('2026-11-30T11:00:00Z')
+    // Rows of two groups over three minutes, interleaved, so every statement of the batch holds every (group, minute).
+    const rows = Array.from({ length: 4_000 }, (_, i) =>
+      ingestRow({ signature: i % 2 ? 'v1:big-a' : 'v1:big-b', failedAt: new Date(minute.getTime() + (i % 3) * 60_000 + 1_000), service: i % 2 ? 'orders' : 'billing' }),
+    )
+    expect(await storeBatch({ sql: db.sql, sourceId, sourceLabel: 'big.dlq', rows })).toEqual({ inserted: 4_000, duplicates: 0 })
+    expect(await group('v1:big-a')).toMatchObject({ count: 2_000, services: ['orders'] })
+    expect(await group('v1:big-b')).toMatchObject({ count: 2_000, services: ['billing'] })
+    const { rows: arrivals } = await db.sql.query<{ signature: string; minute: Date; count: number }>(
+      `SELECT g.signature, a.minute, a.count FROM group_arrivals a JOIN error_groups g ON g.id = a.group_id WHERE g.signature LIKE 'v1:big-%' ORDER BY 1, 2`,
+    )
+    expect(arrivals.map((a) => a.count).reduce((x, y) => x + y, 0)).toBe(4_000)
+    expect(arrivals).toHaveLength(6)
+    const { rows: ids } = await db.sql.query<{ min: string; max: string }>('SELECT min(id)::text AS min, max(id)::text AS max FROM dead_letters WHERE source_id = $1::bigint', [sourceId])
+    const { rows: backlog } = await db.sql.query<{ first_id: string; last_id: string }>('SELECT first_id::text, last_id::text FROM search_backlog ORDER BY id DESC LIMIT 1')
+    expect(backlog).toEqual([{ first_id: ids[0].min, last_id: ids[0].max }])
+    const { rows: source } = await db.sql.query<{ drained_count: number }>('SELECT drained_count::int FROM sources WHERE id = $1::bigint', [sourceId])
+    expect(source[0].drained_count).toBe(4_000)
+  })
+
   it('takes a redelivered batch as the rows it already has: nothing stored twice, no counter moved', async () => {
     const sourceId = await insertSource(db.sql)
     const rows = [ingestRow({ signature: 'v1:redelivered' }), ingestRow({ signature: 'v1:redelivered' })]

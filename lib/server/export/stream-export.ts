@@ -128,16 +128,16 @@ export async function streamRows(
  */
 function redactedFilter(selection: Selection, view: RedactedView | undefined): ((row: ExportRow) => boolean) | null {
   if (!view || view.rawSourceIds === null || !('filter' in selection)) return null
-  const { q, entity, match } = selection.filter
-  if (!filtersMaskedText({ q, entity, match })) return null
+  const { q, entity, match, traceId } = selection.filter
+  if (!filtersMaskedText({ q, entity, match, traceId })) return null
   return (row) =>
     !needsRedaction(view, row.source_id) ||
     matchesRedacted(
       {
         errorType: row.error_type, errorMessage: row.error_message, entityKey: row.entity_key, bodyText: row.body_text, bodyEncoding: row.body_encoding,
-        headersJson: row.headers_json, propertiesJson: row.properties_json,
+        headersJson: row.headers_json, propertiesJson: row.properties_json, bodyJson: row.body_encoding === 'json' ? row.body_text : null,
       },
-      { q, entity, match },
+      { q, entity, match, traceId },
       view.redactor,
     )
 }

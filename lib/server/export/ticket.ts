@@ -233,7 +233,7 @@ type FacetRow = { facet: string; group_id: string | null; title: string | null; 
 
 const FILTER_LABELS: Partial<Record<keyof MessageFilter, string>> = {
   group: 'group', source: 'source', status: 'status', failureKind: 'failure kind', service: 'service', serviceVersion: 'version',
-  entity: 'entity', q: 'text', from: 'from', to: 'to',
+  entity: 'entity', q: 'text', traceId: 'trace', from: 'from', to: 'to',
 }
 
 /**

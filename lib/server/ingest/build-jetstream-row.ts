@@ -2,6 +2,7 @@ import 'server-only'
 import { createHash } from 'node:crypto'
 import { typedTableToPlain, type PlainValue } from '@/lib/server/platform/broker/typed-fields'
 import { classifyBody, jsonbSafe, pgText, safeNormalise, validDate } from './build-row'
+import { readTraceContext } from '@/lib/server/traces/trace-context'
 import { readNatsHeaderBlock } from './nats-headers'
 import { computeErrorSignature } from './normalise/error-signature'
 import { PREVIEW_CHARS, type FailureKind, type IngestRow } from './types'
@@ -126,6 +127,7 @@ export function buildJetStreamRow(options: BuildJetStreamRowOptions): IngestRow 
     : { signature: derived.signature, title: derived.title, messagePattern: derived.messagePattern, frames: derived.topFrames ?? [] }
   const failedAt = validDate(failure.at) ?? options.now ?? new Date()
   const subject = message?.subject ?? null
+  const trace = readTraceContext(table)
 
   return {
     fingerprint: fingerprintOf(failure),
@@ -164,5 +166,7 @@ export function buildJetStreamRow(options: BuildJetStreamRowOptions): IngestRow 
     replayCount: derived.lineage.replayCount,
     lineageReplayId: pgText(derived.lineage.replayId, 128),
     status: 'dead',
+    traceId: trace?.traceId ?? null,
+    spanId: trace?.spanId ?? null,
   }
 }

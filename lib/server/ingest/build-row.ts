@@ -2,6 +2,7 @@ import 'server-only'
 import { createHash } from 'node:crypto'
 import type { ConsumeMessage } from '@/lib/server/platform/broker/amqplib'
 import { getTooDeepHeaders, getTypedHeaders, getTypedHeadersError, typedTableToPlain, type TypedTable } from '@/lib/server/platform/broker/typed-fields'
+import { readTraceContext } from '@/lib/server/traces/trace-context'
 import { asHeldRow } from './held-delivery'
 import type { ParsedJson } from './normalise/delivery-body'
 import { normaliseDelivery } from './normalise/normalise-delivery'
@@ -143,6 +144,7 @@ export function buildRow(options: BuildRowOptions): IngestRow {
   for (const flag of derived.flags) flags.add(flag)
   const now = options.now ?? new Date()
   const failedAt = validDate(derived.failedAt) ?? now
+  const trace = readTraceContext(typedHeaders)
 
   const row: IngestRow = {
     fingerprint: fingerprintOf(queue, body, propertiesJson, headersJson),
@@ -181,6 +183,8 @@ export function buildRow(options: BuildRowOptions): IngestRow {
     replayCount: derived.lineage.replayCount,
     lineageReplayId: pgText(derived.lineage.replayId, 128),
     status: options.status ?? 'dead',
+    traceId: trace?.traceId ?? null,
+    spanId: trace?.spanId ?? null,
   }
   // Deliveries of a hold source are messages a pause guard parked (x-lazarus-held-from), not failures.
   return options.status === 'held' ? asHeldRow(row, typedHeaders, now) : row

@@ -157,6 +157,9 @@ export type IngestRow = {
   status: 'dead' | 'held'
   /** Held messages: the queue the guard took it from (x-lazarus-held-from), where a release sends it back. */
   heldFrom?: string | null
+  /** The trace and span of its traceparent, b3 or uber-trace-id header (lib/server/traces/trace-context.ts); absent or null: none. */
+  traceId?: string | null
+  spanId?: string | null
 }
 
 /**

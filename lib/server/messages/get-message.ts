@@ -8,6 +8,8 @@ import { allowedSourceIds, type SourceScope } from '@/lib/server/sources/source-
 import type { MessageDetailDto } from '@/lib/shared/schemas/message'
 import type { MessageReplayDto, ReplayedFromDto } from '@/lib/shared/schemas/replay'
 import { MESSAGES_FROM } from '@/lib/server/selection/message-filter-sql'
+import { effectiveTraceTemplate } from '@/lib/server/traces/trace-settings'
+import { messageTrace } from '@/lib/server/traces/message-trace'
 import { redactDetailRow, redactSummaryRow } from './redact-rows'
 import { needsRedaction, type RedactedView } from './redacted-search'
 import { SUMMARY_COLUMNS, toMessageDetail, toMessageSummary, type DetailRow, type SummaryRow } from './to-message-dto'
@@ -28,7 +30,8 @@ export type GetMessageOptions = {
  * One message with everything stored and derived. With `sourceIds`, a message of another source is not found, and
  * its related messages and replay origin come from those sources only.
  */
-export async function getMessage({ db: { sql }, id, view, ...scope }: GetMessageOptions): Promise<MessageDetailDto> {
+export async function getMessage({ db, id, view, ...scope }: GetMessageOptions): Promise<MessageDetailDto> {
+  const { sql } = db
   const messageId = parseId(id, 'message')
   const sourceIds = allowedSourceIds(scope)
   const { rows } = await sql.query<DetailRow>(
@@ -37,14 +40,15 @@ export async function getMessage({ db: { sql }, id, view, ...scope }: GetMessage
        coalesce(d.x_death, d.headers -> 'x-death') AS x_death,
        d.origin_exchange, d.origin_routing_keys, d.delivery_exchange, d.delivery_routing_key, d.redelivered,
        d.error_stack, d.error_message AS full_error_message, d.last_death_at, g.title AS group_title,
-       d.lineage_origin_id, d.replay_count, st.status_reason, st.status_changed_at, st.status_changed_by, d.lineage_replay_id
+       d.lineage_origin_id, d.replay_count, st.status_reason, st.status_changed_at, st.status_changed_by, d.lineage_replay_id,
+       d.trace_id, d.span_id
      FROM ${MESSAGES_FROM} JOIN sources s ON s.id = d.source_id JOIN error_groups g ON g.id = d.group_id
      WHERE d.id = $1::bigint${sourceIds ? ' AND d.source_id = ANY($2::bigint[])' : ''}`,
     sourceIds ? [messageId.toString(), sourceIds] : [messageId.toString()],
   )
   const row = rows[0]
   if (!row) throw notFound(`message ${id}`)
-  const [sameGroup, sameEntity, replays, replayedFrom] = await Promise.all([
+  const [sameGroup, sameEntity, replays, replayedFrom, traceTemplate] = await Promise.all([
     sourceIds
       ? relatedMessages({ sql, where: 'd.group_id = $2::bigint AND d.source_id = ANY($3::bigint[])', order: 'DESC', limit: SAME_GROUP_LIMIT, idsFirst: true, params: [row.id, row.group_id, sourceIds] })
       : relatedMessages({ sql, where: 'd.group_id = $2::bigint', order: 'DESC', limit: SAME_GROUP_LIMIT, params: [row.id, row.group_id] }),
@@ -55,13 +59,16 @@ export async function getMessage({ db: { sql }, id, view, ...scope }: GetMessage
         : relatedMessages({ sql, where: 'd.entity_key = $2', order: 'ASC', limit: SAME_ENTITY_LIMIT, params: [row.id, row.entity_key] }),
     replayHistory({ sql, id: row.id }),
     row.lineage_replay_id === null ? null : replaySourceOf({ sql, replayId: row.lineage_replay_id, sourceIds }),
+    effectiveTraceTemplate({ db }),
   ])
   const redacted = needsRedaction(view, row.source_id)
-  const detail = toMessageDetail(redacted ? redactDetailRow(row, view.redactor) : row, { maxInlineBody: MAX_INLINE_BODY })
+  const shown = redacted ? redactDetailRow(row, view.redactor) : row
+  const detail = toMessageDetail(shown, { maxInlineBody: MAX_INLINE_BODY })
   const summary = (r: SummaryRow) => toMessageSummary(needsRedaction(view, r.source_id) ? redactSummaryRow(r, view.redactor) : r)
   return {
     ...detail,
     redacted,
+    trace: messageTrace({ stored: { traceId: row.trace_id, spanId: row.span_id }, headers: shown.headers, template: traceTemplate, redacted }),
     body: { ...detail.body, size: row.body_size, truncated: row.body_size > MAX_INLINE_BODY },
     related: { sameGroup: sameGroup.map(summary), sameEntity: sameEntity.map(summary) },
     replays,

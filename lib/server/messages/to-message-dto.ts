@@ -26,6 +26,7 @@ export type DetailRow = SummaryRow & {
   error_stack: string | null; full_error_message: string | null; last_death_at: Date | null; group_title: string
   lineage_origin_id: string | null; replay_count: number
   status_reason: string | null; status_changed_at: Date | null; status_changed_by: string | null; lineage_replay_id: string | null
+  trace_id: string | null; span_id: string | null
 }
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null)
@@ -96,6 +97,7 @@ export function toMessageDetail(row: DetailRow, options: { maxInlineBody: number
     lastDeathAt: iso(row.last_death_at),
     groupTitle: row.group_title,
     lineage: { originId: row.lineage_origin_id, replayCount: row.replay_count },
+    trace: null,
     statusReason: row.status_reason,
     statusChangedAt: iso(row.status_changed_at),
     statusChangedBy: row.status_changed_by,

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import { z } from 'zod'
 import { allowedWebhookHostSchema, MAX_ALLOWED_WEBHOOK_HOSTS } from '@/lib/shared/schemas/webhook-settings'
 import { customTargetPatternSchema, MAX_CUSTOM_TARGET_PATTERNS } from '@/lib/shared/schemas/replay-targets'
+import { traceUrlTemplateSchema } from '@/lib/shared/schemas/trace-settings'
 import { isCidrOrIp } from '@/lib/server/platform/addresses'
 import { parseGroupRoles } from '@/lib/shared/group-roles'
 import { LOG_LEVELS, logger, setLogLevel } from '@/lib/server/platform/log'
@@ -154,8 +155,20 @@ const configSchema = z.object({
   LAZARUS_TOPOLOGY_SAMPLE_QUEUES: queueList.default([]),
   /** Seconds between inflow-alert evaluations. */
   LAZARUS_ALERT_INTERVAL_S: z.coerce.number().int().min(1).max(3600).default(30),
+  /**
+   * POSTs one alert webhook receives per clock minute at most (docs/ARCHITECTURE.md#alerts). Notifications over the cap
+   * wait for the next minute, merged into that minute's digest of their rule; nothing is dropped from the history.
+   * Slack accepts about one message a second per webhook, PagerDuty 120 events a minute per routing key.
+   */
+  LAZARUS_WEBHOOK_MAX_PER_MINUTE: z.coerce.number().int().min(1).max(600).default(20),
   /** Base URL of this Lazarus for links in alerts and tickets, e.g. https://lazarus.example.com (default: none, relative links). */
   LAZARUS_PUBLIC_URL: z.string().url().optional(),
+  /**
+   * The "Open trace" link of a message's trace (docs/ARCHITECTURE.md#traces): an http or https URL with `{traceId}`
+   * (and optionally `{spanId}`), e.g. `https://grafana.example.com/explore?...{traceId}...`. A template an admin saves in
+   * Settings wins over this one. Unset and none saved: trace ids are shown without a link.
+   */
+  LAZARUS_TRACE_URL_TEMPLATE: traceUrlTemplateSchema.optional(),
   /**
    * Hosts, IP addresses and CIDR ranges alert webhooks may reach although they are not public (loopback, private,
    * link-local…), comma-separated, e.g. `mattermost.corp,10.1.2.3,10.8.0.0/16`. Added to the allow-list an admin edits

@@ -46,7 +46,7 @@ export async function createReplay(options: CreateReplayOptions): Promise<Replay
   if (plan.approval.required || input.startAt !== undefined) return createWaitingReplay({ ...options, planned })
 
   const { jobId, pauses, frozen } = await db.sql.transaction(async (tx) => {
-    const jobId = await insertReplayJob({ sql: tx, job: { status: 'pending', selection: input.selection, target: planned.target, plan, actor } })
+    const jobId = await insertReplayJob({ sql: tx, job: { status: 'pending', selection: input.selection, target: planned.target, plan, actor, newTrace: input.newTrace } })
     const total = await takeMessagesIntoJob({ sql: tx, planned, jobId, actor })
     if (total === 0) throw new AppError('conflict', 'Nothing left to replay: the selected messages were replayed, resolved or taken by another job meanwhile')
     // A filter can match messages that arrived after the plan: never publish more than the caller confirmed.
@@ -103,7 +103,7 @@ async function createWaitingReplay(options: CreateReplayOptions & { planned: Awa
   const { effectiveTtlSeconds } = await getReplayApprovalSettings({ db })
   const status = plan.approval.required ? 'awaiting_approval' : 'scheduled'
   const { jobId, frozen } = await db.sql.transaction(async (tx) => {
-    const jobId = await insertReplayJob({ sql: tx, job: { status, selection: input.selection, target: planned.target, plan, actor } })
+    const jobId = await insertReplayJob({ sql: tx, job: { status, selection: input.selection, target: planned.target, plan, actor, newTrace: input.newTrace } })
     const total = await freezeItems({ sql: tx, planned, jobId })
     if (total === 0) throw new AppError('conflict', 'Nothing left to replay: the selected messages were replayed, resolved or taken by another job meanwhile')
     if (input.confirmCount !== undefined && total > input.confirmCount) {

@@ -1,6 +1,7 @@
 import 'server-only'
 import type { Options } from '@/lib/server/platform/broker/amqplib'
 import { encodeForPublish, encodeTypedTable, type EncodedTable, type TypedTable } from '@/lib/server/platform/broker/typed-fields'
+import { isTraceHeader, newTraceparent, readTraceContext } from '@/lib/server/traces/trace-context'
 
 /**
  * Broker-owned headers a replay never sends back (docs/rabbitmq.md#safe-replay): RabbitMQ 4.x ignores a client's
@@ -29,6 +30,7 @@ export const LAZARUS_HEADERS: ReadonlySet<string> = new Set([
   'x-lazarus-replayed-by',
   'x-lazarus-release',
   'x-lazarus-revision',
+  'x-lazarus-origin-trace',
 ])
 /** What a pause guard adds to a message it holds (packages/guard/src/protocol.ts); never sent back. */
 const HELD_HEADER_PREFIX = 'x-lazarus-held-'
@@ -72,16 +74,26 @@ export type StoredMessage = {
  * never died).
  */
 export type ReplayStamp =
-  | { kind: 'replay'; replayId: string; actor: string; pauseId?: string | null; revision?: number | null }
+  | {
+    kind: 'replay'; replayId: string; actor: string; pauseId?: string | null; revision?: number | null
+    /** Start a new trace (the job's newTrace): a fresh traceparent instead of the stored trace headers (docs/ARCHITECTURE.md#traces). */
+    newTrace?: boolean
+  }
   | { kind: 'release'; replayId: string; pauseId: string }
 
 const str = (v: string) => ({ t: 'S', v }) as const
 
-/** The header table a replay publishes, in the stored order, stripped and stamped. */
+/**
+ * The header table a replay publishes, in the stored order, stripped and stamped. A replay keeps the message's trace
+ * headers, or with `newTrace` drops them (traceparent, tracestate, B3, uber-trace-id) for a fresh traceparent; either
+ * way x-lazarus-origin-trace names the trace the message failed in, so the consumer's span can link back to it.
+ */
 export function replayHeaders(message: Pick<StoredMessage, 'id' | 'headers' | 'lineageOriginId' | 'replayCount'>, stamp: ReplayStamp): TypedTable {
   const out: TypedTable = {}
+  const newTrace = stamp.kind === 'replay' && stamp.newTrace === true
   for (const key of Object.keys(message.headers)) {
     if (LAZARUS_HEADERS.has(key) || key.startsWith(HELD_HEADER_PREFIX)) continue
+    if (newTrace && isTraceHeader(key)) continue
     if (BROKER_HEADERS.has(key) && (stamp.kind === 'replay' || key === 'CC' || key === 'BCC')) continue
     if (key === '__proto__') Object.defineProperty(out, key, { value: message.headers[key], enumerable: true, writable: true, configurable: true })
     else out[key] = message.headers[key]
@@ -94,6 +106,9 @@ export function replayHeaders(message: Pick<StoredMessage, 'id' | 'headers' | 'l
     if (stamp.pauseId) out['x-lazarus-release'] = str(stamp.pauseId)
     // An edited message (docs/ARCHITECTURE.md#revisions): which revision went out instead of the original.
     if (stamp.revision) out['x-lazarus-revision'] = { t: 'l', v: String(stamp.revision) }
+    const originTrace = readTraceContext(message.headers)
+    if (originTrace) out['x-lazarus-origin-trace'] = str(originTrace.traceId)
+    if (newTrace) out.traceparent = str(newTraceparent())
   } else {
     out['x-lazarus-release'] = str(stamp.pauseId)
     out['x-lazarus-replay-id'] = str(stamp.replayId)

@@ -16,7 +16,7 @@ import { transitionReplayJob } from './transition-replay-job'
 
 const JOB_COLUMNS = `j.id::text, j.kind, j.status, j.total, j.published, j.confirmed, j.unroutable, j.failed, j.skipped, j.released,
   j.cancelled, j.duplicates, j.rate_per_second, j.current_rate, j.rate_sampled_at > now() - interval '10 seconds' AS rate_fresh, j.target, j.selection,
-  j.pause_entities, j.cancel_requested_at, j.error, j.created_by, j.created_at, j.started_at, j.finished_at,
+  j.pause_entities, j.new_trace, j.cancel_requested_at, j.error, j.created_by, j.created_at, j.started_at, j.finished_at,
   j.stage_bounds, j.stage, j.stage_published_at, j.window_ms, j.halt_share, j.halt_min, j.stage_log,
   (SELECT row_to_json(h) FROM replay_halts h WHERE h.job_id = j.id ORDER BY h.id DESC LIMIT 1) AS last_halt,
   j.start_at, j.approval_reasons, j.approval_expires_at, j.approved_by, j.approved_at, j.rejected_by, j.rejected_at, j.decision_comment`
@@ -127,14 +127,14 @@ export async function requestCancel({ sql, id, actor }: { sql: Sql; id: string; 
   return moved.length > 0
 }
 
-export type NewReplayJob = { status: ReplayJobCreatedStatus; selection: Selection; target: ReplayTarget; plan: ReplayPlanDto; actor: string }
+export type NewReplayJob = { status: ReplayJobCreatedStatus; selection: Selection; target: ReplayTarget; plan: ReplayPlanDto; actor: string; newTrace?: boolean }
 
 /** The job row, created in a status the state machine allows for `create` (lib/shared/replay-job-machine.ts). */
 export async function insertReplayJob({ sql, job }: { sql: Sql; job: NewReplayJob }): Promise<string> {
   const { rows } = await sql.query<{ id: string }>(
-    `INSERT INTO replay_jobs (kind, status, selection, target, rate_per_second, pause_entities, plan, created_by)
-     VALUES ('replay', $7, $1::jsonb, $2::jsonb, $3, $4, $5::jsonb, $6) RETURNING id::text`,
-    [JSON.stringify(job.selection), JSON.stringify(job.target), job.plan.ratePerSecond, job.plan.pauseEntities, JSON.stringify(job.plan), job.actor, job.status],
+    `INSERT INTO replay_jobs (kind, status, selection, target, rate_per_second, pause_entities, plan, created_by, new_trace)
+     VALUES ('replay', $7, $1::jsonb, $2::jsonb, $3, $4, $5::jsonb, $6, $8) RETURNING id::text`,
+    [JSON.stringify(job.selection), JSON.stringify(job.target), job.plan.ratePerSecond, job.plan.pauseEntities, JSON.stringify(job.plan), job.actor, job.status, job.newTrace ?? false],
   )
   return rows[0].id
 }

@@ -7,7 +7,7 @@ import { toStagingDto, type StagingColumns } from './stage-dto'
 export type JobDtoRow = {
   id: string; kind: ReplayJobDto['kind']; status: ReplayJobDto['status']; total: number; published: number; confirmed: number
   unroutable: number; failed: number; skipped: number; released: number; cancelled: number; duplicates: number; rate_per_second: number
-  current_rate: number | null; rate_fresh: boolean | null; target: unknown; selection: Selection; pause_entities: boolean
+  current_rate: number | null; rate_fresh: boolean | null; target: unknown; selection: Selection; pause_entities: boolean; new_trace: boolean
   cancel_requested_at: Date | null; error: string | null; created_by: string; created_at: Date; started_at: Date | null; finished_at: Date | null
 } & StagingColumns & {
   start_at: Date | null; approval_reasons: string[] | null; approval_expires_at: Date | null; approved_by: string | null; approved_at: Date | null
@@ -37,6 +37,7 @@ export function toReplayJobDto(row: JobDtoRow): ReplayJobDto {
     target: target.success ? target.data : { type: 'source' },
     selection: row.selection,
     pauseEntities: row.pause_entities,
+    newTrace: row.new_trace,
     cancelRequested: row.cancel_requested_at !== null,
     error: row.error,
     createdBy: row.created_by,

@@ -1,4 +1,5 @@
 import 'server-only'
+import { isArrayIndex, pointerTokens } from '@/lib/shared/json-pointer'
 import { subjectFilterRegex } from '@/lib/shared/nats-subjects'
 import type { FieldCondition } from '@/lib/shared/schemas/field-filter'
 import type { MessageFilter } from '@/lib/shared/schemas/message-filter'
@@ -98,6 +99,8 @@ export function messageFilterSql(filter: MessageFilter, params: unknown[], sourc
   if (filter.service) add((p) => `d.service = ${p}`, filter.service)
   if (filter.serviceVersion) add((p) => `d.service_version = ${p}`, filter.serviceVersion)
   if (filter.entity) add((p) => `d.entity_key = ${p}`, filter.entity)
+  // dead_letters_trace_idx; messages stored before trace ids were read at ingest have none (docs/ARCHITECTURE.md#traces).
+  if (filter.traceId) add((p) => `d.trace_id = ${p}`, filter.traceId)
   // JetStream (docs/jetstream.md#sources): a stream is its sources, so the source index narrows; a subject is the first
   // origin routing key of a JetStream source's row, compared exactly or by its wildcards.
   if (filter.stream) add((p) => `d.source_id IN (SELECT id FROM sources WHERE kind = 'jetstream' AND stream = ${p})`, filter.stream)
@@ -121,9 +124,24 @@ export function messageFilterSql(filter: MessageFilter, params: unknown[], sourc
  */
 export const INDEXED_PROPERTIES: readonly string[] = ['messageId', 'correlationId', 'type', 'appId', 'userId']
 
-/** A header's or an indexed property's equality: the conditions dead_letter_search's terms answer (not prefix, exists or x-death). */
+/**
+ * The deepest body field dead_letter_body_terms_v1 writes terms for (prisma/migrations/20261215000000_body_field_terms):
+ * a deeper pointer is matched row by row.
+ */
+const BODY_TERM_DEPTH = 8
+
+/** The term a body with more leaves than dead_letter_body_terms_v1 indexes carries: it may hold any body value. */
+const BODY_TERMS_OVERFLOW = 'b:*'
+
+/**
+ * A header's, an indexed property's or a body field's equality: the conditions dead_letter_search's terms answer (not
+ * prefix, exists or x-death).
+ */
 export const isIndexedEquality = (condition: FieldCondition): boolean =>
-  condition.op === 'eq' && (condition.on === 'header' || (condition.on === 'property' && INDEXED_PROPERTIES.includes(condition.name)))
+  condition.op === 'eq' &&
+  (condition.on === 'header' ||
+    (condition.on === 'property' && INDEXED_PROPERTIES.includes(condition.name)) ||
+    (condition.on === 'body' && pointerTokens(condition.name).length <= BODY_TERM_DEPTH))
 
 /**
  * Ids of every stored message that satisfies all of `conditions` (indexed equalities): those whose terms
@@ -132,15 +150,24 @@ export const isIndexedEquality = (condition: FieldCondition): boolean =>
  * hashed), so the caller still checks the stored values (fieldConditionSql): the index only narrows the rows.
  */
 export function termMatchesSql(conditions: FieldCondition[], params: unknown[]): string {
-  const terms = conditions.map((condition) => {
-    params.push(condition.on === 'header' ? 'h' : 'p', condition.name, 'value' in condition ? condition.value : null)
+  const term = (condition: FieldCondition) => {
+    const value = 'value' in condition ? condition.value : null
+    if (condition.on === 'body') {
+      params.push(condition.name, value)
+      return `dead_letter_body_term($${params.length - 1}, $${params.length})`
+    }
+    params.push(condition.on === 'header' ? 'h' : 'p', condition.name, value)
     return `dead_letter_term($${params.length - 2}, $${params.length - 1}, $${params.length})`
-  })
+  }
+  // Every term of a header or property; a body field's term, or the mark of a body with more leaves than were indexed.
+  const held = conditions.filter((c) => c.on !== 'body').map(term)
+  const tests = conditions.filter((c) => c.on === 'body').map((c) => `terms && ARRAY[${term(c)}, '${BODY_TERMS_OVERFLOW}']`)
+  if (held.length > 0) tests.unshift(`terms @> ARRAY[${held.join(', ')}]`)
   const backlogTest = conditions.map((condition) => fieldConditionSql(condition, params, 'backlog_d')).join(' AND ')
   // Each backlog range is read by its ids (OFFSET 0 keeps the subquery a per-range index scan): with an equality's
   // estimate of 0.5% of the table, the planner otherwise scanned every message to test it and then joined the few
   // backlog ranges (1.5 s at a million messages with an empty backlog).
-  return `SELECT dead_letter_id FROM dead_letter_search WHERE terms @> ARRAY[${terms.join(', ')}]
+  return `SELECT dead_letter_id FROM dead_letter_search WHERE ${tests.join(' AND ')}
    UNION ALL
    SELECT unindexed.id FROM search_backlog backlog CROSS JOIN LATERAL (
      SELECT backlog_d.id FROM dead_letters backlog_d
@@ -171,11 +198,45 @@ export function fieldConditionSql(condition: FieldCondition, params: unknown[], 
         : `${field} ~ '^[0-9]{1,18}$' AND ${field}::bigint ${condition.op === 'gte' ? '>=' : '<='} ${param(condition.value)}::bigint`
     return `EXISTS (SELECT 1 FROM json_array_elements(${xDeathEntries(d)}) e WHERE json_typeof(e -> 'v') = 'object' AND ${test})`
   }
+  if (condition.on === 'body') return bodyConditionSql(condition, d, param)
   const name = param(condition.name)
   const present = condition.on === 'header' ? `json_typeof(${d}.headers) = 'object' AND ${d}.headers -> ${name} IS NOT NULL` : `${d}.properties ? ${name}`
   if (!('value' in condition)) return condition.op === 'exists' ? `(${present})` : `NOT (${present})`
   const text = condition.on === 'header' ? `(CASE WHEN json_typeof(${d}.headers) = 'object' THEN ${d}.headers -> ${name} ->> 'v' END)` : `(${d}.properties ->> ${name})`
   return condition.op === 'eq' ? `${text} = ${param(condition.value)}` : `starts_with(${text}, ${param(condition.value)})`
+}
+
+/**
+ * A body field condition over `d`'s row (prisma/migrations/20261215000000_body_field_terms): the body as jsonb
+ * (dead_letter_body_json: NULL unless it is JSON of at most 4 MiB, so no other body ever matches, not even "missing"),
+ * the value at the pointer, and its text (dead_letter_json_text: a scalar's; objects and arrays exist but equal nothing).
+ */
+function bodyConditionSql(condition: Extract<FieldCondition, { on: 'body' }>, d: string, param: (value: unknown) => string): string {
+  const tokens = pointerTokens(condition.name)
+  const at = pointerSql('body.doc', tokens, param)
+  const test = !('value' in condition)
+    ? condition.op === 'exists' ? `${at} IS NOT NULL` : `body.doc IS NOT NULL AND ${at} IS NULL`
+    : condition.op === 'eq' ? `dead_letter_json_text(${at}) = ${param(condition.value)}`
+    : `starts_with(dead_letter_json_text(${at}), ${param(condition.value)})`
+  const exact = `coalesce((SELECT ${test} FROM (SELECT dead_letter_body_json(${d}.body, ${d}.body_encoding, ${d}.body_size) AS doc) body), false)`
+  // A body that has the field names each of its members as a JSON string: spelled as JSON.stringify spells it, or
+  // with an escape, and then the body holds a backslash. Two byte searches spare the parse of every body that has
+  // neither (most of them, when a walk or a count checks rows one by one). Not for "missing", which such bodies satisfy.
+  const members = tokens.filter((token) => !isArrayIndex(token))
+  if (condition.op === 'missing' || members.length === 0) return exact
+  const named = members.map((token) => `position(${param(Buffer.from(JSON.stringify(token), 'utf8'))}::bytea IN ${d}.body) > 0`).join(' AND ')
+  return `(CASE WHEN ${d}.body_encoding = 'json' AND (position('\\x5c'::bytea IN ${d}.body) > 0 OR (${named})) THEN ${exact} ELSE false END)`
+}
+
+/**
+ * The jsonb at `tokens` under `doc`, as RFC 6901 resolves it (lib/shared/json-pointer.ts). `#>` reads a path element
+ * on an array as an integer the way strtol does, so "-1" would name the last element and "01" the second; such a token
+ * goes through `->` with text, which names an object's member only.
+ */
+function pointerSql(doc: string, tokens: string[], param: (value: unknown) => string): string {
+  const loose = (token: string) => /^\s*[+-]?[0-9]+$/.test(token) && !isArrayIndex(token)
+  if (!tokens.some(loose)) return `(${doc} #> ${param(tokens)}::text[])`
+  return tokens.reduce((at, token) => (loose(token) ? `(${at} -> ${param(token)}::text)` : `(${at} #> ${param([token])}::text[])`), doc)
 }
 
 /** The x-death header's entries of `d`'s row, when it is an array (anything else: none). */

@@ -23,6 +23,8 @@ export const messageFilterSchema = z.object({
   /** JetStream: the subject a message was published to; NATS wildcards (`orders.*`, `orders.>`) match as the server does. */
   subject: text().trim().min(1).max(255).regex(/^[^\s]+$/, 'a subject has no spaces').optional(),
   q: text().trim().min(1).max(200).optional(),
+  /** Traces (docs/ARCHITECTURE.md#traces): one trace id exactly; a 64-bit id (16 hex) is left-padded as it is stored. */
+  traceId: text().trim().regex(/^(?:[0-9a-fA-F]{16}|[0-9a-fA-F]{32})$/, 'a trace id is 16 or 32 hex characters').transform((id) => id.toLowerCase().padStart(32, '0')).optional(),
   from: isoDateSchema.optional(),
   to: isoDateSchema.optional(),
   /** Header, property and x-death conditions, all of which must hold; spelled `h.tenant=acme` etc. (field-filter.ts). */

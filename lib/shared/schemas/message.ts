@@ -3,6 +3,7 @@ import { FROM_BEFORE_TO, fromBeforeTo, text } from './fields'
 import { withFieldFilters } from './field-filter'
 import { messageFilterSchema } from './message-filter'
 import type { MessageReplayDto, ReplayedFromDto } from './replay'
+import type { TraceDto } from './trace-settings'
 
 export const listMessagesQuerySchema = withFieldFilters(
   messageFilterSchema
@@ -69,6 +70,8 @@ export type MessageDetailDto = MessageSummaryDto & {
   lastDeathAt: string | null
   groupTitle: string
   lineage: { originId: string | null; replayCount: number }
+  /** The trace it belongs to (traceparent, b3 or uber-trace-id; docs/ARCHITECTURE.md#traces), with its link; null: none. */
+  trace: TraceDto | null
   /** Status bookkeeping: why it is resolved or why its last replay failed (untrusted when it quotes the broker), when, by whom. */
   statusReason: string | null
   statusChangedAt: string | null

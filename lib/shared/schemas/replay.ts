@@ -44,6 +44,11 @@ export const createReplaySchema = z
      * transaction that creates the job.
      */
     onlyNewestPerEntity: z.boolean().optional(),
+    /**
+     * Start a new trace (docs/ARCHITECTURE.md#traces): each copy gets a fresh W3C traceparent and loses its old trace
+     * headers. Absent or false: a copy keeps its traceparent. Either way it carries x-lazarus-origin-trace.
+     */
+    newTrace: z.boolean().optional(),
     /** Start at this time (ISO 8601, in the future, at most 30 days ahead): the job is 'scheduled' until then. */
     startAt: z.iso
       .datetime({ offset: true })
@@ -289,6 +294,8 @@ export type ReplayJobDto = {
   target: ReplayTarget
   selection: Selection
   pauseEntities: boolean
+  /** Copies start a new trace (fresh traceparent); false: they keep the one stored (docs/ARCHITECTURE.md#traces). */
+  newTrace: boolean
   cancelRequested: boolean
   error: string | null
   createdBy: string

@@ -51,6 +51,7 @@ const PARAM_COLUMNS = [
   'origin_exchange', 'origin_routing_keys', 'origin_queue', 'first_death_at', 'last_death_at', 'failed_at',
   'error_type', 'error_message', 'error_stack', 'failure_kind', 'service', 'service_version', 'framework',
   'entity_key', 'flags', 'lineage_origin_id', 'replay_count', 'lineage_replay_id', 'held_from', 'entity_version',
+  'trace_id', 'span_id',
 ] as const
 type ParamColumn = (typeof PARAM_COLUMNS)[number]
 
@@ -79,7 +80,7 @@ function rowParams(row: IngestRow, sourceId: string, groupId: string, extraSeen:
     row.originExchange, row.originRoutingKeys, row.originQueue, row.firstDeathAt, row.lastDeathAt, row.failedAt,
     row.errorType, row.errorMessage, row.errorStack, row.failureKind, row.service, row.serviceVersion, row.framework,
     row.entityKey, row.flags, row.lineageOriginId, row.replayCount, row.lineageReplayId ?? null, row.heldFrom ?? null,
-    row.entityVersion ?? null,
+    row.entityVersion ?? null, row.traceId ?? null, row.spanId ?? null,
   ]
 }
 
@@ -284,6 +285,38 @@ export async function storeBatch(options: StoreBatchOptions): Promise<StoreBatch
   return result
 }
 
+/** PostgreSQL's limit on one statement's parameters, less the status parameter, in rows. */
+const MAX_ROWS_PER_STATEMENT = Math.floor((65_535 - 1) / PARAM_COLUMNS.length)
+
+/**
+ * The aggregates of several INSERT statements of one batch, one per group and minute as a single statement gives them:
+ * the counters' statement writes each (group, minute) once.
+ */
+function mergeAggregates(a: StoredAggregate[], b: StoredAggregate[]): StoredAggregate[] {
+  const byKey = new Map<string, StoredAggregate>()
+  const union = (x: string[] | null, y: string[] | null) => (x === null && y === null ? null : [...new Set([...(x ?? []), ...(y ?? [])])])
+  const pick = <T,>(x: T | null, y: T | null, better: (p: T, q: T) => boolean) => (x === null ? y : y === null ? x : better(y, x) ? y : x)
+  const byId = (p: string, q: string) => BigInt(p) < BigInt(q)
+  for (const next of [...a, ...b]) {
+    const key = `${next.group_id}|${next.minute.getTime()}`
+    const seen = byKey.get(key)
+    if (!seen) {
+      byKey.set(key, { ...next })
+      continue
+    }
+    seen.stored += next.stored
+    seen.fresh += next.fresh
+    seen.first_at = pick(seen.first_at, next.first_at, (p, q) => p < q)
+    seen.last_at = pick(seen.last_at, next.last_at, (p, q) => p > q)
+    seen.first_id = pick(seen.first_id, next.first_id, byId)
+    seen.last_id = pick(seen.last_id, next.last_id, (p, q) => BigInt(p) > BigInt(q))
+    seen.kinds = union(seen.kinds, next.kinds)
+    seen.services = union(seen.services, next.services)
+    seen.versions = union(seen.versions, next.versions)
+  }
+  return [...byKey.values()]
+}
+
 async function storeOneStatus(options: StoreBatchOptions): Promise<StoreBatchResult> {
   const { sql } = options
   const { rows, extraSeen } = collapseDuplicates(options.rows)
@@ -297,17 +330,24 @@ async function storeOneStatus(options: StoreBatchOptions): Promise<StoreBatchRes
     if (tx.kind === 'postgres') await tx.query('SET LOCAL plan_cache_mode = force_generic_plan')
     const { ids: groups, found } = await resolveGroups({ sql: tx, rows, known: cache })
     created = found
-    const params: unknown[] = []
-    for (const row of rows) {
-      const groupId = groups.get(row.signature)
-      if (!groupId) throw new Error(`error group ${row.signature} could not be created`)
-      params.push(...rowParams(row, options.sourceId, groupId, extraSeen.get(row.fingerprint.toString('hex')) ?? 0))
-    }
     const status = rows[0].status
-    if (status !== 'dead') params.push(status)
-    // Only large batches get a named (per-connection) plan: small ones are cheap to plan and vary in size.
-    const name = rows.length >= 100 ? `lazarus_insert_${status}_letters_${rows.length}` : undefined
-    const { rows: aggregates } = await tx.query<StoredAggregate>(insertStatement(rows.length, status), params, { name })
+    let aggregates: StoredAggregate[] = []
+    // PostgreSQL takes at most 65,535 parameters per statement: a batch larger than that (LAZARUS_DRAIN_BATCH allows
+    // 5,000 rows of PARAM_COLUMNS each) goes in as several statements of the one transaction.
+    for (let start = 0; start < rows.length; start += MAX_ROWS_PER_STATEMENT) {
+      const slice = rows.length <= MAX_ROWS_PER_STATEMENT ? rows : rows.slice(start, start + MAX_ROWS_PER_STATEMENT)
+      const params: unknown[] = []
+      for (const row of slice) {
+        const groupId = groups.get(row.signature)
+        if (!groupId) throw new Error(`error group ${row.signature} could not be created`)
+        params.push(...rowParams(row, options.sourceId, groupId, extraSeen.get(row.fingerprint.toString('hex')) ?? 0))
+      }
+      if (status !== 'dead') params.push(status)
+      // Only large batches get a named (per-connection) plan: small ones are cheap to plan and vary in size.
+      const name = slice.length >= 100 ? `lazarus_insert_${status}_letters_${slice.length}` : undefined
+      const { rows: part } = await tx.query<StoredAggregate>(insertStatement(slice.length, status), params, { name })
+      aggregates = aggregates.length === 0 ? part : mergeAggregates(aggregates, part)
+    }
     const stored = aggregates.reduce((sum, a) => sum + a.stored, 0)
     if (stored !== rows.length) {
       // Never let the caller ack a delivery whose row did not make it in.

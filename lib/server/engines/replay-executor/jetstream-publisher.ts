@@ -96,7 +96,7 @@ export class JetStreamPublisher {
         id: item.dead_letter_id, body: Buffer.from(item.body.buffer, item.body.byteOffset, item.body.byteLength), properties, headers: JSON.parse(item.headers_json) ?? {},
         lineageOriginId: item.lineage_origin_id, replayCount: item.replay_count, headerBlockKept: typeof properties.headerBlock === 'string',
       },
-      { kind: 'replay', replayId: item.replay_id, actor: job.created_by, pauseId: null, revision: item.revision },
+      { kind: 'replay', replayId: item.replay_id, actor: job.created_by, pauseId: null, revision: item.revision, newTrace: job.new_trace },
       { maxBodyBytes: settings.maxBodyBytes, maxPayload: this.maxPayload },
     )
   }

@@ -19,9 +19,11 @@ export type JobRow = {
   run_failures: number
   /** A staged job (stage-control.ts). */
   staged: boolean
+  /** Copies start a new trace (docs/ARCHITECTURE.md#traces), as the job was created. */
+  new_trace: boolean
 }
 
-const JOB_RETURNING = 'id::text, kind, status, rate_per_second, created_by, cancel_requested_at, run_failures, stage_bounds IS NOT NULL AS staged'
+const JOB_RETURNING = 'id::text, kind, status, rate_per_second, created_by, cancel_requested_at, run_failures, stage_bounds IS NOT NULL AS staged, new_trace'
 
 /**
  * Claims the oldest runnable job whose lease is free or expired (a crashed worker's), for `leaseMs`. A staged job

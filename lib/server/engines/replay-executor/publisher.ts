@@ -129,7 +129,7 @@ export class Publisher {
       },
       item.kind === 'release'
         ? { kind: 'release', replayId: item.replay_id, pauseId: item.pause_id ?? `job-${job.id}` }
-        : { kind: 'replay', replayId: item.replay_id, actor: job.created_by, pauseId: item.pause_id, revision: item.revision },
+        : { kind: 'replay', replayId: item.replay_id, actor: job.created_by, pauseId: item.pause_id, revision: item.revision, newTrace: job.new_trace },
       { amqpUser: settings.amqpUser, maxBodyBytes: settings.maxBodyBytes },
     )
   }
