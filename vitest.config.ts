@@ -3,15 +3,20 @@ import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 
 /**
- * Files that change the machine for everyone (stop RabbitMQ, raise its memory alarm) or need it to themselves (kill
- * processes mid-publish and measure what survived at a set rate) run in a group of their own, one at a time, after the
- * parallel ones (docs/ARCHITECTURE.md#tests).
+ * Files that change the broker for everyone (stop RabbitMQ, raise its memory alarm) run in a group of their own, one at
+ * a time, before anything else uses the broker (docs/ARCHITECTURE.md#tests).
  */
 const ALONE = [
   'tests/integration/drain-resilience.test.ts',
   'tests/integration/replay-blocked.test.ts',
-  // Makes and removes streams that keep every stream's failure advisories, of which the NATS server allows one at a
-  // time: the browser tests' servers, which start later, keep theirs in one of their own (docs/jetstream.md#capture).
+]
+
+/**
+ * Files that make and remove streams keeping every stream's failure advisories, of which the NATS server allows one at
+ * a time (docs/jetstream.md#capture): one at a time, beside the integration files (none of which uses NATS) and before
+ * the browser tests, whose servers keep their advisories in a stream of their own.
+ */
+const JETSTREAM_ALONE = [
   'tests/integration/jetstream-capture.test.ts',
   // The demo's JetStream part makes Lazarus' stream on every stream's advisories, as Lazarus does on its first start.
   'tests/integration/demo-seed-jetstream.test.ts',
@@ -43,7 +48,7 @@ const CONFIGURES_ITS_PROCESS = /isolatePauseTopology\(|process\.env(\.\w+|\[[^\]
 const OWN_PROCESS = readdirSync(path.join(import.meta.dirname, 'tests/integration'), { recursive: true, encoding: 'utf8' })
   .filter((name) => name.endsWith('.test.ts'))
   .map((name) => `tests/integration/${name.split(path.sep).join('/')}`)
-  .filter((file) => !ALONE.includes(file) && CONFIGURES_ITS_PROCESS.test(readFileSync(path.join(import.meta.dirname, file), 'utf8')))
+  .filter((file) => ![...ALONE, ...JETSTREAM_ALONE].includes(file) && CONFIGURES_ITS_PROCESS.test(readFileSync(path.join(import.meta.dirname, file), 'utf8')))
 
 /** What `npm run test:soak` runs at production-like sizes (tests/helpers/soak.ts); `npm test` runs them smaller. */
 const SOAK = [
@@ -104,7 +109,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['tests/integration/**/*.test.ts'],
-          exclude: [...ALONE, ...OWN_PROCESS],
+          exclude: [...ALONE, ...JETSTREAM_ALONE, ...OWN_PROCESS],
           environment: 'node',
           isolate: false,
           setupFiles: ['tests/helpers/shared-process.ts'],
@@ -138,13 +143,26 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          name: 'integration-jetstream',
+          include: JETSTREAM_ALONE,
+          environment: 'node',
+          fileParallelism: false,
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
+          testTimeout: INTEGRATION_TIMEOUT_MS,
+          hookTimeout: INTEGRATION_TIMEOUT_MS,
+        },
+      },
+      {
+        extends: true,
+        test: {
           name: 'soak',
           include: SOAK,
           environment: 'node',
           env: { LAZARUS_SOAK: '1' },
           fileParallelism: false,
           maxWorkers: 1,
-          sequence: { groupOrder: 2 },
+          sequence: { groupOrder: 3 },
           testTimeout: 600_000,
           hookTimeout: 600_000,
         },

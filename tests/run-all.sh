@@ -4,9 +4,9 @@
 # .ci/services.sh). The high-volume runs are apart, in `npm run test:soak`.
 #
 # On two cores most of the suite waits on the broker and the database, so the phases overlap where they can
-# (docs/ARCHITECTURE.md#tests): the production build runs from the start, beside the checks and Vitest; the browser
-# tests start beside Vitest once the build is done, and the built artifact's tests beside them once Vitest is done.
-# The few files that need the broker to themselves run first, while only the checks and the build run.
+# (docs/ARCHITECTURE.md#tests): the production build and the checks run from the start, beside the two files that need
+# RabbitMQ to themselves; then Vitest, with the JetStream files one at a time beside it; the browser tests once the
+# build and the JetStream files are done; the built artifact's tests beside the rest of them once Vitest is done.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p test-results
@@ -28,31 +28,47 @@ phase "build: npm run build (in the background, log in test-results/build.log)"
 LAZARUS_BUILD_TYPECHECKED=1 npm run build > test-results/build.log 2>&1 &
 build=$!
 
-# The files that stop RabbitMQ or raise its memory alarm for everyone run while nothing else uses the broker: now,
+# The two files that stop RabbitMQ or raise its memory alarm for everyone run while nothing else uses the broker: now,
 # beside the checks and the build, which never touch it. Mostly they wait on the broker, so they cost the checks little.
 phase "vitest: the files that need the broker alone (in the background, log in test-results/vitest-alone.log)"
 npx vitest run --project integration-alone --reporter=default --reporter=json --outputFile.json=test-results/vitest-alone.json > test-results/vitest-alone.log 2>&1 &
 alone=$!
 
-# The house rules first (docs/ARCHITECTURE.md#house-rules): types, lint with zero warnings, import boundaries and
-# cycles, unused code. A failure fails the run, but the tests still run so one push shows everything.
-phase "typecheck: npm run typecheck"
-npm run --silent typecheck || { echo "typecheck failed" >&2; status=1; }
-phase "lint: npm run lint"
-npm run --silent lint || { echo "lint failed" >&2; status=1; }
+# The house rules (docs/ARCHITECTURE.md#house-rules): types, lint with zero warnings, import boundaries and cycles,
+# unused code, in the background from the start. A failure fails the run, but the tests still run so one push shows
+# everything.
+phase "checks: npm run typecheck, then npm run lint (in the background, log in test-results/checks.log)"
+(
+  checks=0
+  npm run --silent typecheck || { echo "typecheck failed" >&2; checks=1; }
+  npm run --silent lint || { echo "lint failed" >&2; checks=1; }
+  exit $checks
+) > test-results/checks.log 2>&1 &
+checks=$!
 
 wait "$alone" || status=1
 phase "vitest: the files that needed the broker alone are done"
 cat test-results/vitest-alone.log
 
-# Vitest and the browser tests each leave part of two cores idle while they wait on the broker, the database or a page,
-# so they run side by side: Vitest from here, the browser tests as soon as the build is done. That is a trade: side by
-# side costs about a quarter more CPU (measured on a machine whose kernel pays for every context switch). Where that
-# was measured it about broke even with running them in turn; on the machine before it, side by side was faster. Each writes its own log,
-# printed when it ends, so the two outputs do not interleave.
+# Vitest's unit, integration and stores files from here, beside the checks and the build, then beside the browser tests.
+# Each side writes its own log, printed when it ends, so the outputs do not interleave.
 phase "vitest: unit, integration and stores (log in test-results/vitest.log, printed when it ends)"
 npx vitest run --project unit --project integration --project integration-own-process --project stores-postgres --project stores-pglite --reporter=default --reporter=json --outputFile.json=test-results/vitest.json > test-results/vitest.log 2>&1 &
 vitest=$!
+
+# The JetStream files, one at a time, beside them: no integration file uses NATS, and the browser tests' servers,
+# which keep their advisories in a stream of their own, start once these are done (docs/ARCHITECTURE.md#tests).
+phase "vitest: the JetStream files, one at a time (log in test-results/vitest-jetstream.log)"
+npx vitest run --project integration-jetstream --reporter=default --reporter=json --outputFile.json=test-results/vitest-jetstream.json > test-results/vitest-jetstream.log 2>&1 &
+jetstream=$!
+
+wait "$checks" || status=1
+phase "checks: done"
+cat test-results/checks.log
+
+wait "$jetstream" || status=1
+phase "vitest: the JetStream files are done"
+cat test-results/vitest-jetstream.log
 
 phase "build: waiting for it"
 playwright=
@@ -78,6 +94,6 @@ if [ -n "$playwright" ]; then
   cat test-results/playwright.log
 fi
 
-node tests/summarise.mjs test-results/vitest.json test-results/playwright.json test-results/vitest-artifact.json test-results/vitest-alone.json || status=1
+node tests/summarise.mjs test-results/vitest.json test-results/playwright.json test-results/vitest-artifact.json test-results/vitest-alone.json test-results/vitest-jetstream.json || status=1
 phase "done"
 exit $status
