@@ -6,6 +6,7 @@ import type { TestProject } from 'vitest/node'
 import { bundleProcesses } from '@/lib/build/bundle-processes.mjs'
 import { applyMigrations } from '@/lib/server/platform/db/migrate'
 import { pgSql } from '@/lib/server/platform/db/sql'
+import { endPool } from './helpers/end-pool'
 import { migrationsHash } from './helpers/migrations-hash'
 import { ADMIN_URL, databaseUrl } from './helpers/test-db'
 import { removeLeftoverTestStreams } from './helpers/nats'
@@ -63,7 +64,7 @@ async function buildTemplate({ admin, template }: { admin: pg.Client; template: 
   try {
     await applyMigrations({ sql: pgSql(pool) })
   } finally {
-    await pool.end()
+    await endPool(pool)
   }
   try {
     await admin.query(`ALTER DATABASE ${building} RENAME TO ${template}`)

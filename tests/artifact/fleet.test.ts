@@ -11,6 +11,7 @@ import { withOutput } from '../helpers/child-output'
 import { AMQP_URL, brokerConnection, uniqueName, waitFor } from '../helpers/broker'
 import { bySize } from '../helpers/soak'
 import { createEmptyPostgres } from '../helpers/engine-db'
+import { endPool } from '../helpers/end-pool'
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver'
 import { freePort } from '../e2e/support/lazarus-server'
 
@@ -171,7 +172,7 @@ describe('a fleet of 2 web processes and 3 workers on one database', () => {
     await channel?.deleteExchange(`${exchange}.control`).catch(() => {})
     await connection?.close().catch(() => {})
     await webhook?.close()
-    await pool?.end()
+    if (pool) await endPool(pool)
     await database?.drop()
   })
 

@@ -92,6 +92,12 @@ for (const width of [1440, 1024]) {
 
     const messages = (await (await request.get(`/api/messages?source=${source.id}`)).json()).messages as { id: string }[]
     expect(messages).toHaveLength(1)
+    // The list's JetStream filters (shown once a JetStream source exists): its stream, and its subject by wildcard.
+    await page.goto(`/messages?stream=${stream.name}&subject=${stream.subject}.*`)
+    await expect(page.getByRole('textbox', { name: 'Stream' })).toHaveValue(stream.name)
+    await expect(page.getByRole('textbox', { name: 'Subject' })).toHaveValue(`${stream.subject}.*`)
+    await expect(page.getByRole('table', { name: 'Messages' }).locator('tbody tr[data-message-id]')).toHaveCount(1)
+    await shot(page, `messages-jetstream-filters-${width}`)
     await page.goto(`/messages/${messages[0].id}`)
     await expect(page.getByText('refund r-17 exceeds the order total').first()).toBeVisible()
     await expect(page.getByText(`${stream.subject}.refund`).first()).toBeVisible()

@@ -10,6 +10,7 @@ import { moveDatabase } from '@/lib/server/platform/db/move-database'
 import { pgSql, type Sql } from '@/lib/server/platform/db/sql'
 import { withOutput } from '../helpers/child-output'
 import { createEmptyPostgres } from '../helpers/engine-db'
+import { endPool } from '../helpers/end-pool'
 import { insertSource, replayJobOf, storeRows } from '../helpers/store-seed'
 
 /**
@@ -82,7 +83,7 @@ describe('moving off the embedded database', () => {
   })
 
   afterAll(async () => {
-    await targetPool?.end()
+    if (targetPool) await endPool(targetPool)
     await target?.drop()
     if (dataDir) await rm(dataDir, { recursive: true, force: true })
   })
@@ -131,7 +132,7 @@ describe('moving off the embedded database', () => {
       expect(rows[0].n).toBe(0)
     } finally {
       await again.close()
-      await pool.end()
+      await endPool(pool)
       await fresh.drop()
     }
   })
