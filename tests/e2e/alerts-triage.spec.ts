@@ -6,6 +6,7 @@ import { pollJson } from './support/api-json'
 import amqp from 'amqplib'
 import { capture, shot, shots } from './support/screens'
 import { sourceQueue } from './support/slots'
+import { startWebhookReceiver } from '../helpers/webhook-receiver'
 
 /*
  * Group triage and inflow alerts end to end: an operator acknowledges a group with a note and a ticket link (and
@@ -302,17 +303,11 @@ test('alerts: one webhook notice per breach, shown in the banner, the firing lis
 test('a PagerDuty webhook pages once, and the page resolves itself when the rule is quiet', async ({ page, request }) => {
   test.setTimeout(180_000)
   type PagerDutyEvent = { routing_key: string; event_action: 'trigger' | 'resolve'; dedup_key: string; payload?: { summary: string; severity: string } }
-  const received: PagerDutyEvent[] = []
-  const receiver: Server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      received.push(JSON.parse(Buffer.concat(chunks).toString('utf8')))
-      res.writeHead(202, { 'content-type': 'application/json' }).end('{"status":"success"}')
-    })
-  })
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
-  const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/v2/enqueue`
+  const receiver = await startWebhookReceiver()
+  // PagerDuty's Events API answers 202 Accepted.
+  receiver.answer = 202
+  const received = receiver.bodies as PagerDutyEvent[]
+  const url = receiver.url
 
   try {
     await page.goto('/alerts')
@@ -365,6 +360,6 @@ test('a PagerDuty webhook pages once, and the page resolves itself when the rule
     const overview = await (await request.get('/api/alerts')).json()
     for (const r of overview.rules ?? []) await request.delete(`/api/alerts/rules/${r.id}`)
     for (const w of overview.webhooks ?? []) await request.delete(`/api/alerts/webhooks/${w.id}`)
-    await new Promise<void>((resolve) => receiver.close(() => resolve()))
+    await receiver.close()
   }
 })

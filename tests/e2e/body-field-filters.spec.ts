@@ -3,6 +3,7 @@ import { test } from './support/fixtures'
 import amqp from 'amqplib'
 import { capture } from './support/screens'
 import { sourceQueue } from './support/slots'
+import { AMQP_URL } from './support/dead-letter'
 
 /*
  * Body field filters in the filter bar (issue 28, "Body fields"): an admin picks a pointer the form offers from recent
@@ -11,7 +12,6 @@ import { sourceQueue } from './support/slots'
  */
 
 const expect = baseExpect.configure({ timeout: 15_000 })
-const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
 const DLQ = sourceQueue()
 const RUN = Array.from({ length: 8 }, () => 'GHJKMNPQRSTVWXYZ'[Math.floor(Math.random() * 16)]).join('')
 const ERROR_NAME = `Body${RUN}Exception`

@@ -17,6 +17,7 @@ import type { MessageCountDto, MessageListDto } from '@/lib/shared/schemas/messa
 import type { ReplayCreatedDto, ReplayDryRunDto } from '@/lib/shared/schemas/replay'
 import type { GroupTracesDto, TraceSettingsDto } from '@/lib/shared/schemas/trace-settings'
 import { brokerConnection, uniqueName, waitFor } from '../helpers/broker'
+import { createTestUser } from '../helpers/auth'
 import { callRoute } from '../helpers/call-route'
 import { drainQueues } from '../helpers/drainer'
 import { collect, deadLetterThrough, declareWorkTopology, deleteWorkTopology, startTestExecutor, waitForJob } from '../helpers/replay'
@@ -150,6 +151,10 @@ describe('traces', () => {
     expect(a.url).toBe(`https://tempo.example/trace/${TRACE_A}`)
     const missing = await callRoute(groupTracesRoute, 'GET', new Request(`${BASE}/api/groups/999999999/traces`), { id: '999999999' })
     expect(missing.status).toBe(404)
+    // A viewer of other sources finds the group as missing as one that does not exist, as on the group's page.
+    const elsewhere = await createTestUser(db, 'traces-elsewhere', [{ role: 'viewer', sourcePattern: 'elsewhere.*' }])
+    const hidden = await callRoute(groupTracesRoute, 'GET', new Request(`${BASE}/api/groups/${groupId}/traces`, { headers: { authorization: elsewhere.authorization } }), { id: groupId }, { anonymous: true })
+    expect(hidden.status).toBe(404)
   })
 
   it('reads the trace of a message stored before ingest read them from its headers when shown', async () => {

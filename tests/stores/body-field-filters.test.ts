@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { indexSearchBacklog } from '@/lib/server/engines/search-indexer/search-index-store'
 import { countMessages } from '@/lib/server/messages/count-messages'
@@ -6,6 +5,7 @@ import { listMessages } from '@/lib/server/messages/list-messages'
 import { countMessagesQuerySchema, listMessagesQuerySchema } from '@/lib/shared/schemas/message'
 import { createEngineDb, type EngineDb } from '../helpers/engine-db'
 import { insertSource, storeRows } from '../helpers/store-seed'
+import { bodyTerm } from '../helpers/body-term'
 
 /**
  * Body field filters' SQL on either engine (prisma/migrations/20261215000000_body_field_terms; the embedded PGlite runs
@@ -15,7 +15,6 @@ import { insertSource, storeRows } from '../helpers/store-seed'
  */
 let db: EngineDb
 /** A body field's term as dead_letter_body_term writes it. */
-const bodyTerm = (pointer: string, value: string) => `b#${createHash('md5').update(`${pointer.length}:${pointer}=${value}`).digest('hex').slice(0, 16)}`
 const names = new Map<string, string>()
 const BODIES: Record<string, [body: string, encoding: 'json' | 'text']> = {
   refund: ['{"order":{"customer":42},"type":"refund.partial","lines":[{"sku":"A"},{"sku":"B"}],"a/b":{"m~n":true}}', 'json'],
