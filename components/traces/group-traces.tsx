@@ -24,7 +24,7 @@ export function GroupTraces({ id }: { id: string }) {
         {data.traces.map((trace) => (
           <tr key={trace.traceId} data-testid="group-trace">
             <td className="truncate font-mono">
-              <Link href={`/messages?traceId=${trace.traceId}`} className="hover:underline" title="Every message of this trace">
+              <Link href={`/messages?traceId=${encodeURIComponent(trace.traceId)}`} className="hover:underline" title="Every message of this trace">
                 {trace.traceId}
               </Link>
             </td>

@@ -18,7 +18,7 @@ export function OpenTraceLink({ url, className }: { url: string | null; classNam
 export function TraceField({ trace }: { trace: TraceDto }) {
   return (
     <span className="inline-flex flex-wrap items-baseline gap-x-3" data-testid="trace-field">
-      <Link href={`/messages?traceId=${trace.traceId}`} className="hover:underline" title="Every message of this trace">
+      <Link href={`/messages?traceId=${encodeURIComponent(trace.traceId)}`} className="hover:underline" title="Every message of this trace">
         {trace.traceId}
       </Link>
       <OpenTraceLink url={trace.url} />

@@ -213,7 +213,7 @@ async function main() {
     const part = await sourceIdsOf(db, [partQueue])
     console.log(`Restricted callers: ${SCOPED_PATTERN} (${scoped.length} sources), ${partQueue} (1 of the largest group's ${load.groups[0].sourceIdx.length})`)
 
-    // Header, property and x-death filters (README, "Filtering by header, property or x-death"): a value most rows
+    // Header, property and x-death filters (README, "Filtering by header, property, body field or x-death"): a value most rows
     // carry, one a single row in the middle of the table carries, and an x-death count.
     const { rows: fieldValues } = await db.sql.query<{ message_id: string; correlation_id: string; service: string }>(
       `SELECT d.properties ->> 'messageId' AS message_id, coalesce(d.properties ->> 'correlationId', 'none') AS correlation_id, d.service

@@ -28,7 +28,15 @@ export async function listGroupTraces({ db, id, view, ...scope }: ListGroupTrace
   const sourceIds = allowedSourceIds(scope)
   const params: unknown[] = [groupId, view?.rawSourceIds ?? null]
   if (sourceIds) params.push(sourceIds)
-  const { rows: found } = await db.sql.query<{ id: string }>('SELECT id::text FROM error_groups WHERE id = $1::bigint', [groupId])
+  // A caller limited to some sources finds a group only if it has messages from them, as on the group's page: a group
+  // of other sources answers 404, like one that does not exist, so its id says nothing.
+  const { rows: found } = await db.sql.query<{ id: string }>(
+    sourceIds
+      ? `SELECT g.id::text FROM error_groups g WHERE g.id = $1::bigint
+           AND EXISTS (SELECT 1 FROM group_source_stats x WHERE x.group_id = g.id AND x.source_id = ANY($2::bigint[]) AND x.count > 0)`
+      : 'SELECT id::text FROM error_groups WHERE id = $1::bigint',
+    sourceIds ? [groupId, sourceIds] : [groupId],
+  )
   if (found.length === 0) throw notFound(`group ${id}`)
   const [{ rows }, template] = await Promise.all([
     db.sql.query<TraceRow>(

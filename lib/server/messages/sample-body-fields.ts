@@ -12,6 +12,11 @@ const SAMPLE_BODY_BYTES = 64 * 1024
 const MAX_FIELDS = 200
 /** As deep as the search index's body terms go (BODY_TERM_DEPTH): deeper fields still filter, row by row. */
 const MAX_DEPTH = 8
+/**
+ * Leaves read per body: a 64 KiB body of small array items holds ~20,000, and 50 of them would cost every caller of
+ * this autocompletion a second of CPU. The first thousand name the fields a person would filter by.
+ */
+const LEAVES_PER_BODY = 1_000
 
 export type SampleBodyFieldsOptions = { db: Db; query: BodyFieldsQuery; view?: RedactedView } & SourceScope
 
@@ -41,7 +46,9 @@ export async function sampleBodyFields({ db: { sql }, query, view, ...scope }: S
     } catch {
       continue
     }
+    let leaves = 0
     for (const [pointer, kind] of scalarFields(body)) {
+      if (++leaves > LEAVES_PER_BODY) break
       const field = fields.get(pointer) ?? { seen: 0, kinds: new Map() }
       field.seen++
       field.kinds.set(kind, (field.kinds.get(kind) ?? 0) + 1)

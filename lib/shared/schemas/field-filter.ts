@@ -3,8 +3,8 @@ import { pointerProblem } from '@/lib/shared/json-pointer'
 import { text } from './fields'
 
 /*
- * Filters on a message's application headers, AMQP properties and x-death entries (README, "Filtering by header,
- * property or x-death"). The URL and the API spell each as one query parameter:
+ * Filters on a message's application headers, AMQP properties, JSON body fields and x-death entries (README, "Filtering
+ * by header, property, body field or x-death"). The URL and the API spell each as one query parameter:
  *
  *   h.tenant=acme          header `tenant` is acme        p.correlationId=abc   property equals
  *   h.tenant^=ac           header `tenant` starts with ac p.type^=order.        property starts with
